@@ -1,0 +1,196 @@
+"""Command line: ``python -m dcem explain | run synthetic | report | runs``.
+
+Bad input exits with status 2 and a one-line message on stderr, never a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from typing import Any, NoReturn, Sequence
+
+from dcem.config import MediatorConfig
+from dcem.errors import DcemError
+
+__all__ = ["main"]
+
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _fail(message: str) -> int:
+    sys.stderr.write(f"error: {message}\n")
+    return EXIT_USAGE
+
+
+def _read_json(path: str) -> Any:
+    try:
+        text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()
+    except OSError as exc:
+        raise DcemError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise DcemError(f"{path} is not UTF-8 text") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DcemError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+
+
+def _parse_params(items: Sequence[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep:
+            raise DcemError(f"--param expects KEY=VALUE, got {item!r}")
+        try:
+            out[key.strip()] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key.strip()] = raw
+    return out
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from dcem.explain import explain
+
+    result = explain(_read_json(args.file))
+    json.dump(result, sys.stdout, indent=None if args.compact else 2)
+    sys.stdout.write("\n")
+    return 0
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from dcem.experiment import SyntheticSpec, run_synthetic
+    from dcem.store import Store
+
+    scenarios = tuple(s.strip() for s in args.scenarios.split(",") if s.strip())
+    if args.seeds < 1:
+        raise DcemError("--seeds must be at least 1")
+    spec = SyntheticSpec(
+        scenarios=scenarios, seeds=tuple(range(args.seed_start, args.seed_start + args.seeds)),
+        xi=args.xi, t_max=args.t_max, free_rounds=args.free_rounds, n_train=args.n_train,
+        n_eval=args.n_eval, ablation=not args.no_ablation,
+        base_config=MediatorConfig.from_mapping({"t_max": args.t_max, **_parse_params(args.param)}))
+    bar = tqdm(total=len(spec.scenarios) * len(spec.seeds), unit="cell", file=sys.stderr,
+               disable=args.quiet, desc="synthetic")
+
+    def progress(done: int, total: int, label: str) -> None:
+        bar.n = done
+        bar.set_postfix_str(label)
+        bar.refresh()
+
+    with Store(args.db) as store:
+        try:
+            summary = run_synthetic(store, spec, run_id=args.run_id, progress=progress)
+        finally:
+            bar.close()
+    state = "resumed" if summary.resumed else "new"
+    print(f"run {summary.run_id} ({state}): {summary.computed} cells computed, "
+          f"{summary.skipped} already stored, {summary.total} in all")
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from dcem.report import (comparison_table, compliance_table, escalation_table, format_table,
+                             report_dict)
+    from dcem.store import Store
+
+    with Store(args.db) as store:
+        run_id = args.run or store.latest_run()
+        store.check_run(run_id)
+        metrics, ablation = store.metrics(run_id), store.ablation(run_id)
+    if args.json:
+        json.dump({"run_id": run_id, **report_dict(metrics, ablation)}, sys.stdout, default=str)
+        sys.stdout.write("\n")
+        return 0
+    print(f"Run {run_id}: mean ± std over seeds\n")
+    print("Comparison with baselines (Fig. 3)")
+    print(format_table(comparison_table(metrics), index=["scenario", "metric"], columns="method"))
+    print("\nPartial-compliance ablation (Table 5)")
+    print(_compliance_text(compliance_table(ablation)))
+    print("\nEscalation ablation (D-CEM vs without STOP_AND_ESCALATE)")
+    print(format_table(escalation_table(metrics), index=["scenario", "metric"], columns="method"))
+    return 0
+
+
+def _compliance_text(table: Any) -> str:
+    from dcem.report import format_table
+
+    if table.empty:
+        return "(no ablation results)"
+    table = table.assign(horizon_metric=[f"T={h} {m}" for h, m in zip(table["horizon"], table["metric"])])
+    return format_table(table, index=["scenario", "xi"], columns="horizon_metric")
+
+
+def _cmd_runs(args: argparse.Namespace) -> int:
+    from dcem.store import Store
+
+    with Store(args.db) as store:
+        runs = store.runs()
+    if runs.empty:
+        print("(no runs)")
+    else:
+        print(runs[["run_id", "kind", "status", "created_at", "finished_at", "git_revision"]].to_string(index=False))
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m dcem", description="D-CEM mediator: audit, experiments, reports.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("explain", help="explain one episode given as JSON (FILE or - for stdin)")
+    p.add_argument("file")
+    p.add_argument("--compact", action="store_true", help="one-line JSON output")
+    p.set_defaults(func=_cmd_explain)
+
+    p = sub.add_parser("run", help="run an experiment into the store")
+    p.add_argument("kind", choices=["synthetic"])
+    p.add_argument("--scenarios", default="S1,S2,S3a,S3b", help="comma-separated, e.g. S1,S3b")
+    p.add_argument("--seeds", type=int, default=10, help="number of seeds")
+    p.add_argument("--seed-start", type=int, default=0)
+    p.add_argument("--xi", type=float, default=1.0, help="steering compliance in [0, 1]")
+    p.add_argument("--t-max", type=int, default=12, help="round budget of the mediator")
+    p.add_argument("--free-rounds", type=int, default=22, help="rounds of free discussion")
+    p.add_argument("--n-train", type=int, default=20000, help="calibration samples per seed")
+    p.add_argument("--n-eval", type=int, default=100, help="evaluation samples per seed")
+    p.add_argument("--no-ablation", action="store_true", help="skip the compliance ablation")
+    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="mediator parameter default before fitting, e.g. alpha=0.5 (repeatable)")
+    p.add_argument("--run-id", default=None, help="name the run (default: a hash of the settings)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser("report", help="print the comparison and ablation tables of a run")
+    p.add_argument("--run", default=None, help="run id (default: the newest run)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=_cmd_report)
+
+    p = sub.add_parser("runs", help="list stored runs")
+    p.set_defaults(func=_cmd_runs)
+
+    for p in sub.choices.values():
+        p.add_argument("--db", default=None, help="DuckDB file (default: $DCEM_DB or data/dcem.duckdb)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return int(args.func(args))
+    except DcemError as exc:
+        return _fail(str(exc))
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted: finished cells are stored; run the same command again to resume\n")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return 0

@@ -1,0 +1,147 @@
+"""Ordered, named schema migrations of the DuckDB store.
+
+Each migration is applied once, in order, and recorded in ``schema_migrations``.  New
+schema changes are appended as new migrations; existing ones are never edited.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Callable
+
+import duckdb
+
+__all__ = ["MIGRATIONS", "migrate", "applied_migrations"]
+
+_M001 = [
+    """CREATE TABLE runs (
+        run_id VARCHAR PRIMARY KEY,
+        kind VARCHAR NOT NULL,
+        spec_json VARCHAR NOT NULL,
+        config_json VARCHAR NOT NULL,
+        seeds INTEGER[] NOT NULL,
+        git_revision VARCHAR,
+        created_at TIMESTAMP NOT NULL,
+        finished_at TIMESTAMP,
+        status VARCHAR NOT NULL
+    )""",
+    """CREATE TABLE cells (
+        run_id VARCHAR NOT NULL,
+        scenario VARCHAR NOT NULL,
+        seed INTEGER NOT NULL,
+        labels VARCHAR[] NOT NULL,
+        confusion DOUBLE[][][] NOT NULL,
+        prior DOUBLE[] NOT NULL,
+        loss DOUBLE[][] NOT NULL,
+        high_risk INTEGER[] NOT NULL,
+        config_json VARCHAR NOT NULL,
+        info_json VARCHAR NOT NULL,
+        finished_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (run_id, scenario, seed)
+    )""",
+    """CREATE TABLE cases (
+        run_id VARCHAR NOT NULL,
+        case_id VARCHAR NOT NULL,
+        scenario VARCHAR NOT NULL,
+        seed INTEGER NOT NULL,
+        truth INTEGER NOT NULL,
+        features INTEGER[] NOT NULL,
+        PRIMARY KEY (run_id, case_id)
+    )""",
+    """CREATE TABLE traces (
+        run_id VARCHAR NOT NULL,
+        case_id VARCHAR NOT NULL,
+        method VARCHAR NOT NULL,
+        round INTEGER NOT NULL,
+        reports INTEGER[] NOT NULL,
+        posteriors DOUBLE[][],
+        weights DOUBLE[],
+        pooled DOUBLE[],
+        decision INTEGER,
+        runner_up INTEGER,
+        margin DOUBLE,
+        agent_risk DOUBLE[],
+        dangerous_miss INTEGER[],
+        energy DOUBLE,
+        e_disagreement DOUBLE,
+        e_risk DOUBLE,
+        e_margin DOUBLE,
+        descent DOUBLE,
+        action VARCHAR,
+        steer_agent INTEGER,
+        steer_current INTEGER,
+        steer_alternative INTEGER,
+        steer_features VARCHAR[],
+        certified BOOLEAN,
+        budget BOOLEAN,
+        PRIMARY KEY (run_id, case_id, method, round)
+    )""",
+    """CREATE TABLE outcomes (
+        run_id VARCHAR NOT NULL,
+        case_id VARCHAR NOT NULL,
+        method VARCHAR NOT NULL,
+        action VARCHAR NOT NULL,
+        decision INTEGER NOT NULL,
+        rounds INTEGER NOT NULL,
+        certified BOOLEAN NOT NULL,
+        budget BOOLEAN NOT NULL,
+        truth INTEGER NOT NULL,
+        loss DOUBLE NOT NULL,
+        PRIMARY KEY (run_id, case_id, method)
+    )""",
+    """CREATE TABLE metrics (
+        run_id VARCHAR NOT NULL,
+        scenario VARCHAR NOT NULL,
+        seed INTEGER NOT NULL,
+        method VARCHAR NOT NULL,
+        metric VARCHAR NOT NULL,
+        value DOUBLE,
+        PRIMARY KEY (run_id, scenario, seed, method, metric)
+    )""",
+    """CREATE TABLE ablation (
+        run_id VARCHAR NOT NULL,
+        scenario VARCHAR NOT NULL,
+        seed INTEGER NOT NULL,
+        xi DOUBLE NOT NULL,
+        horizon INTEGER NOT NULL,
+        metric VARCHAR NOT NULL,
+        value DOUBLE,
+        PRIMARY KEY (run_id, scenario, seed, xi, horizon, metric)
+    )""",
+]
+
+MIGRATIONS: list[tuple[str, list[str]]] = [
+    ("001_runs_cells_cases_traces_outcomes_metrics", _M001),
+]
+
+
+def applied_migrations(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Names of the migrations already applied, in order."""
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP NOT NULL)"
+    )
+    return [r[0] for r in con.execute("SELECT name FROM schema_migrations ORDER BY name").fetchall()]
+
+
+def migrate(con: duckdb.DuckDBPyConnection,
+            migrations: list[tuple[str, list[str]]] | None = None,
+            now: Callable[[], _dt.datetime] = _dt.datetime.now) -> list[str]:
+    """Apply every pending migration in order, each in its own transaction.
+
+    Returns the names applied by this call.
+    """
+    done = set(applied_migrations(con))
+    applied = []
+    for name, statements in migrations or MIGRATIONS:
+        if name in done:
+            continue
+        con.execute("BEGIN TRANSACTION")
+        try:
+            for sql in statements:
+                con.execute(sql)
+            con.execute("INSERT INTO schema_migrations VALUES (?, ?)", [name, now()])
+            con.execute("COMMIT")
+        except Exception:
+            con.execute("ROLLBACK")
+            raise
+        applied.append(name)
+    return applied

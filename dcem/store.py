@@ -1,0 +1,303 @@
+"""DuckDB store for experiment runs, cases, per-round traces, outcomes and metrics.
+
+The database file defaults to ``data/dcem.duckdb`` in the project, is overridden by the
+environment variable ``DCEM_DB`` and by an explicit path.  A (scenario, seed) cell is
+written in a single transaction, so an interrupted run keeps every finished cell and
+never stores half of one; re-running skips the finished cells.  All SQL uses ``?``
+parameters.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import logging
+import os
+import subprocess
+from pathlib import Path
+from typing import Any, Iterable
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from dcem.config import MediatorConfig
+from dcem.errors import DcemError
+from dcem.migrations import migrate
+from dcem.panel import Panel
+from dcem.policy import Action, NO_TARGET
+from dcem.replay import score_reports
+from dcem.results import MethodRun, ScenarioResult
+
+__all__ = ["Store", "StoreError", "default_db_path", "git_revision", "MEDIATED_METHODS",
+           "StoredCell"]
+
+log = logging.getLogger(__name__)
+
+MEDIATED_METHODS = {"dcem": True, "dcem_noesc": False}  # method -> escalation enabled
+_PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+class StoreError(DcemError):
+    """The store cannot be opened or holds no such run."""
+
+
+def default_db_path() -> Path:
+    """``$DCEM_DB`` if set, else ``data/dcem.duckdb`` in the project directory."""
+    env = os.environ.get("DCEM_DB")
+    return Path(env) if env else _PROJECT_ROOT / "data" / "dcem.duckdb"
+
+
+def git_revision() -> str:
+    """The project's current git commit, or ``"unknown"`` outside a checkout."""
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=_PROJECT_ROOT, capture_output=True,
+                             text=True, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else "unknown"
+
+
+def _now() -> _dt.datetime:
+    return _dt.datetime.now()
+
+
+def _nan_to_none(values: Iterable[float]) -> list[float | None]:
+    return [None if v is None or (isinstance(v, float) and np.isnan(v)) else float(v) for v in values]
+
+
+class StoredCell:
+    """A stored (scenario, seed) cell, ready for re-scoring.
+
+    Attributes: run_id, scenario, seed, panel, config, high_risk, info, case_ids (N,),
+    truth (N,), and ``reports`` mapping method -> int array (N, T, A).
+    """
+
+    def __init__(self, run_id: str, scenario: str, seed: int, panel: Panel, config: MediatorConfig,
+                 high_risk: tuple[int, ...], info: dict[str, Any], case_ids: list[str],
+                 truth: np.ndarray, reports: dict[str, np.ndarray]) -> None:
+        self.run_id, self.scenario, self.seed = run_id, scenario, seed
+        self.panel, self.config, self.high_risk, self.info = panel, config, high_risk, info
+        self.case_ids, self.truth, self.reports = case_ids, truth, reports
+
+
+class Store:
+    """A connection to the D-CEM DuckDB file; use as a context manager."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, read_only: bool = False) -> None:
+        self.path = Path(path) if path is not None else default_db_path()
+        if not read_only:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.con = duckdb.connect(str(self.path), read_only=read_only)
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot open the store {self.path}: {exc}") from None
+        if not read_only:
+            migrate(self.con)
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ----------------------------------------------------------------- runs
+    def ensure_run(self, run_id: str, *, kind: str, spec: dict[str, Any], config: MediatorConfig,
+                   seeds: list[int]) -> bool:
+        """Create the run if new; return True when it already existed (a resume)."""
+        row = self.con.execute("SELECT status FROM runs WHERE run_id = ?", [run_id]).fetchone()
+        if row is not None:
+            self.con.execute("UPDATE runs SET status = 'running', finished_at = NULL WHERE run_id = ? "
+                             "AND status <> 'finished'", [run_id])
+            return True
+        self.con.execute(
+            "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, NULL, 'running')",
+            [run_id, kind, json.dumps(spec, sort_keys=True), json.dumps(config.to_dict(), sort_keys=True),
+             list(seeds), git_revision(), _now()],
+        )
+        return False
+
+    def finish_run(self, run_id: str) -> None:
+        self.con.execute("UPDATE runs SET status = 'finished', finished_at = ? WHERE run_id = ?",
+                         [_now(), run_id])
+
+    def runs(self) -> pd.DataFrame:
+        """All runs, newest first."""
+        return self.con.execute(
+            "SELECT run_id, kind, status, seeds, git_revision, created_at, finished_at, spec_json "
+            "FROM runs ORDER BY created_at DESC").df()
+
+    def latest_run(self, kind: str | None = None) -> str:
+        """Id of the newest run (of ``kind`` if given) that has at least one cell."""
+        row = self.con.execute(
+            "SELECT r.run_id FROM runs r WHERE (? IS NULL OR r.kind = ?) AND EXISTS "
+            "(SELECT 1 FROM cells c WHERE c.run_id = r.run_id) ORDER BY r.created_at DESC LIMIT 1",
+            [kind, kind]).fetchone()
+        if row is None:
+            raise StoreError(f"no stored runs in {self.path}; run `python -m dcem run synthetic` first")
+        return str(row[0])
+
+    def check_run(self, run_id: str) -> None:
+        if self.con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchone() is None:
+            raise StoreError(f"no run {run_id!r} in {self.path}")
+
+    def done_cells(self, run_id: str) -> set[tuple[str, int]]:
+        rows = self.con.execute("SELECT scenario, seed FROM cells WHERE run_id = ?", [run_id]).fetchall()
+        return {(str(s), int(k)) for s, k in rows}
+
+    # ---------------------------------------------------------------- write
+    def save_cell(self, run_id: str, result: ScenarioResult) -> None:
+        """Store one finished cell atomically (cases, traces, outcomes, metrics, ablation)."""
+        tables = _cell_frames(run_id, result)
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            for name, frame in tables.items():
+                if frame.empty:
+                    continue
+                self.con.register("_frame", frame)
+                cols = ", ".join(frame.columns)
+                self.con.execute(f"INSERT INTO {name} ({cols}) SELECT {cols} FROM _frame")  # noqa: S608 (fixed names)
+                self.con.unregister("_frame")
+            p = result.panel
+            self.con.execute(
+                "INSERT INTO cells VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [run_id, result.scenario, int(result.seed), list(p.labels), p.confusion.tolist(),
+                 p.prior.tolist(), p.loss.tolist(), [int(i) for i in result.high_risk],
+                 json.dumps(result.config.to_dict(), sort_keys=True),
+                 json.dumps(result.info, sort_keys=True, default=float), _now()])
+            self.con.execute("COMMIT")
+        except Exception:
+            self.con.execute("ROLLBACK")
+            raise
+
+    # ----------------------------------------------------------------- read
+    def metrics(self, run_id: str) -> pd.DataFrame:
+        return self.con.execute(
+            "SELECT scenario, seed, method, metric, value FROM metrics WHERE run_id = ? "
+            "ORDER BY scenario, seed, method, metric", [run_id]).df()
+
+    def ablation(self, run_id: str) -> pd.DataFrame:
+        return self.con.execute(
+            "SELECT scenario, seed, xi, horizon, metric, value FROM ablation WHERE run_id = ? "
+            "ORDER BY scenario, xi, horizon, seed", [run_id]).df()
+
+    def traces(self, run_id: str, case_id: str, method: str) -> pd.DataFrame:
+        return self.con.execute(
+            "SELECT * FROM traces WHERE run_id = ? AND case_id = ? AND method = ? ORDER BY round",
+            [run_id, case_id, method]).df()
+
+    def outcomes(self, run_id: str, method: str | None = None) -> pd.DataFrame:
+        return self.con.execute(
+            "SELECT o.*, c.scenario, c.seed FROM outcomes o JOIN cases c USING (run_id, case_id) "
+            "WHERE o.run_id = ? AND (? IS NULL OR o.method = ?) ORDER BY o.case_id, o.method",
+            [run_id, method, method]).df()
+
+    def load_cell(self, run_id: str, scenario: str, seed: int) -> StoredCell:
+        """Everything needed to re-score a stored cell without calling any agent."""
+        row = self.con.execute(
+            "SELECT labels, confusion, prior, loss, high_risk, config_json, info_json FROM cells "
+            "WHERE run_id = ? AND scenario = ? AND seed = ?", [run_id, scenario, seed]).fetchone()
+        if row is None:
+            raise StoreError(f"run {run_id!r} has no cell {scenario}/seed {seed}")
+        labels, confusion, prior, loss, high, cfg_json, info_json = row
+        panel = Panel(tuple(labels), np.array(confusion), np.array(prior), np.array(loss))
+        cases = self.con.execute(
+            "SELECT case_id, truth FROM cases WHERE run_id = ? AND scenario = ? AND seed = ? ORDER BY case_id",
+            [run_id, scenario, seed]).fetchall()
+        case_ids = [c for c, _ in cases]
+        rep = self.con.execute(
+            "SELECT t.method, t.case_id, t.round, t.reports FROM traces t JOIN cases c USING (run_id, case_id) "
+            "WHERE t.run_id = ? AND c.scenario = ? AND c.seed = ? ORDER BY t.method, t.case_id, t.round",
+            [run_id, scenario, seed]).df()
+        reports: dict[str, np.ndarray] = {}
+        for method, group in rep.groupby("method", sort=False):
+            n_rounds = int(group["round"].max())
+            arr = np.stack([np.asarray(r, dtype=np.int64) for r in group["reports"]])
+            reports[str(method)] = arr.reshape(len(case_ids), n_rounds, -1)
+        return StoredCell(run_id, scenario, int(seed), panel,
+                          MediatorConfig.from_mapping(json.loads(cfg_json)), tuple(int(h) for h in high),
+                          json.loads(info_json), case_ids, np.array([t for _, t in cases]), reports)
+
+
+def _cell_frames(run_id: str, result: ScenarioResult) -> dict[str, pd.DataFrame]:
+    """Rows of every table for one cell, as DataFrames keyed by table name."""
+    panel = result.panel
+    n = len(result.case_ids)
+    cases = pd.DataFrame({
+        "run_id": run_id, "case_id": list(result.case_ids), "scenario": result.scenario,
+        "seed": int(result.seed), "truth": result.truth.astype(int).tolist(),
+        "features": [list(map(int, row)) for row in result.features.reshape(n, -1)],
+    })
+    trace_frames, outcome_frames, metric_rows = [], [], []
+    for method, run in result.methods.items():
+        trace_frames.append(_trace_frame(run_id, result, run))
+        outcome_frames.append(pd.DataFrame({
+            "run_id": run_id, "case_id": list(result.case_ids), "method": method,
+            "action": [Action(int(a)).name for a in run.outcome_action],
+            "decision": run.outcome_decision.astype(int).tolist(),
+            "rounds": run.outcome_round.astype(int).tolist(),
+            "certified": run.certified.astype(bool).tolist(), "budget": run.budget.astype(bool).tolist(),
+            "truth": result.truth.astype(int).tolist(),
+            "loss": panel.loss[run.outcome_decision.astype(int), result.truth.astype(int)].tolist(),
+        }))
+        metric_rows += [(run_id, result.scenario, int(result.seed), method, k, v)
+                        for k, v in run.metrics.items()]
+    metrics = pd.DataFrame(metric_rows, columns=["run_id", "scenario", "seed", "method", "metric", "value"])
+    metrics["value"] = _nan_to_none(metrics["value"])
+    ablation = pd.DataFrame(
+        [(run_id, result.scenario, int(result.seed), float(row["xi"]), int(row["horizon"]), k, v)
+         for row in result.ablation for k, v in row.items() if k not in ("xi", "horizon")],
+        columns=["run_id", "scenario", "seed", "xi", "horizon", "metric", "value"])
+    ablation["value"] = _nan_to_none(ablation["value"])
+    return {"cases": cases, "traces": pd.concat(trace_frames, ignore_index=True),
+            "outcomes": pd.concat(outcome_frames, ignore_index=True), "metrics": metrics,
+            "ablation": ablation}
+
+
+def _trace_frame(run_id: str, result: ScenarioResult, run: MethodRun) -> pd.DataFrame:
+    reports = np.asarray(run.reports, dtype=np.int64)
+    n, rounds, _ = reports.shape
+    case_col = np.repeat(np.asarray(result.case_ids, dtype=object), rounds)
+    frame = pd.DataFrame({
+        "run_id": run_id, "case_id": case_col, "method": run.method,
+        "round": np.tile(np.arange(1, rounds + 1), n),
+        "reports": list(reports.reshape(n * rounds, -1).tolist()),
+    })
+    if run.method not in MEDIATED_METHODS:
+        return frame
+    cfg = result.config.with_changes(escalation=MEDIATED_METHODS[run.method])
+    if cfg.t_max < rounds:
+        cfg = cfg.with_changes(t_max=rounds)
+    sc = score_reports(result.panel, reports, cfg, detail=True)
+    st = sc.state
+    assert st is not None
+    flat = n * rounds
+
+    def col(a: np.ndarray) -> list[Any]:
+        return a.reshape(flat, *a.shape[2:]).tolist()
+
+    frame["posteriors"] = col(st.posteriors)
+    frame["weights"] = col(st.weights)
+    frame["pooled"] = col(st.pooled)
+    frame["decision"] = col(st.decision)
+    frame["runner_up"] = col(st.runner_up)
+    frame["margin"] = col(st.margin)
+    frame["agent_risk"] = col(st.agent_risk)
+    frame["dangerous_miss"] = col(st.dangerous_miss)
+    frame["energy"] = col(st.energy)
+    frame["e_disagreement"] = col(st.disagreement)
+    frame["e_risk"] = col(st.risk_term)
+    frame["e_margin"] = col(st.margin_term)
+    frame["descent"] = _nan_to_none(col(sc.descent))
+    frame["action"] = [Action(int(a)).name for a in col(sc.action)]
+    for name, arr in (("steer_agent", sc.steer_agent), ("steer_current", sc.steer_current),
+                      ("steer_alternative", sc.steer_alternative)):
+        frame[name] = [None if v == NO_TARGET else int(v) for v in col(arr)]
+    features = run.steer_features
+    frame["steer_features"] = [list(features[(i, t)]) if (i, t) in features else None
+                               for i in range(n) for t in range(1, rounds + 1)]
+    frame["certified"] = col(sc.certified)
+    frame["budget"] = col(sc.budget)
+    return frame
