@@ -1,0 +1,11 @@
+"""D-CEM Studio entry point: navigation and the shared sidebar only."""
+import streamlit as st
+
+st.set_page_config(page_title="D-CEM Studio", layout="wide")
+
+pages = [st.Page("pages/overview.py", title="Overview", default=True)]
+with st.sidebar:
+    st.markdown("**D-CEM Studio**")
+    st.caption("Research and teaching tool, not clinical advice. "
+               "An escalated case is handed to a human reviewer.")
+st.navigation(pages).run()
