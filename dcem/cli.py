@@ -77,7 +77,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         scenarios=scenarios, seeds=tuple(range(args.seed_start, args.seed_start + args.seeds)),
         xi=args.xi, t_max=args.t_max, free_rounds=args.free_rounds, n_train=args.n_train,
         n_eval=args.n_eval, ablation=not args.no_ablation,
-        base_config=MediatorConfig.from_mapping({"t_max": args.t_max, **_parse_params(args.param)}))
+        base_config=MediatorConfig.from_mapping(
+            {"prior": "empirical", "t_max": args.t_max, **_parse_params(args.param)}))
     bar = tqdm(total=len(spec.scenarios) * len(spec.seeds), unit="cell", file=sys.stderr,
                disable=args.quiet, desc="synthetic")
 

@@ -35,7 +35,7 @@ class SyntheticSpec:
     n_train: int = 20000
     n_eval: int = 100
     ablation: bool = True
-    base_config: MediatorConfig = field(default_factory=MediatorConfig)
+    base_config: MediatorConfig = field(default_factory=lambda: MediatorConfig(prior="empirical"))
 
     def __post_init__(self) -> None:
         if not self.scenarios:
