@@ -126,8 +126,8 @@ def _compliance_text(table: Any) -> str:
 
     if table.empty:
         return "(no ablation results)"
-    table = table.assign(horizon_metric=[f"T={h} {m}" for h, m in zip(table["horizon"], table["metric"])])
-    return format_table(table, index=["scenario", "xi"], columns="horizon_metric")
+    core = table[table["metric"].isin(["A1", "A2", "risk", "sa_hr", "escalation_rate"])]
+    return format_table(core, index=["scenario", "xi", "horizon"], columns="metric")
 
 
 def _cmd_runs(args: argparse.Namespace) -> int:
