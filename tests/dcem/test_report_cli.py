@@ -40,7 +40,7 @@ def test_text_report_names_methods_and_tables(db: Path, capsys: pytest.CaptureFi
     assert main(["report", "--db", str(db)]) == 0
     text = capsys.readouterr().out
     for fragment in ("Comparison with baselines", "Partial-compliance ablation", "Escalation ablation",
-                     "D-CEM", "Single best", "T=4 A1", "±"):
+                     "D-CEM", "Single best", "sa_hr", "±"):
         assert fragment in text
 
 
