@@ -55,8 +55,14 @@ def windowed_descent(energy: np.ndarray, window: int) -> np.ndarray:
     descent is defined only when ``t > W``; undefined entries are NaN.  This is the
     telescoped form of the window average in eq. (11).
     """
-    energy = np.asarray(energy, dtype=float)
-    out = np.full(energy.shape, np.nan)
+    energy = np.ascontiguousarray(energy, dtype=float)
+    out = np.empty(energy.shape)
     if energy.shape[-1] > window:
-        out[..., window:] = (energy[..., :-window] - energy[..., window:]) / window
+        # Replay calls this on large (N, T) batches with small T: work on the flat
+        # C-ordered buffer, where element i - W is round t - W of the same case whenever
+        # t > W; the other positions are overwritten with NaN below.
+        flat, res = energy.reshape(-1), out.reshape(-1)
+        np.subtract(flat[:-window], flat[window:], out=res[window:])
+        res[window:] /= window
+    out[..., :window] = np.nan
     return out

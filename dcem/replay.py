@@ -9,12 +9,14 @@ reports: it does not re-simulate how agents would have answered a different stee
 
 Speed: with label reports every per-round quantity except the descent and the steer
 history depends only on the report tuple, which has ``K ** A`` values.  ``score_reports``
-evaluates the mediator once per tuple and gathers, then runs the sequential policy over
-rounds vectorised across cases.
+evaluates the mediator (and each tuple's would-be challenge) once per tuple and gathers;
+the policy then runs over all rounds and cases at once
+(:func:`dcem.replay_kernel.policy_over_rounds`), with the same results as deciding round
+by round with :func:`dcem.policy.policy_step`.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -22,7 +24,8 @@ from dcem.config import MediatorConfig
 from dcem.energy import windowed_descent
 from dcem.errors import InputError
 from dcem.panel import Panel
-from dcem.policy import Action, StepResult, policy_step
+from dcem.policy import NO_TARGET, Action
+from dcem.replay_kernel import certify, challenge_codes, policy_over_rounds, targets
 from dcem.state import RoundState, assess_probabilities, assess_reports, check_reports
 
 __all__ = ["Scored", "score_reports", "score_probabilities", "score_states", "TABLE_LIMIT"]
@@ -30,19 +33,10 @@ __all__ = ["Scored", "score_reports", "score_probabilities", "score_states", "TA
 TABLE_LIMIT = 1 << 16  # largest K**A for which the per-tuple table is used
 
 
-class _View(NamedTuple):
-    reports: np.ndarray
-    reliability: np.ndarray
-    agent_risk: np.ndarray
-    dangerous_miss: np.ndarray
-    margin: np.ndarray
-    energy: np.ndarray
-
-
 class Scored(NamedTuple):
     """Scored trajectories of N cases over T rounds.
 
-    state : RoundState with batch (N, T), or None when scored in fast mode
+    state : RoundState with batch (N, T); None when the table path runs without ``detail``
     energy, margin, descent : (N, T); decision : (N, T) int
     action, steer_agent, steer_current, steer_alternative : (N, T) int
     certified, budget : (N, T) bool
@@ -77,36 +71,38 @@ class Scored(NamedTuple):
             self.outcome_action != Action.PENDING)
 
 
-def _run_policy(view_at, n: int, rounds: int, n_agents: int, n_labels: int,
-                energy: np.ndarray, decision: np.ndarray, margin: np.ndarray,
-                cfg: MediatorConfig, state: RoundState | None) -> Scored:
+def _finish(state: RoundState | None, energy: np.ndarray, margin: np.ndarray,
+            decision: np.ndarray, certified: np.ndarray, challenge: np.ndarray,
+            steer_fields: Callable[[np.ndarray], tuple[np.ndarray, ...]],
+            cfg: MediatorConfig) -> Scored:
+    """Descent, the policy of every round and each case's first terminal action.
+
+    ``steer_fields(steer)`` returns the (agent, current, alternative) arrays, NO_TARGET
+    where the bool (N, T) mask ``steer`` is False.
+    """
+    n, rounds = energy.shape
     descent = windowed_descent(energy, cfg.window)
-    shape = (n, rounds)
-    action = np.empty(shape, dtype=np.int8)
-    steer_agent = np.empty(shape, dtype=np.int64)
-    steer_current = np.empty(shape, dtype=np.int64)
-    steer_alt = np.empty(shape, dtype=np.int64)
-    certified = np.empty(shape, dtype=bool)
-    budget = np.empty(shape, dtype=bool)
-    issued = np.zeros((n, n_agents, n_labels, n_labels), dtype=bool)
-    for i in range(rounds):
-        step: StepResult = policy_step(view_at(i), descent[:, i], issued, i + 1, cfg)
-        action[:, i] = step.action
-        steer_agent[:, i] = step.steer_agent
-        steer_current[:, i] = step.steer_current
-        steer_alt[:, i] = step.steer_alternative
-        certified[:, i] = step.certified
-        budget[:, i] = step.budget
-        hit = np.flatnonzero(step.action == Action.DIFFERENTIAL_STEER)
-        if hit.size:
-            issued[hit, step.steer_agent[hit], step.steer_current[hit], step.steer_alternative[hit]] = True
-    terminal = (action == Action.STOP_AND_DECIDE) | (action == Action.STOP_AND_ESCALATE)
-    has_end = terminal.any(axis=1)
-    first = np.where(has_end, np.argmax(terminal, axis=1), rounds - 1)
+    action, steer, budget = policy_over_rounds(energy, descent, certified, challenge, cfg)
+    terminal = action >= Action.STOP_AND_DECIDE  # DECIDE or ESCALATE
+    first = np.argmax(terminal, axis=1)
     rows = np.arange(n)
-    out_action = np.where(has_end, action[rows, first], Action.PENDING).astype(np.int8)
-    return Scored(state, energy, margin, descent, decision, action, steer_agent, steer_current,
-                  steer_alt, certified, budget, out_action, first + 1, decision[rows, first])
+    has_end = terminal[rows, first]
+    first[~has_end] = rounds - 1
+    out_action = action[rows, first]
+    out_action[~has_end] = Action.PENDING
+    return Scored(state, energy, margin, descent, decision, action, *steer_fields(steer),
+                  certified, budget, out_action, first + 1, decision[rows, first])
+
+
+def _scatter(mask: np.ndarray, fields: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+    """int64 arrays shaped like the bool ``mask``: NO_TARGET except at its True
+    positions (in C order), which receive the values of ``fields`` in turn."""
+    out = np.full((len(fields),) + mask.shape, NO_TARGET, dtype=np.int64)
+    hit = np.flatnonzero(mask)
+    flat = out.reshape(len(fields), -1)
+    for row, values in zip(flat, fields):
+        row[hit] = values
+    return tuple(out)
 
 
 def _horizon(rounds: int, cfg: MediatorConfig) -> int:
@@ -117,14 +113,15 @@ def _horizon(rounds: int, cfg: MediatorConfig) -> int:
 
 def score_states(state: RoundState, cfg: MediatorConfig) -> Scored:
     """Run the policy over precomputed states with batch shape (N, T)."""
-    n, rounds = state.energy.shape
-    n_agents, n_labels = state.posteriors.shape[-2:]
+    tg = targets(state, cfg)
+    certified = certify(state.energy, state.margin, cfg)
+    challenge = challenge_codes(tg, certified, state.posteriors.shape[-1], cfg)
 
-    def view_at(i: int) -> RoundState:
-        return RoundState(*(f[:, i] for f in state))
+    def steer_fields(steer: np.ndarray) -> tuple[np.ndarray, ...]:
+        return _scatter(steer, (tg.agent[steer], tg.current[steer], tg.alternative[steer]))
 
-    return _run_policy(view_at, n, rounds, n_agents, n_labels, state.energy, state.decision,
-                       state.margin, cfg, state)
+    return _finish(state, state.energy, state.margin, state.decision, certified, challenge,
+                   steer_fields, cfg)
 
 
 def score_probabilities(panel: Panel, probs: np.ndarray, cfg: MediatorConfig) -> Scored:
@@ -148,22 +145,28 @@ def score_reports(panel: Panel, reports: np.ndarray, cfg: MediatorConfig, *,
     if reports.ndim != 3:
         raise InputError("reports", f"expected shape (cases, rounds, agents), got {reports.shape}")
     reports = reports[:, : _horizon(reports.shape[1], cfg)]
-    n, rounds, n_agents = reports.shape
-    k = panel.n_labels
+    n_agents, k = reports.shape[2], panel.n_labels
     if not table or k ** n_agents > TABLE_LIMIT:
         return score_states(assess_reports(panel, reports, cfg), cfg)
-    tuples = np.stack(np.unravel_index(np.arange(k ** n_agents), (k,) * n_agents), axis=-1)
-    tab = assess_reports(panel, tuples, cfg)
-    codes = np.ravel_multi_index(tuple(np.moveaxis(reports, -1, 0)), (k,) * n_agents)
+    dims = (k,) * n_agents
+    tab = assess_reports(panel, np.stack(np.unravel_index(np.arange(k ** n_agents), dims), -1), cfg)
+    codes = reports[..., 0] * 1  # a fresh intp array; row-major as np.ravel_multi_index
+    for a in range(1, n_agents):
+        codes *= k
+        codes += reports[..., a]
     if detail:
         return score_states(RoundState(*(f[codes] for f in tab)), cfg)
-    energy = tab.energy[codes]
-    decision = tab.decision[codes]
-    margin = tab.margin[codes]
+    # per tuple: rule 1 and the eligible challenge; per (case, round): gathers only.
+    # The challenge codes are gathered round-major (T, N), the layout the kernel scans.
+    tg = targets(tab, cfg)
+    cert = certify(tab.energy, tab.margin, cfg)
+    challenge = challenge_codes(tg, cert, k, cfg)
+    if n_agents * k * k < 2 ** 31:  # narrower codes scan faster
+        challenge = challenge.astype(np.int32)
 
-    def view_at(i: int) -> _View:
-        c = codes[:, i]
-        return _View(reports[:, i], tab.reliability[c], tab.agent_risk[c],
-                     tab.dangerous_miss[c], margin[:, i], energy[:, i])
+    def steer_fields(steer: np.ndarray) -> tuple[np.ndarray, ...]:
+        hit = codes.reshape(-1)[np.flatnonzero(steer)]
+        return _scatter(steer, (tg.agent[hit], tg.current[hit], tg.alternative[hit]))
 
-    return _run_policy(view_at, n, rounds, n_agents, k, energy, decision, margin, cfg, None)
+    return _finish(None, tab.energy[codes], tab.margin[codes], tab.decision[codes], cert[codes],
+                   np.take(challenge, codes.T).T, steer_fields, cfg)
