@@ -3,7 +3,10 @@ import streamlit as st
 
 st.set_page_config(page_title="D-CEM Studio", layout="wide")
 
-pages = [st.Page("pages/overview.py", title="Overview", default=True)]
+pages = [
+    st.Page("pages/overview.py", title="Overview", default=True),
+    st.Page("pages/walkthrough.py", title="Case walkthrough"),
+]
 with st.sidebar:
     st.markdown("**D-CEM Studio**")
     st.caption("Research and teaching tool, not clinical advice. "

@@ -94,6 +94,18 @@ class Store:
         if not read_only:
             migrate(self.con)
 
+    def session(self) -> "Store":
+        """A view of the same database on its own cursor, for use from another thread.
+
+        DuckDB connections are not shared between threads; a cursor is a separate
+        connection to the same database instance, so sessions of one server process
+        can read and write concurrently without reopening the file.
+        """
+        view = object.__new__(Store)
+        view.path = self.path
+        view.con = self.con.cursor()
+        return view
+
     def close(self) -> None:
         self.con.close()
 

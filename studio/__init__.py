@@ -1,0 +1,4 @@
+"""Presentation layer of the dashboard: Plotly figures and shared Streamlit widgets.
+
+Pages call these helpers and the ``dcem`` library; no numerical logic lives here.
+"""
