@@ -5,6 +5,7 @@ st.set_page_config(page_title="D-CEM Studio", layout="wide")
 
 pages = [
     st.Page("pages/overview.py", title="Overview", default=True),
+    st.Page("pages/calibration.py", title="Calibration sets"),
     st.Page("pages/walkthrough.py", title="Case walkthrough"),
 ]
 with st.sidebar:

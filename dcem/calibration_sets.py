@@ -39,7 +39,7 @@ from dcem.panel import Panel
 from dcem.rule_agents import RuleAgents
 from dcem.rule_agents import scenario as build_scenario
 from dcem.synthetic import LABELS, generate
-from dcem.synthetic_experiment import N_TUNE, _streams
+from dcem.synthetic_experiment import N_TUNE, seed_streams
 
 if TYPE_CHECKING:
     from dcem.store import Store
@@ -296,7 +296,7 @@ def synthetic_calibration_set(scenario: str, seed: int, n: int = 2000) -> Calibr
         raise InputError("seed", f"must be a non-negative integer, got {seed!r}")
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 10:
         raise InputError("n", f"must be an integer >= 10, got {n!r}")
-    streams = _streams(int(seed))
+    streams = seed_streams(int(seed))
     train = generate(int(n), np.random.default_rng(streams["data"]))
     n_est = int(n) - min(N_TUNE, int(n) // 5)
     est = train.subset(slice(0, n_est))

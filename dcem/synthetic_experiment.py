@@ -39,7 +39,7 @@ from dcem.rule_agents import scenario as build_scenario
 from dcem.steering import SteeringConfig, contrastive_template
 from dcem.synthetic import HIGH_RISK, LABELS, generate, rule_activations, synthetic_loss
 
-__all__ = ["ABLATION_XI", "ABLATION_HORIZON", "CHECKPOINTS", "DEFAULT_CONFIG", "run_cell"]
+__all__ = ["ABLATION_XI", "ABLATION_HORIZON", "CHECKPOINTS", "DEFAULT_CONFIG", "run_cell", "seed_streams"]
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ DEFAULT_CONFIG = MediatorConfig(prior="empirical")
 _STREAMS = ("data", "eval_data", "calibration", "tune", "tune_compliance", "eval", "eval_compliance")
 
 
-def _streams(seed: int) -> dict[str, np.random.SeedSequence]:
+def seed_streams(seed: int) -> dict[str, np.random.SeedSequence]:
     return dict(zip(_STREAMS, np.random.SeedSequence(seed).spawn(len(_STREAMS))))
 
 
@@ -132,7 +132,7 @@ def run_cell(scenario: str, seed: int, *, base_config: MediatorConfig | None = N
     base = (base_config or DEFAULT_CONFIG).with_changes(t_max=t_max)
     steer_cfg = steering or SteeringConfig()
     scen = build_scenario(scenario)
-    streams = _streams(int(seed))
+    streams = seed_streams(int(seed))
     train = generate(n_train, np.random.default_rng(streams["data"]))
     ev = generate(n_eval, np.random.default_rng(streams["eval_data"]))
     n_tune = min(N_TUNE, n_train // 5)

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-__all__ = ["energy_figure", "belief_figure", "confusion_figure"]
+__all__ = ["energy_figure", "belief_figure", "confusion_figure", "recall_figure"]
 
 _TERM_COLOURS = {"disagreement": "#4C78A8", "risk": "#F58518", "margin": "#54A24B"}
 
@@ -66,4 +66,14 @@ def confusion_figure(matrix: np.ndarray, labels: Sequence[str], title: str,
                                colorscale="Blues", zmin=0, showscale=False))
     fig.update_layout(title=title, height=300, margin={"t": 40, "b": 30},
                       xaxis={"title": "reported"}, yaxis={"title": "true", "autorange": "reversed"})
+    return fig
+
+
+def recall_figure(recall: np.ndarray, labels: Sequence[str], agents: Sequence[str]) -> go.Figure:
+    """Per-class recall of every agent as grouped bars (a missing class shows no bar)."""
+    fig = go.Figure()
+    for a, name in enumerate(agents):
+        fig.add_bar(x=list(labels), y=[None if np.isnan(v) else float(v) for v in recall[a]], name=name)
+    fig.update_layout(barmode="group", height=280, title="Per-class recall", margin={"t": 40, "b": 30},
+                      yaxis={"range": [0, 1]}, legend={"orientation": "h"})
     return fig

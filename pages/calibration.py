@@ -1,0 +1,71 @@
+"""Calibration sets: load agents' labelled reports and inspect their confusion matrices."""
+import streamlit as st
+
+from dcem.calibration_sets import (CSV_COLUMNS, example_csv, parse_calibration_csv,
+                                   stored_run_calibration_set, synthetic_calibration_set)
+from dcem.errors import DcemError
+from dcem.experiment import SCENARIOS
+from studio.charts import confusion_figure, recall_figure
+from studio.widgets import disclaimer, pick_run, store
+
+st.title("Calibration sets")
+disclaimer()
+st.write("The mediator reads each agent's calibration confusion matrix to see which diagnoses "
+         "a report may hide. Load a set of labelled reports, then check the matrices.")
+
+source = st.radio("Source", ["Synthetic scenario", "Stored run", "Upload CSV"], horizontal=True)
+if source == "Synthetic scenario":
+    c1, c2, c3 = st.columns(3)
+    scenario = c1.selectbox("Scenario", SCENARIOS)
+    seed = c2.number_input("Seed", min_value=0, max_value=10_000, value=0, step=1)
+    n = c3.select_slider("Samples", options=[1000, 2000, 5000, 20000], value=2000)
+    if st.button("Load synthetic set", type="primary"):
+        with st.spinner("Generating cases and agent reports ..."):
+            st.session_state["calib_set"] = synthetic_calibration_set(scenario, int(seed), int(n))
+elif source == "Stored run":
+    db = store()
+    run_id = pick_run(db, key="calib_run") if db else None
+    if run_id:
+        cells = sorted(db.done_cells(run_id))
+        cell = st.selectbox("Cell", cells, format_func=lambda c: f"{c[0]} seed {c[1]}")
+        if st.button("Load from run", type="primary"):
+            try:
+                st.session_state["calib_set"] = stored_run_calibration_set(db, run_id, cell[0], cell[1])
+            except DcemError as exc:
+                st.error(str(exc))
+else:
+    st.markdown(f"CSV with a header row and the columns `{'`, `'.join(CSV_COLUMNS)}`: one row per "
+                "case and agent. See the example file.")
+    st.download_button("Download an example CSV", example_csv(), file_name="calibration_example.csv",
+                       mime="text/csv")
+    order = st.text_input("Label order (optional, comma-separated)", key="calib_labels")
+    upload = st.file_uploader("Calibration CSV", type=["csv"], key="calib_upload")
+    if upload is not None and st.button("Load uploaded file", type="primary"):
+        labels = [x.strip() for x in order.split(",") if x.strip()] or None
+        try:
+            loaded, warnings = parse_calibration_csv(upload.getvalue(), labels=labels, source=upload.name)
+        except DcemError as exc:
+            st.error(f"The file was not loaded: {exc}")
+        else:
+            st.session_state["calib_set"] = loaded
+            for w in warnings:
+                st.warning(w)
+
+calib = st.session_state.get("calib_set")
+if calib is None:
+    st.info("No calibration set loaded yet.")
+    st.stop()
+
+st.subheader(f"Loaded: {calib.source}")
+st.caption(f"{calib.n_cases} cases, {calib.n_agents} agents, labels {', '.join(calib.labels)}")
+alpha = st.number_input("Smoothing alpha", min_value=0.01, max_value=10.0, value=0.5, step=0.1,
+                        help="Diagonal-biased Laplace smoothing: C[i,j] = (n_ij + alpha(1+[i=j])) / (n_i + alpha(K+1)).")
+counts, smoothed = calib.counts(), calib.confusion(alpha)
+cols = st.columns(calib.n_agents)
+for a, col in enumerate(cols):
+    col.plotly_chart(confusion_figure(smoothed[a], calib.labels, f"{calib.agents[a]}: counts and smoothed "
+                                      "probabilities", counts=counts[a]), key=f"calib_conf_{a}")
+st.plotly_chart(recall_figure(calib.recall(), calib.labels, calib.agents), key="calib_recall")
+prior_mode = st.radio("Prior", ["uniform", "empirical"], horizontal=True, key="calib_prior")
+st.dataframe({"label": list(calib.labels), "cases": calib.class_counts().tolist(),
+              "prior": [round(p, 4) for p in calib.prior(prior_mode, alpha)]}, hide_index=True)
