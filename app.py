@@ -7,6 +7,7 @@ pages = [
     st.Page("pages/overview.py", title="Overview", default=True),
     st.Page("pages/calibration.py", title="Calibration sets"),
     st.Page("pages/walkthrough.py", title="Case walkthrough"),
+    st.Page("pages/experiments.py", title="Experiments"),
 ]
 with st.sidebar:
     st.markdown("**D-CEM Studio**")

@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-__all__ = ["energy_figure", "belief_figure", "confusion_figure", "recall_figure"]
+__all__ = ["energy_figure", "belief_figure", "confusion_figure", "recall_figure", "comparison_figure",
+           "round_curve_figure"]
 
 _TERM_COLOURS = {"disagreement": "#4C78A8", "risk": "#F58518", "margin": "#54A24B"}
 
@@ -76,4 +77,31 @@ def recall_figure(recall: np.ndarray, labels: Sequence[str], agents: Sequence[st
         fig.add_bar(x=list(labels), y=[None if np.isnan(v) else float(v) for v in recall[a]], name=name)
     fig.update_layout(barmode="group", height=280, title="Per-class recall", margin={"t": 40, "b": 30},
                       yaxis={"range": [0, 1]}, legend={"orientation": "h"})
+    return fig
+
+
+_METHOD_NAMES = {"single": "Single best", "free": "Free discussion", "pool": "Fixed log pool",
+                 "dcem": "D-CEM", "dcem_noesc": "D-CEM w/o escalation"}
+
+
+def comparison_figure(table: pd.DataFrame, metric: str) -> go.Figure:
+    """Fig. 3 style: one metric, bars per scenario and method with ± std error bars."""
+    part = table[table["metric"] == metric]
+    fig = go.Figure()
+    for method, rows in part.groupby("method", sort=False, observed=True):
+        fig.add_bar(x=rows["scenario"], y=rows["mean"], name=_METHOD_NAMES.get(str(method), str(method)),
+                    error_y={"type": "data", "array": rows["std"].tolist()})
+    fig.update_layout(barmode="group", height=340, title=metric.replace("_", " "), margin={"t": 40, "b": 30},
+                      legend={"orientation": "h"})
+    return fig
+
+
+def round_curve_figure(curves: pd.DataFrame, column: str, title: str) -> go.Figure:
+    """Fig. 2 style: a per-round curve per scenario with a ± std band over seeds."""
+    fig = go.Figure()
+    for scenario, rows in curves.groupby("scenario"):
+        fig.add_scatter(x=rows["round"], y=rows[column], mode="lines+markers", name=str(scenario),
+                        error_y={"type": "data", "array": rows[f"{column}_std"].tolist(), "visible": True})
+    fig.update_layout(height=320, title=title, margin={"t": 40, "b": 30}, xaxis={"title": "round", "dtick": 1},
+                      legend={"orientation": "h"})
     return fig

@@ -1,0 +1,76 @@
+"""Experiments: launch synthetic runs, compare methods and runs, download results."""
+import streamlit as st
+
+from dcem.config import MediatorConfig
+from dcem.errors import DcemError
+from dcem.experiment import SCENARIOS, SyntheticSpec, run_synthetic
+from dcem.report import COMPARISON_METRICS, comparison_table
+from dcem.run_compare import (changed_outcomes, export_tables, metric_deltas, round_curves,
+                              settings_diff, to_csv_bytes, to_parquet_bytes)
+from studio.charts import comparison_figure, round_curve_figure
+from studio.widgets import disclaimer, pick_run, store
+
+st.title("Experiments")
+disclaimer()
+db = store()
+if db is None:
+    st.stop()
+
+with st.expander("Launch a synthetic experiment", expanded=False):
+    c1, c2 = st.columns(2)
+    scenarios = c1.multiselect("Scenarios", SCENARIOS, default=list(SCENARIOS), key="exp_scen")
+    seeds = c2.number_input("Seeds", 1, 50, 3, key="exp_seeds")
+    c3, c4, c5 = st.columns(3)
+    xi = c3.slider("Compliance xi", 0.0, 1.0, 1.0, 0.05, key="exp_xi")
+    t_max = c4.number_input("Round budget T", 2, 30, 12, key="exp_t")
+    ablation = c5.checkbox("Compliance ablation", value=False, key="exp_abl")
+    st.caption("Finished cells are saved as they complete. Pressing Stop (or any other control) "
+               "interrupts between cells; launching the same settings again resumes.")
+    if st.button("Run", type="primary", key="exp_run"):
+        try:
+            spec = SyntheticSpec(scenarios=tuple(scenarios), seeds=tuple(range(int(seeds))), xi=float(xi),
+                                 t_max=int(t_max), ablation=bool(ablation),
+                                 base_config=MediatorConfig(prior="empirical", t_max=int(t_max)))
+        except DcemError as exc:
+            st.error(str(exc))
+        else:
+            bar = st.progress(0.0, text="starting")
+            st.button("Stop", key="exp_stop")
+            summary = run_synthetic(db, spec, progress=lambda done, total, label: bar.progress(
+                done / total, text=f"{done} of {total} cells ({label})"))
+            st.success(f"Run {summary.run_id}: {summary.computed} cells computed, "
+                       f"{summary.skipped} were already stored.")
+
+run_id = pick_run(db, key="exp_view_run")
+if run_id is None:
+    st.stop()
+table = comparison_table(db.metrics(run_id))
+metric = st.selectbox("Metric", COMPARISON_METRICS, key="exp_metric")
+st.plotly_chart(comparison_figure(table, metric), key="exp_fig3")
+curves = round_curves(db, run_id)
+if not curves.empty:
+    a, b = st.columns(2)
+    a.plotly_chart(round_curve_figure(curves, "accuracy", "D-CEM pooled accuracy per round"), key="exp_acc")
+    b.plotly_chart(round_curve_figure(curves, "energy", "D-CEM energy per round"), key="exp_energy")
+
+st.subheader("Download")
+tables = export_tables(db, run_id)
+name = st.radio("Table", list(tables), horizontal=True, key="exp_table")
+d1, d2 = st.columns(2)
+d1.download_button("CSV", to_csv_bytes(tables[name]), file_name=f"{run_id}-{name}.csv", mime="text/csv")
+d2.download_button("Parquet", to_parquet_bytes(tables[name]), file_name=f"{run_id}-{name}.parquet",
+                   mime="application/octet-stream")
+
+st.subheader("Compare two runs")
+others = [r for r in db.runs()["run_id"] if db.done_cells(r)]
+other = st.selectbox("Other run", others, key="exp_other")
+if other == run_id:
+    st.caption("Pick a different run to compare.")
+else:
+    st.write("Settings that differ")
+    st.dataframe(settings_diff(db, run_id, other), hide_index=True)
+    st.write("Metric means and differences (other minus selected)")
+    st.dataframe(metric_deltas(db, run_id, other), hide_index=True)
+    changed = changed_outcomes(db, run_id, other)
+    st.write(f"{len(changed)} cases changed outcome under D-CEM")
+    st.dataframe(changed, hide_index=True)
