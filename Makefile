@@ -18,10 +18,10 @@ $(STAMP): requirements.txt
 venv: $(STAMP)
 
 app: $(STAMP)
-	$(PY) -m streamlit run app.py --server.address $(HOST) --server.port $(PORT) \
-		--server.headless true --browser.gatherUsageStats false
+	$(PY) -m studio.serve --server.address $(HOST) --server.port $(PORT)
 
 test: $(STAMP)
+	./scripts/ensure-chromium
 	$(PY) -m pytest -q
 
 clean:

@@ -1,0 +1,85 @@
+"""Start the real dashboard on a free local port and drive it with Debian's chromium."""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+OUTPUT = ROOT / "test-output" / "e2e"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _require_chromium() -> None:
+    if Path(CHROMIUM).exists():
+        return
+    if os.environ.get("CI"):
+        pytest.fail("chromium is missing in CI; .ci/run installs it with scripts/ensure-chromium")
+    pytest.skip("Debian's chromium is not installed (scripts/ensure-chromium installs it)")
+
+
+@pytest.fixture(scope="session")
+def app_url(run_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    _require_chromium()
+    db = tmp_path_factory.mktemp("e2e") / "runs.duckdb"
+    shutil.copy(run_db, db)
+    port = _free_port()
+    env = dict(os.environ, DCEM_DB=str(db))
+    log = open(tmp_path_factory.mktemp("e2e-log") / "server.log", "w")
+    proc = subprocess.Popen([sys.executable, "-m", "studio.serve", "--server.port", str(port),
+                             "--server.address", "127.0.0.1"], cwd=ROOT, env=env, stdout=log,
+                            stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        proc.kill()
+        pytest.fail("the dashboard did not start within 60 s")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=20)
+    log.close()
+
+
+@pytest.fixture(scope="session")
+def browser(app_url: str) -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture()
+def shot(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+
+    def take(page: object, name: str) -> Path:
+        path = OUTPUT / f"{request.node.name}-{name}.png"
+        page.screenshot(path=str(path), full_page=True)  # type: ignore[attr-defined]
+        return path
+
+    return take
