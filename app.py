@@ -6,8 +6,10 @@ st.set_page_config(page_title="D-CEM Studio", layout="wide")
 pages = [
     st.Page("pages/overview.py", title="Overview", default=True),
     st.Page("pages/calibration.py", title="Calibration sets"),
+    st.Page("pages/whatif.py", title="Loss and thresholds"),
     st.Page("pages/walkthrough.py", title="Case walkthrough"),
     st.Page("pages/experiments.py", title="Experiments"),
+    st.Page("pages/review.py", title="Escalation review"),
 ]
 with st.sidebar:
     st.markdown("**D-CEM Studio**")

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from dcem.store import Store
 
 __all__ = ["CSV_COLUMNS", "CalibrationSet", "parse_calibration_csv", "example_csv",
-           "synthetic_calibration_set", "stored_run_calibration_set", "EXAMPLE_SCENARIO",
+           "synthetic_calibration_set", "stored_run_calibration_set", "rows_to_set", "EXAMPLE_SCENARIO",
            "EXAMPLE_SEED", "EXAMPLE_CASES"]
 
 EXAMPLE_SCENARIO = "S2"
@@ -263,6 +263,29 @@ def parse_calibration_csv(data: bytes | str, *, labels: Sequence[str] | None = N
     cset = CalibrationSet(parsed.labels, parsed.agents, parsed.case_ids, parsed.truth,
                           parsed.agent, parsed.report, source)
     return cset, list(parsed.warnings)
+
+
+def rows_to_set(rows: pd.DataFrame, labels: Sequence[str], source: str) -> CalibrationSet:
+    """A set from a frame with the CSV columns, over a fixed label list.
+
+    Unlike :func:`parse_calibration_csv` with explicit labels, classes without rows are
+    allowed, so a few reviewed cases can be merged into a larger set over the same labels.
+    """
+    missing = [c for c in CSV_COLUMNS if c not in rows.columns]
+    if missing:
+        raise InputError("rows", f"missing columns: {', '.join(missing)}")
+    labs = validate_label_list(labels)
+    index = {lab: i for i, lab in enumerate(labs)}
+    for column in ("reported_label", "true_label"):
+        unknown = sorted(set(rows[column]) - set(index))
+        if unknown:
+            raise InputError(column, f"label {unknown[0]!r} is not one of {', '.join(labs)}")
+    agents = tuple(sorted(set(rows["agent"])))
+    agent_index = {a: i for i, a in enumerate(agents)}
+    return CalibrationSet(labs, agents, tuple(str(c) for c in rows["case_id"]),
+                          np.array([index[v] for v in rows["true_label"]], dtype=np.int64),
+                          np.array([agent_index[v] for v in rows["agent"]], dtype=np.int64),
+                          np.array([index[v] for v in rows["reported_label"]], dtype=np.int64), source)
 
 
 def _agent_labels(n_agents: int) -> tuple[str, ...]:

@@ -109,8 +109,34 @@ _M001 = [
     )""",
 ]
 
+# Saved what-if settings (a name may be saved many times: the latest row wins) and the
+# append-only human reviews of escalated cases (the current review of a case is its
+# latest row).
+_M002 = [
+    """CREATE TABLE presets (
+        preset_id VARCHAR PRIMARY KEY,
+        name VARCHAR NOT NULL,
+        config_json VARCHAR NOT NULL,
+        loss DOUBLE[][],
+        labels VARCHAR[],
+        note VARCHAR,
+        created_at TIMESTAMP NOT NULL
+    )""",
+    """CREATE TABLE reviews (
+        review_id VARCHAR PRIMARY KEY,
+        run_id VARCHAR NOT NULL,
+        case_id VARCHAR NOT NULL,
+        method VARCHAR NOT NULL,
+        final_label VARCHAR NOT NULL,
+        comment VARCHAR NOT NULL,
+        reviewer VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL
+    )""",
+]
+
 MIGRATIONS: list[tuple[str, list[str]]] = [
     ("001_runs_cells_cases_traces_outcomes_metrics", _M001),
+    ("002_presets_reviews", _M002),
 ]
 
 

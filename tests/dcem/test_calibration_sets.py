@@ -261,3 +261,22 @@ def test_stored_run_set(stored: tuple[Path, object]) -> None:
     assert "evaluation cases" in cset.source
     panel = cset.to_panel(synthetic_loss(), prior_mode="empirical")
     assert panel.n_agents == 2
+
+
+def test_rows_to_set_allows_empty_classes_and_merges() -> None:
+    import pandas as pd
+
+    from dcem.calibration_sets import rows_to_set
+
+    rows = pd.DataFrame({"case_id": ["r1", "r1"], "agent": ["agent 1", "agent 2"],
+                         "reported_label": ["k0", "k2"], "true_label": ["k1", "k1"]})
+    small = rows_to_set(rows, ("k0", "k1", "k2"), "reviews")
+    assert small.n_cases == 1 and small.class_counts().tolist() == [0, 1, 0]
+    assert small.counts()[1, 1, 2] == 1
+    big = synthetic_calibration_set("S1", 0, n=1000)
+    merged = big.merge(small)
+    assert merged.n_cases == big.n_cases + 1
+    with pytest.raises(InputError, match="'k7'"):
+        rows_to_set(rows.assign(true_label="k7"), ("k0", "k1", "k2"), "x")
+    with pytest.raises(InputError, match="missing columns: agent"):
+        rows_to_set(rows.drop(columns=["agent"]), ("k0", "k1", "k2"), "x")

@@ -31,6 +31,9 @@ EXPECTED_COLUMNS = {
                  "truth", "loss"],
     "metrics": ["run_id", "scenario", "seed", "method", "metric", "value"],
     "ablation": ["run_id", "scenario", "seed", "xi", "horizon", "metric", "value"],
+    "presets": ["preset_id", "name", "config_json", "loss", "labels", "note", "created_at"],
+    "reviews": ["review_id", "run_id", "case_id", "method", "final_label", "comment", "reviewer",
+                "created_at"],
 }
 
 

@@ -1,0 +1,140 @@
+"""A stored run, loaded once for re-scoring: every cell's panel, config and reports.
+
+:func:`load_run_replay` reads each (scenario, seed) cell of a run with
+:meth:`dcem.store.Store.load_cell` and keeps, per cell, the panel, the configuration the
+method ran with, the high-risk classes, the truth, the case ids and the method's recorded
+label reports (N, T, A).  The result is plain data (no database handle), so a dashboard
+can cache it and re-score it many times (:mod:`dcem.whatif`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dcem.config import MediatorConfig
+from dcem.errors import InputError
+from dcem.panel import Panel
+from dcem.replay import TABLE_LIMIT
+from dcem.replay_kernel import Targets
+from dcem.state import RoundState, check_reports
+from dcem.store import MEDIATED_METHODS, Store, StoreError
+
+__all__ = ["ReplayCell", "RunReplay", "load_run_replay"]
+
+
+def _frozen(arr: np.ndarray) -> np.ndarray:
+    arr = np.array(arr)
+    arr.setflags(write=False)
+    return arr
+
+
+@dataclass(frozen=True, eq=False)
+class ReplayCell:
+    """One stored (scenario, seed) cell of a run, as plain data.
+
+    config is the configuration the method ran with (fitted thresholds; escalation off
+    for ``dcem_noesc``); reports are int (N, T, A); truth int (N,); case_ids length N.
+    ``codes`` (N, T) are the report-tuple indices (None when ``K ** A`` is too large for
+    the table path).
+    """
+
+    scenario: str
+    seed: int
+    panel: Panel
+    config: MediatorConfig
+    high_risk: tuple[int, ...]
+    truth: np.ndarray
+    case_ids: tuple[str, ...]
+    reports: np.ndarray
+    codes: np.ndarray | None = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        reports = check_reports(self.panel, self.reports)
+        if reports.ndim != 3 or reports.shape[1] < 1:
+            raise InputError("reports", f"expected shape (cases, rounds, agents), got {reports.shape}")
+        truth = np.asarray(self.truth, dtype=np.int64)
+        if truth.shape != (reports.shape[0],) or len(self.case_ids) != reports.shape[0]:
+            raise InputError("reports", f"{self.scenario}/seed {self.seed}: {reports.shape[0]} "
+                             f"trajectories for {truth.shape[0]} truths and {len(self.case_ids)} case ids")
+        k, n_agents = self.panel.n_labels, self.panel.n_agents
+        codes = None
+        if k ** n_agents <= TABLE_LIMIT:
+            codes = reports[..., 0] * 1
+            for a in range(1, n_agents):
+                codes *= k
+                codes += reports[..., a]
+            codes = _frozen(codes)
+        object.__setattr__(self, "reports", _frozen(reports))
+        object.__setattr__(self, "truth", _frozen(truth))
+        object.__setattr__(self, "case_ids", tuple(self.case_ids))
+        object.__setattr__(self, "high_risk", tuple(int(h) for h in self.high_risk))
+        object.__setattr__(self, "codes", codes)
+
+    @property
+    def n_cases(self) -> int:
+        return int(self.reports.shape[0])
+
+
+@dataclass(frozen=True, eq=False)
+class RunReplay:
+    """Every cell of one run for one mediated method; no database handle is kept.
+
+    Per-case columns over all cells, in cell order (scenario, seed) then case order:
+    case_id, scenario (object arrays), seed (int), truth (int).
+    """
+
+    run_id: str
+    method: str
+    cells: tuple[ReplayCell, ...]
+    case_id: np.ndarray = field(init=False, repr=False)
+    scenario: np.ndarray = field(init=False, repr=False)
+    seed: np.ndarray = field(init=False, repr=False)
+    truth: np.ndarray = field(init=False, repr=False)
+    # memo of per-cell mediator tables (see _table); plain data, bounded, safe to drop
+    _tables: dict[tuple[Any, ...], tuple[RoundState, Targets]] = field(
+        init=False, repr=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        cells = tuple(self.cells)
+        if not cells:
+            raise InputError("run", f"run {self.run_id!r} has no stored cells")
+        object.__setattr__(self, "cells", cells)
+        cols = {
+            "case_id": np.concatenate([np.asarray(c.case_ids, dtype=object) for c in cells]),
+            "scenario": np.concatenate([np.full(c.n_cases, c.scenario, dtype=object) for c in cells]),
+            "seed": np.concatenate([np.full(c.n_cases, c.seed, dtype=np.int64) for c in cells]),
+            "truth": np.concatenate([c.truth for c in cells]),
+        }
+        for name, arr in cols.items():
+            object.__setattr__(self, name, _frozen(arr))
+
+    @property
+    def n_cases(self) -> int:
+        return int(self.case_id.shape[0])
+
+    @property
+    def scenarios(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(c.scenario for c in self.cells))
+
+
+def load_run_replay(store: Store, run_id: str, method: str = "dcem") -> RunReplay:
+    """Load every cell of ``run_id`` once (one :meth:`Store.load_cell` per cell)."""
+    if method not in MEDIATED_METHODS:
+        raise InputError("method", f"only mediated methods can be re-scored ({', '.join(MEDIATED_METHODS)}), "
+                         f"got {method!r}")
+    store.check_run(run_id)
+    keys = store.con.execute("SELECT scenario, seed FROM cells WHERE run_id = ? ORDER BY scenario, seed",
+                             [run_id]).fetchall()
+    if not keys:
+        raise StoreError(f"run {run_id!r} has no finished cells yet")
+    cells = []
+    for scenario, seed in keys:
+        stored = store.load_cell(run_id, str(scenario), int(seed))
+        if method not in stored.reports:
+            raise StoreError(f"run {run_id!r} cell {scenario}/seed {seed} has no {method!r} trajectories")
+        cfg = stored.config.with_changes(escalation=MEDIATED_METHODS[method])
+        cells.append(ReplayCell(stored.scenario, stored.seed, stored.panel, cfg, stored.high_risk,
+                                stored.truth, tuple(stored.case_ids), stored.reports[method]))
+    return RunReplay(run_id, method, tuple(cells))

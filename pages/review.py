@@ -1,0 +1,81 @@
+"""Escalation review: the cases the mediator handed to a human, worst first."""
+import streamlit as st
+
+from dcem.calibration_sets import rows_to_set
+from dcem.errors import DcemError
+from dcem.reviews import (escalation_queue, export_reviews, record_review, review_history,
+                          reviewed_as_calibration_rows)
+from dcem.run_compare import to_csv_bytes
+from dcem.walkthrough import case_trace
+from studio.charts import energy_figure
+from studio.widgets import disclaimer, pick_run, store
+
+st.title("Escalation review")
+disclaimer()
+st.write("Each case below ended in STOP_AND_ESCALATE: the agents could not reach a decision the "
+         "mediator would certify, so a person decides. Reviews are stored with a timestamp and "
+         "never overwritten; a new review of the same case is added to its history.")
+
+db = store()
+run_id = pick_run(db, key="rv_run") if db else None
+if run_id is None:
+    st.stop()
+queue = escalation_queue(db, run_id, "dcem")
+if queue.empty:
+    st.info("This run has no escalated cases.")
+    st.stop()
+show_truth = st.toggle("Show the ground truth (evaluation data only)", value=False, key="rv_truth")
+columns = ["case_id", "scenario", "seed", "energy", "margin", "descent", "steers", "rounds", "reviewed",
+           "review_label", "why"] + (["truth_label"] if show_truth else [])
+st.caption(f"{len(queue)} escalated cases, {int(queue['reviewed'].sum())} reviewed; worst first "
+           "(highest final energy, then smallest margin, then slowest descent).")
+st.dataframe(queue[columns], hide_index=True, key="rv_queue")
+
+case_id = st.selectbox("Case to review", queue["case_id"].tolist(), key="rv_case")
+row = queue[queue["case_id"] == case_id].iloc[0]
+trace = case_trace(db, run_id, case_id, "dcem")
+st.warning(f"Why it escalated: {row['why']}")
+cfg = trace.config
+st.plotly_chart(energy_figure(trace.rounds, trace.outcome_round, eps_safe=cfg.eps_safe, eps_low=cfg.eps_low),
+                key="rv_energy")
+played = trace.rounds[~trace.rounds["after_outcome"]]
+st.dataframe({"round": played["round"].tolist(),
+              "reports": [", ".join(trace.labels[r] for r in reps) for reps in played["reports"]],
+              "decision": [trace.labels[int(d)] for d in played["decision"]],
+              "action": played["action"].tolist(),
+              "energy": played["energy"].round(3).tolist()}, hide_index=True)
+
+with st.form("rv_form", clear_on_submit=True):
+    final = st.selectbox("Final label", list(trace.labels), key="rv_label")
+    comment = st.text_area("Comment", max_chars=5000, key="rv_comment")
+    reviewer = st.text_input("Reviewer", key="rv_reviewer")
+    if st.form_submit_button("Record review", type="primary"):
+        try:
+            record_review(db, run_id=run_id, case_id=case_id, method="dcem", final_label=final,
+                          comment=comment, reviewer=reviewer)
+        except DcemError as exc:
+            st.error(str(exc))
+        else:
+            st.success(f"Review of {case_id} recorded.")
+
+history = review_history(db, run_id, case_id)
+if not history.empty:
+    st.write("History of this case (oldest first)")
+    st.dataframe(history[["created_at", "reviewer", "final_label", "comment"]], hide_index=True)
+
+st.subheader("Use the reviews")
+reviews = export_reviews(db, run_id)
+e1, e2 = st.columns(2)
+e1.download_button("Export reviews (CSV)", to_csv_bytes(reviews), file_name=f"{run_id}-reviews.csv",
+                   mime="text/csv", disabled=reviews.empty)
+if e2.button("Add reviewed cases to the calibration set", disabled=reviews.empty):
+    rows = reviewed_as_calibration_rows(db, run_id, "dcem")
+    try:
+        added = rows_to_set(rows, trace.labels, f"reviews of run {run_id}")
+        current = st.session_state.get("calib_set")
+        st.session_state["calib_set"] = current.merge(added) if current is not None else added
+    except DcemError as exc:
+        st.error(f"The reviewed cases could not be added: {exc}")
+    else:
+        st.success(f"{added.n_cases} reviewed cases are now in the calibration set "
+                   "(see the Calibration sets page).")
