@@ -60,7 +60,8 @@ with st.form("rv_form", clear_on_submit=True):
 
 history = review_history(db, run_id, case_id)
 if not history.empty:
-    st.write("History of this case (oldest first)")
+    st.write(f"History of this case: {len(history)} review(s), oldest first; by "
+             + ", ".join(history["reviewer"]))
     st.dataframe(history[["created_at", "reviewer", "final_label", "comment"]], hide_index=True)
 
 st.subheader("Use the reviews")

@@ -88,7 +88,13 @@ except (DcemError, ValueError) as exc:
 before = rescore(replay)
 
 st.subheader(f"Metrics over {replay.n_cases} cases")
-st.dataframe(pd.DataFrame({"current": result.metrics, "original settings": baseline_metrics(replay)})
+original = baseline_metrics(replay)
+k1, k2, k3, k4 = st.columns(4)
+for col, key, label in ((k1, "certified_rate", "Certified"), (k2, "escalation_rate", "Escalated"),
+                        (k3, "harmful_consensus", "Harmful consensus"), (k4, "system_risk", "System risk")):
+    col.metric(label, f"{result.metrics[key]:.3f}", f"{result.metrics[key] - original[key]:+.3f} vs original",
+               delta_color="off")
+st.dataframe(pd.DataFrame({"current": result.metrics, "original settings": original})
              .assign(change=lambda d: d["current"] - d["original settings"]), key="wi_metrics")
 st.dataframe(result.per_scenario, hide_index=True)
 c1, c2 = st.columns(2)
