@@ -1,13 +1,13 @@
 """A stored run, loaded once for re-scoring: every cell's panel, config and reports.
 
-:func:`load_run_replay` reads each (scenario, seed) cell of a run with
-:meth:`dcem.store.Store.load_cell` and keeps, per cell, the panel, the configuration the
+:func:`load_run_replay` reads every (scenario, seed) cell of a run and keeps, per cell, the panel, the configuration the
 method ran with, the high-risk classes, the truth, the case ids and the method's recorded
 label reports (N, T, A).  The result is plain data (no database handle), so a dashboard
 can cache it and re-score it many times (:mod:`dcem.whatif`).
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -120,21 +120,41 @@ class RunReplay:
 
 
 def load_run_replay(store: Store, run_id: str, method: str = "dcem") -> RunReplay:
-    """Load every cell of ``run_id`` once (one :meth:`Store.load_cell` per cell)."""
+    """Load every cell of ``run_id`` once, in three queries (cells, cases, reports).
+
+    Reports are read flat (one row per case, round and agent) and reshaped per cell to
+    (N, T, A), which is far cheaper than materialising nested lists per trace row.
+    """
     if method not in MEDIATED_METHODS:
         raise InputError("method", f"only mediated methods can be re-scored ({', '.join(MEDIATED_METHODS)}), "
                          f"got {method!r}")
     store.check_run(run_id)
-    keys = store.con.execute("SELECT scenario, seed FROM cells WHERE run_id = ? ORDER BY scenario, seed",
-                             [run_id]).fetchall()
-    if not keys:
+    heads = store.con.execute(
+        "SELECT scenario, seed, labels, confusion, prior, loss, high_risk, config_json FROM cells "
+        "WHERE run_id = ? ORDER BY scenario, seed", [run_id]).fetchall()
+    if not heads:
         raise StoreError(f"run {run_id!r} has no finished cells yet")
+    cases = store.con.execute(
+        "SELECT scenario, seed, case_id, truth FROM cases WHERE run_id = ? ORDER BY scenario, seed, case_id",
+        [run_id]).df()
+    flat = store.con.execute(
+        "SELECT c.scenario, c.seed, t.case_id, t.round, unnest(t.reports) AS report, "
+        "generate_subscripts(t.reports, 1) AS agent "
+        "FROM traces t JOIN cases c USING (run_id, case_id) WHERE t.run_id = ? AND t.method = ? "
+        "ORDER BY c.scenario, c.seed, t.case_id, t.round, agent", [run_id, method]).df()
+    case_groups = dict(iter(cases.groupby(["scenario", "seed"], sort=False)))
+    report_groups = dict(iter(flat.groupby(["scenario", "seed"], sort=False)))
     cells = []
-    for scenario, seed in keys:
-        stored = store.load_cell(run_id, str(scenario), int(seed))
-        if method not in stored.reports:
+    for scenario, seed, labels, confusion, prior, loss, high, cfg_json in heads:
+        key = (scenario, seed)
+        if key not in report_groups:
             raise StoreError(f"run {run_id!r} cell {scenario}/seed {seed} has no {method!r} trajectories")
-        cfg = stored.config.with_changes(escalation=MEDIATED_METHODS[method])
-        cells.append(ReplayCell(stored.scenario, stored.seed, stored.panel, cfg, stored.high_risk,
-                                stored.truth, tuple(stored.case_ids), stored.reports[method]))
+        group, rep = case_groups[key], report_groups[key]
+        n = len(group)
+        rounds = int(rep["round"].max())
+        reports = rep["report"].to_numpy(dtype=np.int64).reshape(n, rounds, -1)
+        panel = Panel(tuple(labels), np.array(confusion), np.array(prior), np.array(loss))
+        cfg = MediatorConfig.from_mapping(json.loads(cfg_json)).with_changes(escalation=MEDIATED_METHODS[method])
+        cells.append(ReplayCell(str(scenario), int(seed), panel, cfg, tuple(int(h) for h in high),
+                                group["truth"].to_numpy(dtype=np.int64), tuple(group["case_id"]), reports))
     return RunReplay(run_id, method, tuple(cells))

@@ -7,8 +7,9 @@ from dcem.config import MediatorConfig
 from dcem.errors import DcemError
 from dcem.panel import three_level_loss
 from dcem.presets import list_presets, load_preset, save_preset
-from dcem.whatif import SWEEP_PARAMETERS, baseline_metrics, load_run_replay, rescore, sweep
+from dcem.whatif import SWEEP_PARAMETERS, rescore
 from studio.charts import action_mix_figure, tradeoff_figure
+from studio.memo import original_for, replay_for, sweep_for, sweep_values
 from studio.widgets import disclaimer, pick_run, store
 
 st.title("Loss and thresholds (what-if)")
@@ -22,11 +23,8 @@ if run_id is None:
     st.stop()
 method = st.radio("Method", ["dcem", "dcem_noesc"], horizontal=True, key="wi_method",
                   format_func={"dcem": "D-CEM", "dcem_noesc": "D-CEM without escalation"}.get)
-cache_key = f"wi_replay::{run_id}::{method}"
-if cache_key not in st.session_state:
-    with st.spinner("Loading the run's trajectories ..."):
-        st.session_state[cache_key] = load_run_replay(db, run_id, method)
-replay = st.session_state[cache_key]
+with st.spinner("Loading the run's trajectories ..."):
+    replay = replay_for(db, run_id, method)
 first = replay.cells[0]
 labels = list(first.panel.labels)
 start = first.config
@@ -85,10 +83,9 @@ try:
 except (DcemError, ValueError) as exc:
     st.error(f"Settings refused: {exc}")
     st.stop()
-before = rescore(replay)
+before, original = original_for(replay)
 
 st.subheader(f"Metrics over {replay.n_cases} cases")
-original = baseline_metrics(replay)
 k1, k2, k3, k4 = st.columns(4)
 for col, key, label in ((k1, "certified_rate", "Certified"), (k2, "escalation_rate", "Escalated"),
                         (k3, "harmful_consensus", "Harmful consensus"), (k4, "system_risk", "System risk")):
@@ -101,9 +98,7 @@ c1, c2 = st.columns(2)
 c1.plotly_chart(action_mix_figure(result.outcome_mix, before.outcome_mix), key="wi_mix")
 parameter = c2.selectbox("Sweep parameter", SWEEP_PARAMETERS, key="wi_sweep_param")
 current = float(getattr(config, parameter))
-grid = np.linspace(max(current * 0.25, 0.0), current * 2.0 + 0.1, 20) if parameter not in ("window", "t_max") \
-    else np.arange(1, 13)
-curve = sweep(replay, parameter=parameter, values=grid, config=config, loss=edited.to_numpy(dtype=float))
+curve = sweep_for(replay, parameter, config, edited.to_numpy(dtype=float), sweep_values(parameter, float(getattr(start, parameter))))
 y = c2.radio("Against", ["harmful_consensus", "system_risk"], horizontal=True, key="wi_sweep_y")
 c2.plotly_chart(tradeoff_figure(curve, parameter, current, result.metrics, y), key="wi_tradeoff")
 

@@ -1,0 +1,92 @@
+"""Server-side dashboard timings on a run of 10,000 cases.
+
+Usage: python benchmarks/dashboard_benchmark.py [--db PATH]
+
+Without --db it first stores a synthetic run of 100 cells x 100 cases (4 scenarios x 25
+seeds, 2,000 calibration samples per seed) in a temporary file.  It then drives each page
+with Streamlit's AppTest (the same script run the server does, without the browser) and
+times: the first load of every page in a new session, and on the what-if page the rerun
+after a threshold change (re-scoring every case, the 20-point trade-off sweep and all
+figures).  Prints a table and one JSON line.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from dcem.config import MediatorConfig  # noqa: E402
+from dcem.experiment import SyntheticSpec, run_synthetic  # noqa: E402
+from dcem.store import Store  # noqa: E402
+
+PAGES = ("overview", "calibration", "whatif", "walkthrough", "experiments", "review")
+
+
+def build(path: Path) -> None:
+    spec = SyntheticSpec(seeds=tuple(range(25)), n_train=2000, ablation=False,
+                         base_config=MediatorConfig(prior="empirical"))
+    with Store(path) as store:
+        run_synthetic(store, spec)
+
+
+def timed_run(at: AppTest) -> float:
+    t = time.perf_counter()
+    at.run()
+    elapsed = time.perf_counter() - t
+    if at.exception:
+        raise RuntimeError(at.exception[0].message)
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--db", type=Path, default=None)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    db = args.db or Path(tempfile.mkdtemp()) / "bench.duckdb"
+    if not db.exists():
+        print(f"building a 10,000-case run in {db} ...", file=sys.stderr)
+        build(db)
+    os.environ["DCEM_DB"] = str(db)
+    with Store(db) as store:
+        n_cases = store.con.execute("SELECT count(*) FROM cases").fetchone()[0]
+    first_load = {}
+    for page in PAGES:
+        at = AppTest.from_file(str(ROOT / "pages" / f"{page}.py"), default_timeout=300)
+        first_load[page] = timed_run(at)
+    at = AppTest.from_file(str(ROOT / "pages" / "whatif.py"), default_timeout=300)
+    timed_run(at)
+    changes, others = [], []
+    for i in range(args.repeats):
+        # the swept parameter (eps_safe): metrics, mix and figures; the sweep curve is reused
+        at.slider(key="wi_eps_safe").set_value(0.5 + 0.25 * i)
+        changes.append(timed_run(at))
+        # another parameter (beta): the 20-point sweep is recomputed as well
+        at.slider(key="wi_beta").set_value(0.5 + 0.25 * i)
+        others.append(timed_run(at))
+    result = {"benchmark": "dashboard", "cases": n_cases, "first_load_s": first_load,
+              "threshold_change_s_median": statistics.median(changes),
+              "threshold_change_s_min": min(changes),
+              "other_change_with_sweep_s_median": statistics.median(others), "repeats": args.repeats}
+    print(f"cases: {n_cases}")
+    for page, s in first_load.items():
+        print(f"first load {page:12s} {s * 1000:8.0f} ms")
+    print(f"what-if threshold change: median {result['threshold_change_s_median'] * 1000:.0f} ms, "
+          f"best {result['threshold_change_s_min'] * 1000:.0f} ms over {args.repeats}")
+    print(f"what-if change of a non-swept parameter (sweep recomputed): median "
+          f"{result['other_change_with_sweep_s_median'] * 1000:.0f} ms")
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
