@@ -90,6 +90,11 @@ class Store:
         try:
             self.con = duckdb.connect(str(self.path), read_only=read_only)
         except duckdb.Error as exc:
+            if "lock" in str(exc).lower():
+                raise StoreError(
+                    f"the store {self.path.name} is in use by another program (a running dashboard or "
+                    "experiment); wait for it to finish, run the experiment from the dashboard's "
+                    "Experiments page, or use another file with --db / DCEM_DB") from None
             raise StoreError(f"cannot open the store {self.path}: {exc}") from None
         if not read_only:
             migrate(self.con)

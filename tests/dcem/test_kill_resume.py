@@ -59,3 +59,22 @@ def test_killed_run_resumes_without_duplicates(tmp_path: Path) -> None:
         assert dup == (0,)
         assert a.con.execute("SELECT count(*) FROM cases").fetchone() == (12 * 40,)
     assert ma.equals(mb)  # resumed results are identical to an uninterrupted run
+
+
+def test_a_store_in_use_by_another_process_gives_a_clear_message(tmp_path: Path) -> None:
+    db = tmp_path / "busy.duckdb"
+    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); "
+                               "print('ready', flush=True); time.sleep(60)", str(db)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        from dcem.store import StoreError
+        with pytest.raises(StoreError, match="in use by another program"):
+            Store(db)
+        out = subprocess.run([sys.executable, "-m", "dcem", "runs", "--db", str(db)], cwd=ROOT,
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 2 and "in use by another program" in out.stderr
+        assert out.stderr.count("\n") == 1
+    finally:
+        holder.kill()
+        holder.wait()
