@@ -132,20 +132,7 @@ def score_run(replay: RunReplay, cfgs: list[MediatorConfig], loss: np.ndarray | 
         key = (horizon, cfg.t_max, cfg.window, cfg.escalation, cfg.delta, cfg.eps_low)
         groups.setdefault(key, []).append((i, rows[0]))
     for (horizon, *_), members in groups.items():
-        parts: dict[str, list[np.ndarray]] = {"energy": [], "margin": [], "decision": [], "cert": [],
-                                              "challenge": []}
-        for i, _row in members:
-            cell, cfg = replay.cells[i], cfgs[i]
-            assert cell.codes is not None  # grouped cells use the table path
-            tab, tg = _table(replay, i, cfg, loss)
-            cert = certify(tab.energy, tab.margin, cfg)
-            challenge = challenge_codes(tg, cert, cell.panel.n_labels, cfg)
-            codes = cell.codes[:, :horizon]
-            for name, table in (("energy", tab.energy), ("margin", tab.margin), ("decision", tab.decision),
-                                ("cert", cert), ("challenge", challenge)):
-                parts[name].append(table[codes])
-        energy, margin, decision, cert, challenge = (
-            np.concatenate(parts[name]) for name in ("energy", "margin", "decision", "cert", "challenge"))
+        energy, margin, decision, cert, challenge = _gathered(replay, members, cfgs, loss, horizon)
         cfg0 = cfgs[members[0][0]]
         descent = windowed_descent(energy, cfg0.window)
         action, _steer, budget = policy_over_rounds(energy, descent, cert, challenge, cfg0)
@@ -161,6 +148,53 @@ def score_run(replay: RunReplay, cfgs: list[MediatorConfig], loss: np.ndarray | 
         rows_idx = np.concatenate([np.arange(r, r + replay.cells[i].n_cases) for i, r in members])
         out.put(rows_idx, action, out_action, first + 1, decision[n, first], out_cert, out_budget)
     return out
+
+
+def _gathered(replay: RunReplay, members: list[tuple[int, int]], cfgs: list[MediatorConfig],
+              loss: np.ndarray | None, horizon: int) -> tuple[np.ndarray, ...]:
+    """Per-(case, round) energy, margin, decision, rule 1 and challenge codes of a group.
+
+    When the group's cells share eps_safe, m_safe, s_asym and the steer gate, the
+    threshold-free gathers (energy, margin, decision, raw challenge and gate value) are
+    memoised on the replay and rule 1 and the challenge eligibility are applied to the
+    whole group at once, so moving a threshold costs no per-cell work.
+    """
+    shared = {(cfgs[i].eps_safe, cfgs[i].m_safe, cfgs[i].s_asym, cfgs[i].steer_gate) for i, _ in members}
+    if len(shared) == 1:
+        cfg0 = cfgs[members[0][0]]
+        key = ("gathered", tuple(i for i, _ in members), None if loss is None else loss.tobytes(),
+               tuple(getattr(cfg0, name) for name in _TABLE_FIELDS), horizon)
+        hit = replay._tables.get(key)
+        if hit is None:
+            cols: dict[str, list[np.ndarray]] = {n: [] for n in ("energy", "margin", "decision", "code", "gate")}
+            for i, _row in members:
+                cell = replay.cells[i]
+                assert cell.codes is not None
+                tab, tg = _table(replay, i, cfgs[i], loss)
+                k = cell.panel.n_labels
+                code = (tg.agent * k + tg.current) * k + tg.alternative
+                codes = cell.codes[:, :horizon]
+                for name, table in (("energy", tab.energy), ("margin", tab.margin), ("decision", tab.decision),
+                                    ("code", code), ("gate", tg.value)):
+                    cols[name].append(table[codes])
+            hit = replay._tables[key] = tuple(np.concatenate(cols[n]) for n in
+                                              ("energy", "margin", "decision", "code", "gate"))
+        energy, margin, decision, code, gate = hit
+        cert = certify(energy, margin, cfg0)
+        challenge = np.where((gate >= cfg0.s_asym) & ~cert, code, -1)
+        return energy, margin, decision, cert, challenge
+    parts: dict[str, list[np.ndarray]] = {"energy": [], "margin": [], "decision": [], "cert": [], "challenge": []}
+    for i, _row in members:
+        cell, cfg = replay.cells[i], cfgs[i]
+        assert cell.codes is not None  # grouped cells use the table path
+        tab, tg = _table(replay, i, cfg, loss)
+        cert = certify(tab.energy, tab.margin, cfg)
+        challenge = challenge_codes(tg, cert, cell.panel.n_labels, cfg)
+        codes = cell.codes[:, :horizon]
+        for name, table in (("energy", tab.energy), ("margin", tab.margin), ("decision", tab.decision),
+                            ("cert", cert), ("challenge", challenge)):
+            parts[name].append(table[codes])
+    return tuple(np.concatenate(parts[name]) for name in ("energy", "margin", "decision", "cert", "challenge"))
 
 
 def cell_losses(replay: RunReplay, loss: np.ndarray | None) -> list[np.ndarray]:
