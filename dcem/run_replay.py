@@ -115,6 +115,11 @@ class RunReplay:
         return int(self.case_id.shape[0])
 
     @property
+    def max_rounds(self) -> int:
+        """The longest recorded trajectory (a larger t_max cannot change any outcome)."""
+        return max(int(c.reports.shape[1]) for c in self.cells)
+
+    @property
     def scenarios(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(c.scenario for c in self.cells))
 

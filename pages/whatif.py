@@ -65,6 +65,8 @@ values = {
     "delta": s2.slider("delta", -1.0, 2.0, float(start.delta), 0.01, key="wi_delta"),
     "s_asym": s2.slider("s_asym", 0.0, 5.0, float(start.s_asym), 0.05, key="wi_s_asym"),
     "window": s2.slider("window W", 1, 6, int(start.window), key="wi_window"),
+    "t_max": s2.slider("round budget t_max", 1, replay.max_rounds, min(int(start.t_max), replay.max_rounds),
+                       key="wi_t_max"),
     "alpha": s3.slider("alpha", 0.0, 3.0, float(start.alpha), 0.05, key="wi_alpha"),
     "beta": s3.slider("beta", 0.0, 3.0, float(start.beta), 0.05, key="wi_beta"),
     "gamma": s3.slider("gamma", 0.0, 3.0, float(start.gamma), 0.05, key="wi_gamma"),

@@ -60,3 +60,11 @@ def test_loss_preset_rescores_and_settings_save_as_a_preset(page: tuple[AppTest,
     assert any("Saved preset 'strict'" in s.value for s in at.success)
     with Store(db) as store:
         assert list(list_presets(store)["name"]) == ["strict"]
+
+
+def test_a_shorter_round_budget_shortens_episodes(page: tuple[AppTest, Path]) -> None:
+    at = page[0].run()
+    before = _metric(at, "avg_rounds")
+    at.slider(key="wi_t_max").set_value(2).run()
+    assert not at.exception
+    assert _metric(at, "avg_rounds") <= 2.0 < before
