@@ -34,3 +34,10 @@ def test_library_files_stay_small() -> None:
 def test_app_entry_only_routes() -> None:
     names = imported_modules(ROOT / "app.py")
     assert names == {"streamlit"}
+
+
+def test_sag_never_imports_the_ui() -> None:
+    forbidden = {"streamlit", "pages", "studio"}
+    offenders = {str(p.relative_to(ROOT)): imported_modules(p) & forbidden
+                 for p in (ROOT / "sag").rglob("*.py")}
+    assert {k: v for k, v in offenders.items() if v} == {}

@@ -1,0 +1,1 @@
+"""Tests for the sag package (local LLM agents and clinical datasets)."""
