@@ -134,9 +134,36 @@ _M002 = [
     )""",
 ]
 
+_M003 = [
+    """CREATE TABLE llm_calls (
+        call_id VARCHAR PRIMARY KEY,
+        cache_key VARCHAR NOT NULL,
+        run_id VARCHAR,
+        case_id VARCHAR,
+        agent INTEGER,
+        round INTEGER,
+        purpose VARCHAR NOT NULL,
+        backend VARCHAR NOT NULL,
+        model VARCHAR NOT NULL,
+        model_sha256 VARCHAR NOT NULL,
+        messages_json VARCHAR NOT NULL,
+        options_json VARCHAR NOT NULL,
+        raw_reply VARCHAR,
+        parsed_json VARCHAR,
+        probabilities DOUBLE[],
+        prompt_tokens INTEGER,
+        completion_tokens INTEGER,
+        duration_s DOUBLE,
+        error VARCHAR,
+        created_at TIMESTAMP NOT NULL
+    )""",
+    "CREATE INDEX llm_calls_cache_key ON llm_calls (cache_key)",
+]
+
 MIGRATIONS: list[tuple[str, list[str]]] = [
     ("001_runs_cells_cases_traces_outcomes_metrics", _M001),
     ("002_presets_reviews", _M002),
+    ("003_llm_calls", _M003),
 ]
 
 

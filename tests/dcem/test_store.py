@@ -34,6 +34,9 @@ EXPECTED_COLUMNS = {
     "presets": ["preset_id", "name", "config_json", "loss", "labels", "note", "created_at"],
     "reviews": ["review_id", "run_id", "case_id", "method", "final_label", "comment", "reviewer",
                 "created_at"],
+    "llm_calls": ["call_id", "cache_key", "run_id", "case_id", "agent", "round", "purpose", "backend", "model",
+                  "model_sha256", "messages_json", "options_json", "raw_reply", "parsed_json", "probabilities",
+                  "prompt_tokens", "completion_tokens", "duration_s", "error", "created_at"],
 }
 
 
