@@ -97,6 +97,7 @@ class LlamaCppBackend:
             template=template, eos_token=model.token_get_text(self.llm.token_eos()),
             bos_token=model.token_get_text(self.llm.token_bos()))
         self._lock = threading.Lock()  # one llama context: calls must not interleave
+        self.last_reused = 0  # prompt tokens taken from the KV cache by the last score_options
 
     # ------------------------------------------------------------------ generate
     def generate(self, messages: Sequence[Message], options: GenerationOptions) -> Reply:
@@ -155,7 +156,7 @@ class LlamaCppBackend:
         start = time.perf_counter()
         with self._lock:
             tokens = self.prompt_tokens(messages)
-            self._eval_reusing_prefix(tokens)
+            self.last_reused = self._eval_reusing_prefix(tokens)
             ptr = llama_cpp.llama_get_logits_ith(self.llm.ctx, -1)
             logits = np.ctypeslib.as_array(ptr, shape=(self.llm.n_vocab(),)).astype(np.float64)
             ids = [self.option_token(o) for o in options]

@@ -50,10 +50,11 @@ def test_prefix_reuse_across_rounds_gives_the_fresh_result(backend: LlamaCppBack
     backend.llm.reset()
     backend.score_options(round1, OPTIONS)
     reused = backend.score_options(round2, OPTIONS)
+    assert backend.last_reused >= 64  # whole blocks of the shared prefix came from the cache
     backend.llm.reset()
     fresh = backend.score_options(round2, OPTIONS)
+    assert backend.last_reused == 0
     assert reused.logprobs == fresh.logprobs
-    assert reused.duration_s < fresh.duration_s * 1.5 + 0.05  # reuse never costs more
 
 
 def test_generation_and_json_schema(backend: LlamaCppBackend) -> None:
