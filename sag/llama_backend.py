@@ -17,6 +17,7 @@ for the same reason.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import math
 import os
@@ -30,11 +31,24 @@ import numpy as np
 from sag.backends import BackendError
 from sag.messages import GenerationOptions, Message, OptionScores, Reply
 
-__all__ = ["LlamaCppBackend", "file_sha256", "detect_gpu_layers", "BLOCK"]
+__all__ = ["LlamaCppBackend", "file_sha256", "detect_gpu_layers", "plain_prompt", "BLOCK"]
 
 BLOCK = 64  # tokens per evaluation block (see the module docstring)
 
 log = logging.getLogger(__name__)
+
+
+def plain_prompt(messages: Sequence[Message]) -> str:
+    """A transcript for base models without a chat template; ends where the answer starts."""
+    parts = []
+    for m in messages:
+        if m.role.value == "system":
+            parts.append(m.content.strip())
+        elif m.role.value == "user":
+            parts.append(f"Question:\n{m.content.strip()}")
+        else:
+            parts.append(f"Answer: {m.content.strip()}")
+    return "\n\n".join(parts) + "\n\nAnswer:"
 
 
 def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
@@ -90,12 +104,12 @@ class LlamaCppBackend:
         self.model_id = self.path.name
         self.model_sha256 = sha256 or file_sha256(self.path)
         template = self.llm.metadata.get("tokenizer.chat_template")
-        if not template:
-            raise BackendError(f"{self.path.name} has no chat template in its metadata")
         model = self.llm._model
+        # A base model (no chat template) is prompted with a plain transcript instead.
+        self.chat = bool(template)
         self._formatter = Jinja2ChatFormatter(
             template=template, eos_token=model.token_get_text(self.llm.token_eos()),
-            bos_token=model.token_get_text(self.llm.token_bos()))
+            bos_token=model.token_get_text(self.llm.token_bos())) if template else None
         self._lock = threading.Lock()  # one llama context: calls must not interleave
         self.last_reused = 0  # prompt tokens taken from the KV cache by the last score_options
 
@@ -103,17 +117,27 @@ class LlamaCppBackend:
     def generate(self, messages: Sequence[Message], options: GenerationOptions) -> Reply:
         kwargs: dict[str, Any] = {"temperature": options.temperature, "seed": options.seed,
                                   "max_tokens": options.max_tokens}
-        if options.json_schema is not None:
+        if options.json_schema is not None and self.chat:
             kwargs["response_format"] = {"type": "json_object", "schema": options.json_schema}
+        elif options.json_schema is not None:
+            from llama_cpp import LlamaGrammar
+
+            kwargs["grammar"] = LlamaGrammar.from_json_schema(json.dumps(options.json_schema), verbose=False)
         start = time.perf_counter()
         with self._lock:
             self.llm.reset()
             try:
-                out = self.llm.create_chat_completion(messages=[m.to_dict() for m in messages], **kwargs)
+                if self.chat:
+                    out = self.llm.create_chat_completion(messages=[m.to_dict() for m in messages], **kwargs)
+                    text = out["choices"][0]["message"].get("content") or ""
+                else:
+                    out = self.llm.create_completion(prompt=plain_prompt(messages), stop=["\nQuestion:"],
+                                                     **kwargs)
+                    text = out["choices"][0].get("text") or ""
             except ValueError as exc:  # e.g. prompt longer than the context
                 raise BackendError(str(exc)) from None
         usage = out.get("usage", {})
-        return Reply(text=out["choices"][0]["message"].get("content") or "",
+        return Reply(text=text,
                      prompt_tokens=int(usage.get("prompt_tokens", 0)),
                      completion_tokens=int(usage.get("completion_tokens", 0)),
                      duration_s=time.perf_counter() - start)
@@ -121,6 +145,8 @@ class LlamaCppBackend:
     # --------------------------------------------------------------------- score
     def prompt_tokens(self, messages: Sequence[Message]) -> list[int]:
         """Token ids of the chat prompt, ending where the assistant's reply starts."""
+        if self._formatter is None:
+            return self.llm.tokenize(plain_prompt(messages).encode("utf-8"), add_bos=True, special=False)
         prompt = self._formatter(messages=[m.to_dict() for m in messages]).prompt
         return self.llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
 

@@ -86,3 +86,21 @@ def test_bad_model_files_and_over_long_prompts(tmp_path: Path, backend: LlamaCpp
     long_case = "The patient reports chest pain. " * 400
     with pytest.raises(BackendError, match="exceeds the context"):
         backend.score_options(_chat(long_case), OPTIONS)
+
+
+def test_base_model_without_chat_template_uses_a_plain_transcript(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from sag.llama_backend import plain_prompt
+    from sag.llm_agent import DiagnosticAgent
+    from sag.models import resolve
+
+    text = plain_prompt([Message(Role.SYSTEM, "Be brief."), Message(Role.USER, "Which one?")])
+    assert text == "Be brief.\n\nQuestion:\nWhich one?\n\nAnswer:"
+    monkeypatch.setenv("DCEM_MODEL_CACHE", str(tmp_path))
+    gemma = LlamaCppBackend(resolve("gemma3-270m"), n_ctx=1024, n_threads=2)
+    assert gemma.chat is False
+    labels = ("Anaphylaxis", "GERD", "URTI")
+    scored = DiagnosticAgent(gemma, labels).classify("Runny nose and sneezing for two days.")
+    assert scored.probabilities.sum() == pytest.approx(1.0) and 0 <= scored.label < 3
+    structured = DiagnosticAgent(gemma, labels, mode="json").classify("Runny nose and sneezing for two days.")
+    assert 0 <= structured.label < 3 and structured.probabilities.sum() == pytest.approx(1.0)
