@@ -4,8 +4,11 @@ Any batch of agents that implements :class:`Agents` can be mediated: the rule ag
 the synthetic world (:class:`dcem.rule_agents.RuleAgents`) or language-model agents.
 One call plays N cases in lock-step, round ``t = 1 .. cfg.t_max``:
 
-1. ``agents.report(t)`` gives the label reports, int (N, A);
-2. :func:`dcem.state.assess_reports` computes the round's mediator state;
+1. ``agents.report(t)`` gives the label reports, int (N, A); agents whose
+   ``soft_reports`` attribute is true give probability vectors (N, A, K) instead (the
+   language-model agents), and their reported label is each vector's argmax;
+2. :func:`dcem.state.assess_reports` (or :func:`~dcem.state.assess_probabilities` for
+   probability reports) computes the round's mediator state;
 3. the descent is the last column of :func:`dcem.energy.windowed_descent` over the
    energy history so far;
 4. :func:`dcem.policy.policy_step` picks the action, given the challenges issued so far;
@@ -35,7 +38,7 @@ from dcem.energy import windowed_descent
 from dcem.errors import InputError
 from dcem.panel import Panel
 from dcem.policy import Action, policy_step
-from dcem.state import assess_reports
+from dcem.state import assess_probabilities, assess_reports
 
 __all__ = ["SteerRequest", "Agents", "LiveRun", "deliberate", "first_terminal"]
 
@@ -69,7 +72,8 @@ class Agents(Protocol):
     def n_cases(self) -> int: ...
 
     def report(self, t: int) -> np.ndarray:
-        """Label reports of round t (1-based), int ndarray of shape (N, A)."""
+        """Reports of round t (1-based): int labels (N, A), or probability vectors
+        (N, A, K) when the agents have a true ``soft_reports`` attribute."""
         ...
 
     def steer(self, request: SteerRequest) -> Sequence[tuple[str, ...]]:
@@ -86,6 +90,7 @@ class LiveRun:
     certified, budget : bool (N, T); outcome_action, outcome_round, outcome_decision :
     int (N,); outcome_certified, outcome_budget : bool (N,);
     steer_features : {(case index, 1-based round): S(t) names}.
+    probabilities : (N, T, A, K) normalised probability reports, or None for label agents.
     """
 
     reports: np.ndarray
@@ -105,6 +110,7 @@ class LiveRun:
     outcome_certified: np.ndarray
     outcome_budget: np.ndarray
     steer_features: dict[tuple[int, int], tuple[str, ...]] = field(default_factory=dict)
+    probabilities: np.ndarray | None = None
 
 
 def first_terminal(action: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -145,13 +151,23 @@ def deliberate(panel: Panel, agents: Agents, cfg: MediatorConfig, *,
     issued = np.zeros((n, a, k, k), dtype=bool)
     finished = np.zeros(n, dtype=bool)
     features: dict[tuple[int, int], tuple[str, ...]] = {}
+    soft = bool(getattr(agents, "soft_reports", False))
+    probabilities = np.empty((n, horizon, a, k)) if soft else None
     for i in range(horizon):
         t = i + 1
         got = np.asarray(agents.report(t))
-        if got.shape != (n, a):
-            raise InputError("reports", f"round {t}: expected shape {(n, a)}, got {got.shape}")
-        reports[:, i] = got
-        state = assess_reports(panel, reports[:, i], cfg)
+        if soft:
+            if got.shape != (n, a, k):
+                raise InputError("reports", f"round {t}: expected probabilities of shape {(n, a, k)}, "
+                                 f"got {got.shape}")
+            state = assess_probabilities(panel, got, cfg)
+            probabilities[:, i] = got / got.sum(axis=-1, keepdims=True)  # type: ignore[index]
+            reports[:, i] = state.reports
+        else:
+            if got.shape != (n, a):
+                raise InputError("reports", f"round {t}: expected shape {(n, a)}, got {got.shape}")
+            reports[:, i] = got
+            state = assess_reports(panel, reports[:, i], cfg)
         energy[:, i] = state.energy
         margin[:, i] = state.margin
         decision[:, i] = state.decision
@@ -180,4 +196,4 @@ def deliberate(panel: Panel, agents: Agents, cfg: MediatorConfig, *,
               int((action == Action.DIFFERENTIAL_STEER).sum()))
     return LiveRun(reports, energy, margin, descent, decision, action, s_agent, s_cur, s_alt,
                    certified, budget, out_action, first + 1, decision[rows, first], out_cert,
-                   out_budget, features)
+                   out_budget, features, probabilities)

@@ -129,3 +129,59 @@ def test_protocol_and_shape_checks() -> None:
     scripted: Agents = Scripted(np.zeros((5, 12, 3), dtype=int))
     with pytest.raises(InputError):
         deliberate(panel, scripted, MediatorConfig())
+
+
+class _SoftAgents:
+    """Probability-reporting agents that sharpen towards the truth each round."""
+
+    soft_reports = True
+
+    def __init__(self, truth: np.ndarray, k: int, rng: np.random.Generator) -> None:
+        self.truth, self.k, self.rng, self.steers = truth, k, rng, 0
+
+    @property
+    def n_agents(self) -> int:
+        return 2
+
+    @property
+    def n_cases(self) -> int:
+        return len(self.truth)
+
+    def report(self, t: int) -> np.ndarray:
+        noise = self.rng.dirichlet(np.ones(self.k), size=(len(self.truth), 2))
+        peak = np.zeros((len(self.truth), 2, self.k))
+        peak[np.arange(len(self.truth)), :, self.truth] = 1.0
+        w = min(0.15 * t, 0.9)
+        return (1 - w) * noise + w * peak
+
+    def steer(self, request) -> list[tuple[str, ...]]:  # type: ignore[no-untyped-def]
+        self.steers += len(request.cases)
+        return [("cue",)] * len(request.cases)
+
+
+def test_probability_reports_are_mediated_and_replay_identically() -> None:
+    from dcem.config import MediatorConfig
+    from dcem.deliberation import deliberate
+    from dcem.panel import Panel, three_level_loss
+    from dcem.replay import score_probabilities
+
+    k = 4
+    rng = np.random.default_rng(3)
+    conf = np.full((2, k, k), 0.1) + 0.6 * np.eye(k)
+    panel = Panel(tuple("abcd"), conf / conf.sum(-1, keepdims=True), np.full(k, 1 / k),
+                  three_level_loss(k, [0], 4.0))
+    truth = rng.integers(0, k, 40)
+    cfg = MediatorConfig(t_max=6, eps_safe=1.0, eps_low=2.5, s_asym=0.8)
+    agents = _SoftAgents(truth, k, rng)
+    run = deliberate(panel, agents, cfg)
+    assert run.probabilities is not None and run.probabilities.shape == (40, 6, 2, k)
+    np.testing.assert_allclose(run.probabilities.sum(-1), 1.0)
+    np.testing.assert_array_equal(run.reports, run.probabilities.argmax(-1))
+    replay = score_probabilities(panel, run.probabilities, cfg)
+    np.testing.assert_array_equal(replay.outcome_action, run.outcome_action)
+    np.testing.assert_array_equal(replay.outcome_round, run.outcome_round)
+    np.testing.assert_array_equal(replay.outcome_decision, run.outcome_decision)
+    assert agents.steers == int((run.action == 1).sum())
+    with pytest.raises(InputError, match="expected probabilities of shape"):
+        bad = _SoftAgents(truth, k + 1, rng)
+        deliberate(panel, bad, cfg)
