@@ -20,10 +20,27 @@ from typing import Any, Union
 
 from sag.backends import BackendError
 
-__all__ = ["GGUF_MAGIC", "ArrayInfo", "GgufHeader", "read_gguf_header", "file_type_name",
+__all__ = ["GGUF_MAGIC", "check_gguf_file", "ArrayInfo", "GgufHeader", "read_gguf_header", "file_type_name",
            "tensor_type_name"]
 
 GGUF_MAGIC = b"GGUF"
+
+
+def check_gguf_file(path: Path, prefix: str = "") -> Path:
+    """``path`` if it is a readable file starting with the GGUF magic bytes, else a
+    :class:`BackendError` (``prefix`` names the model key in the message)."""
+    if not path.exists():
+        raise BackendError(f"{prefix}model file not found (no such file): {path}")
+    if not path.is_file():
+        raise BackendError(f"{prefix}{path} is not a file")
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4)
+    except OSError as exc:
+        raise BackendError(f"{prefix}cannot read {path} ({exc.strerror})") from None
+    if head != GGUF_MAGIC:
+        raise BackendError(f"{prefix}{path.name} is not a GGUF model file (it starts with {head!r}, not b'GGUF')")
+    return path
 SHORT_ARRAY = 16  # arrays up to this length are kept as tuples
 
 # value type -> struct format for the fixed-size types (8 = string, 9 = array)

@@ -29,6 +29,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from sag.backends import BackendError
+from sag.gguf_info import check_gguf_file
 from sag.messages import GenerationOptions, Message, OptionScores, Reply
 
 __all__ = ["LlamaCppBackend", "file_sha256", "detect_gpu_layers", "plain_prompt", "BLOCK"]
@@ -84,12 +85,7 @@ class LlamaCppBackend:
 
     def __init__(self, path: str | os.PathLike[str], *, n_ctx: int = 2048, n_threads: int | None = None,
                  seed: int = 0, n_gpu_layers: int | None = None, sha256: str | None = None) -> None:
-        self.path = Path(path)
-        if not self.path.is_file():
-            raise BackendError(f"model file not found: {self.path}")
-        with open(self.path, "rb") as fh:
-            if fh.read(4) != b"GGUF":
-                raise BackendError(f"{self.path.name} is not a GGUF model file")
+        self.path = check_gguf_file(Path(path))
         try:
             from llama_cpp import Llama
             from llama_cpp.llama_chat_format import Jinja2ChatFormatter

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from sag.backends import BackendError
-from sag.gguf_info import GGUF_MAGIC, file_type_name, read_gguf_header
+from sag.gguf_info import check_gguf_file, file_type_name, read_gguf_header
 from sag.model_cache import cached_sha256
 
 __all__ = ["ModelInfo", "model_info"]
@@ -46,15 +46,6 @@ class ModelInfo:
     @property
     def size_mb(self) -> float:
         return self.size_bytes / 1e6
-
-
-def _check_file(path: Path) -> None:
-    if not path.is_file():
-        raise BackendError(f"model file not found: {path}")
-    with open(path, "rb") as fh:
-        head = fh.read(4)
-    if head != GGUF_MAGIC:
-        raise BackendError(f"{path.name} is not a GGUF model file (it starts with {head!r}, not b'GGUF')")
 
 
 def _opt_str(value: object) -> str | None:
@@ -106,7 +97,7 @@ def model_info(path: str | os.PathLike[str]) -> ModelInfo:
     :class:`BackendError` for a missing or non-GGUF file.
     """
     path = Path(path)
-    _check_file(path)
+    check_gguf_file(path)
     try:
         facts = _from_header(path)
     except BackendError as exc:

@@ -27,7 +27,7 @@ from pathlib import Path
 from types import ModuleType
 
 from sag.backends import BackendError
-from sag.gguf_info import GGUF_MAGIC
+from sag.gguf_info import check_gguf_file
 from sag.model_cache import cached_sha256, model_cache_dir, remember_sha256
 from sag.model_info import ModelInfo, model_info
 
@@ -139,18 +139,7 @@ def available_models() -> list[ModelSpec]:
 
 # ---------------------------------------------------------------- local and hub files
 def _check_gguf(path: Path, key: str) -> Path:
-    if not path.exists():
-        raise BackendError(f"{key}: no such file: {path}")
-    if not path.is_file():
-        raise BackendError(f"{key}: {path} is not a file")
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(4)
-    except OSError as exc:
-        raise BackendError(f"{key}: cannot read {path} ({exc.strerror})") from None
-    if head != GGUF_MAGIC:
-        raise BackendError(f"{key}: {path.name} is not a GGUF model file (it starts with {head!r}, not b'GGUF')")
-    return path
+    return check_gguf_file(path, f"{key}: ")
 
 
 def _file_path(key: str) -> Path:
