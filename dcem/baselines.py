@@ -12,6 +12,13 @@
   Bayes decision, no mediator actions (1 round).
 * D-CEM without escalation is the live loop with ``MediatorConfig.escalation=False``.
 
+Agents that report probability vectors (N, A, K) instead of labels: the single best
+takes their argmax labels (:func:`dcem.soft.argmax_labels`) as they are;
+:func:`fixed_pool_probabilities` pools the soft posteriors
+(:func:`dcem.posterior.soft_report_posteriors`); a free discussion among such agents
+decides with :func:`pooled_decision_probabilities` on its last round.  A one-hot vector
+gives exactly the label posterior, so one-hot reports reproduce the label baselines.
+
 Every baseline decides (STOP_AND_DECIDE) and never certifies: ``certified`` is False.
 Matching: callers build each method's agents from the same seed, so round-1 reports
 are the same draws for every method.
@@ -29,11 +36,13 @@ from dcem.errors import InputError
 from dcem.panel import Panel
 from dcem.policy import Action
 from dcem.pooling import log_pool, pool_weights
-from dcem.posterior import report_posteriors
+from dcem.posterior import report_posteriors, soft_report_posteriors
 from dcem.rule_agents import RuleAgents, sample_reports
-from dcem.state import assess_reports
+from dcem.soft import argmax_labels, check_probabilities, normalised
+from dcem.state import assess_probabilities, assess_reports
 
-__all__ = ["KAPPA", "BaselineRun", "best_agent", "single_best", "fixed_pool", "free_discussion"]
+__all__ = ["KAPPA", "BaselineRun", "best_agent", "single_best", "fixed_pool", "fixed_pool_probabilities",
+           "free_discussion", "pooled_decision_probabilities"]
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +55,9 @@ class BaselineRun:
 
     reports : int (N, T, A) every round played; decision : int (N,);
     action : int (N,) (always STOP_AND_DECIDE); rounds : int (N,) (= T);
-    certified, budget : bool (N,) (always False).
+    certified, budget : bool (N,) (always False);
+    probabilities : (N, T, A, K) normalised probability reports, or None for label reports
+    (``reports`` are then their argmax labels).
     """
 
     reports: np.ndarray
@@ -55,14 +66,16 @@ class BaselineRun:
     rounds: np.ndarray
     certified: np.ndarray
     budget: np.ndarray
+    probabilities: np.ndarray | None = None
 
 
-def _decided(reports: np.ndarray, decision: np.ndarray) -> BaselineRun:
+def _decided(reports: np.ndarray, decision: np.ndarray,
+             probabilities: np.ndarray | None = None) -> BaselineRun:
     n, rounds = reports.shape[:2]
     return BaselineRun(reports, np.asarray(decision, dtype=np.int64),
                        np.full(n, Action.STOP_AND_DECIDE, dtype=np.int8),
                        np.full(n, rounds, dtype=np.int64), np.zeros(n, dtype=bool),
-                       np.zeros(n, dtype=bool))
+                       np.zeros(n, dtype=bool), probabilities)
 
 
 def best_agent(cal_accuracy: np.ndarray) -> int:
@@ -95,6 +108,35 @@ def fixed_pool(panel: Panel, first_reports: np.ndarray, cal_accuracy: np.ndarray
     omega = pool_weights(acc, lambda_pool=cfg.lambda_pool, rho_min=cfg.rho_min, omega_min=cfg.omega_min)
     q = log_pool(post, np.broadcast_to(omega, r.shape))
     return _decided(r[:, None, :], bayes_decision(panel.loss, q).best)
+
+
+def fixed_pool_probabilities(panel: Panel, first_probs: np.ndarray, cal_accuracy: np.ndarray,
+                             cfg: MediatorConfig) -> BaselineRun:
+    """:func:`fixed_pool` for probability-vector reports ``first_probs`` (N, A, K).
+
+    Each vector is normalised, its posterior is the soft posterior
+    (:func:`dcem.posterior.soft_report_posteriors`) and its reported label the argmax;
+    the weights and the decision are those of :func:`fixed_pool`.  Returns reports
+    (N, 1, A) = the argmax labels and probabilities (N, 1, A, K) = the normalised vectors.
+    """
+    probs = normalised(check_probabilities(first_probs, panel.n_agents, panel.n_labels, ndim=3,
+                                           field="first_probs"))
+    r = argmax_labels(probs)
+    post = soft_report_posteriors(panel.confusion, panel.prior, probs)  # (N, A, K)
+    acc = np.asarray(cal_accuracy, dtype=float)
+    omega = pool_weights(acc, lambda_pool=cfg.lambda_pool, rho_min=cfg.rho_min, omega_min=cfg.omega_min)
+    q = log_pool(post, np.broadcast_to(omega, r.shape))
+    return _decided(r[:, None, :], bayes_decision(panel.loss, q).best, probs[:, None])
+
+
+def pooled_decision_probabilities(panel: Panel, probs: np.ndarray, cfg: MediatorConfig) -> np.ndarray:
+    """Bayes decision (eq. 8) of the D-CEM log pool of one round of probability reports.
+
+    probs : (N, A, K), e.g. the last round of a free discussion among agents that report
+    probability vectors.  Returns int64 (N,): ``assess_probabilities(...).decision``.
+    """
+    arr = check_probabilities(probs, panel.n_agents, panel.n_labels, ndim=3)
+    return np.asarray(assess_probabilities(panel, arr, cfg).decision, dtype=np.int64)
 
 
 def free_discussion(panel: Panel, agents: RuleAgents, cfg: MediatorConfig, *, rounds: int,

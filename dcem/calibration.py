@@ -19,7 +19,9 @@ the costed objective of eq. (1) on recorded calibration trajectories,
     J = mean_i [ 1{DEC} L(d_i, y_i) + 1{ESC} c_esc + c * tau_i ],
 
 where the outcome (action, decision, round tau) of each trajectory is recomputed by
-:func:`dcem.replay.score_reports` for every candidate.  Defaults: ``c = 0.01`` per
+:func:`dcem.replay.score_reports` for every candidate (for probability-vector reports,
+by the policy over the mediator states of :func:`dcem.state.assess_probabilities`,
+computed once: the states do not depend on the thresholds).  Defaults: ``c = 0.01`` per
 round and ``c_esc = 0.5``.  Why 0.5: an escalation can only beat a decision when its
 cost is below the Bayes decision's expected loss, and under the synthetic loss
 (K = 3, l_high = 3) that expected loss never exceeds 6/7 (reached at Q = (1/7, 3/7,
@@ -39,11 +41,13 @@ from dcem.config import MediatorConfig
 from dcem.errors import InputError
 from dcem.panel import Panel
 from dcem.policy import Action
-from dcem.replay import Scored, score_reports
+from dcem.replay import Scored, score_reports, score_states
+from dcem.soft import check_probabilities
+from dcem.state import RoundState, assess_probabilities
 
 __all__ = [
     "ALPHA", "C_ESC", "C_ROUND", "estimate_confusion", "estimate_prior", "costed_objective",
-    "ThresholdGrid", "ThresholdFit", "fit_thresholds",
+    "ThresholdGrid", "ThresholdFit", "fit_thresholds", "soft_states",
 ]
 
 log = logging.getLogger(__name__)
@@ -148,17 +152,37 @@ def _cuts(values: np.ndarray, limit: int) -> np.ndarray:
     return mids
 
 
-def fit_thresholds(panel: Panel, reports: np.ndarray, truth: np.ndarray,
+def soft_states(panel: Panel, probabilities: np.ndarray, cfg: MediatorConfig) -> RoundState:
+    """Mediator states of probability reports (N, T, A, K), cut to ``min(T, cfg.t_max)``.
+
+    They depend on the panel and the non-threshold fields of ``cfg`` only, so
+    ``score_states(soft_states(panel, p, base), cand)`` equals
+    ``score_probabilities(panel, p, cand)`` for every ``cand`` that differs from ``base``
+    in eps_safe, eps_low, m_safe or delta alone.
+    """
+    probs = check_probabilities(probabilities, panel.n_agents, panel.n_labels, ndim=4)
+    if probs.shape[1] < 1:
+        raise InputError("probabilities", "at least one round of reports is required")
+    return assess_probabilities(panel, probs[:, : min(probs.shape[1], cfg.t_max)], cfg)
+
+
+def fit_thresholds(panel: Panel, reports: np.ndarray | None, truth: np.ndarray,
                    base: MediatorConfig, *, c_esc: float = C_ESC, c_round: float = C_ROUND,
-                   grid: ThresholdGrid | None = None) -> ThresholdFit:
+                   grid: ThresholdGrid | None = None,
+                   probabilities: np.ndarray | None = None) -> ThresholdFit:
     """Fit eps_safe, eps_low, m_safe and delta on calibration trajectories.
 
     Parameters
     ----------
     panel : Panel estimated on calibration data
-    reports : int (N_cal, T, A), recorded reports of calibration cases
+    reports : int (N_cal, T, A), recorded reports of calibration cases; with
+        ``probabilities`` they are only checked against its shape (may be None)
     truth : int (N_cal,)
     base : starting configuration; every other field is kept
+    probabilities : optional (N_cal, T, A, K) probability-vector reports; when given,
+        candidates (and the energy and margin cut points) come from the soft path
+        (:func:`soft_states` once, then :func:`dcem.replay.score_states` per candidate,
+        identical to :func:`dcem.replay.score_probabilities`)
 
     Candidates: energy cut points between the distinct energies observed in
     ``reports`` (plus one below all, "never certify", and one above all, "never
@@ -170,15 +194,34 @@ def fit_thresholds(panel: Panel, reports: np.ndarray, truth: np.ndarray,
     """
     grid = grid or ThresholdGrid()
     y = np.asarray(truth, dtype=np.intp)
-    if reports.shape[0] != y.shape[0]:
-        raise InputError("truth", f"{y.shape[0]} labels for {reports.shape[0]} trajectories")
-    detail = score_reports(panel, reports, base, detail=True)
-    assert detail.state is not None
-    energies = detail.energy.ravel()
+    states: RoundState | None = None
+    if probabilities is not None:
+        states = soft_states(panel, probabilities, base)
+        shape = np.shape(probabilities)[:3]
+        if reports is not None and np.shape(reports) != shape:
+            raise InputError("reports", f"shape {np.shape(reports)} does not match probabilities {shape}")
+        n_traj = shape[0]
+    elif reports is None:
+        raise InputError("reports", "reports (or probabilities) are required")
+    else:
+        n_traj = reports.shape[0]
+    if n_traj != y.shape[0]:
+        raise InputError("truth", f"{y.shape[0]} labels for {n_traj} trajectories")
+
+    def run(cfg: MediatorConfig) -> Scored:
+        # thresholds are policy-only fields: the soft states are reused for every candidate
+        return score_reports(panel, reports, cfg) if states is None else score_states(states, cfg)
+
+    if states is None:
+        detail = score_reports(panel, reports, base, detail=True)
+        assert detail.state is not None
+        energies, margins = detail.energy.ravel(), detail.margin.ravel()
+    else:
+        energies, margins = states.energy.ravel(), states.margin.ravel()
     e_cuts = _cuts(energies, grid.max_levels)
     lo, hi = float(energies.min()), float(energies.max())
     eps_cands = np.unique(np.concatenate([[max(lo / 2.0, 0.0)] if lo > 0 else [0.0], e_cuts, [hi + 1.0]]))
-    m_cands = np.unique(np.concatenate([[0.0], _cuts(detail.margin.ravel(), grid.max_margins)]))
+    m_cands = np.unique(np.concatenate([[0.0], _cuts(margins, grid.max_margins)]))
     evals = 0
     cache: dict[tuple[float, float, float, float], float] = {}
 
@@ -187,8 +230,7 @@ def fit_thresholds(panel: Panel, reports: np.ndarray, truth: np.ndarray,
         key = (cfg.eps_safe, cfg.eps_low, cfg.m_safe, cfg.delta)
         if key not in cache:
             evals += 1
-            cache[key] = costed_objective(score_reports(panel, reports, cfg), y, panel.loss,
-                                          c_esc=c_esc, c_round=c_round)
+            cache[key] = costed_objective(run(cfg), y, panel.loss, c_esc=c_esc, c_round=c_round)
         return cache[key]
 
     best = base
@@ -217,6 +259,7 @@ def fit_thresholds(panel: Panel, reports: np.ndarray, truth: np.ndarray,
     report = {
         "objective_base": start_j, "objective": best_j, "evaluations": evals,
         "c_esc": c_esc, "c_round": c_round, "n_cases": int(y.shape[0]),
+        "reports": "labels" if states is None else "probabilities",
         "eps_candidates": [float(v) for v in eps_cands],
         "m_candidates": [float(v) for v in m_cands], "delta_candidates": list(grid.deltas),
         "fitted": {k: getattr(best, k) for k in ("eps_safe", "eps_low", "m_safe", "delta")},

@@ -98,15 +98,55 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_kind(store: Any, run_id: str) -> tuple[str, dict[str, Any]]:
+    row = store.con.execute("SELECT kind, spec_json FROM runs WHERE run_id = ?", [run_id]).fetchone()
+    return str(row[0]), json.loads(row[1])
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
-    from dcem.report import (comparison_table, compliance_table, escalation_table, format_table,
-                             report_dict)
     from dcem.store import Store
 
     with Store(args.db) as store:
-        run_id = args.run or store.latest_run()
-        store.check_run(run_id)
-        metrics, ablation = store.metrics(run_id), store.ablation(run_id)
+        run_ids = args.run or [store.latest_run()]
+        kinds = {}
+        for run_id in run_ids:
+            store.check_run(run_id)
+            kinds[run_id] = _run_kind(store, run_id)
+        if len({k for k, _ in kinds.values()}) > 1:
+            raise DcemError("report either synthetic runs or clinical runs, not both at once")
+        frames = [(run_id, store.metrics(run_id), store.ablation(run_id)) for run_id in run_ids]
+    if next(iter(kinds.values()))[0] == "clinical":
+        return _clinical_report(args, frames, kinds)
+    if len(frames) > 1:
+        raise DcemError("give one synthetic run with --run")
+    run_id, metrics, ablation = frames[0]
+    return _synthetic_report(args, run_id, metrics, ablation)
+
+
+def _clinical_report(args: argparse.Namespace, frames: list[Any], kinds: dict[str, Any]) -> int:
+    import pandas as pd
+
+    from dcem.clinical_report import clinical_dict, clinical_text
+
+    metrics = pd.concat([m.assign(dataset=kinds[r][1].get("dataset", "?")) for r, m, _ in frames],
+                        ignore_index=True)
+    if args.json:
+        json.dump({"runs": [r for r, _, _ in frames], **clinical_dict(metrics)}, sys.stdout, default=str)
+        sys.stdout.write("\n")
+        return 0
+    for run_id, _, _ in frames:
+        spec = kinds[run_id][1]
+        print(f"Run {run_id}: {spec.get('dataset')} {','.join(spec.get('scenarios', []))}, "
+              f"agents {' + '.join(spec.get('agents', []))}, seeds {spec.get('seeds')}")
+    print("mean ± std over seeds\n")
+    print(clinical_text(metrics))
+    return 0
+
+
+def _synthetic_report(args: argparse.Namespace, run_id: str, metrics: Any, ablation: Any) -> int:
+    from dcem.report import (comparison_table, compliance_table, escalation_table, format_table,
+                             report_dict)
+
     if args.json:
         json.dump({"run_id": run_id, **report_dict(metrics, ablation)}, sys.stdout, default=str)
         sys.stdout.write("\n")
@@ -170,7 +210,8 @@ def _parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_run)
 
     p = sub.add_parser("report", help="print the comparison and ablation tables of a run")
-    p.add_argument("--run", default=None, help="run id (default: the newest run)")
+    p.add_argument("--run", action="append", default=None,
+                   help="run id (default: the newest run); repeat to combine clinical runs")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_cmd_report)
 

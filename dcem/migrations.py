@@ -160,10 +160,40 @@ _M003 = [
     "CREATE INDEX llm_calls_cache_key ON llm_calls (cache_key)",
 ]
 
+# Runs of language-model agents: each round's probability vectors beside the labels,
+# the case text the agents read, and every agent turn (mediator note, reply, error,
+# whether the call log answered it) per case, method, round and agent.
+_M004 = [
+    "ALTER TABLE traces ADD COLUMN probabilities DOUBLE[][]",
+    """CREATE TABLE case_texts (
+        run_id VARCHAR NOT NULL,
+        case_id VARCHAR NOT NULL,
+        source_id VARCHAR,
+        text VARCHAR NOT NULL,
+        PRIMARY KEY (run_id, case_id)
+    )""",
+    """CREATE TABLE agent_turns (
+        run_id VARCHAR NOT NULL,
+        case_id VARCHAR NOT NULL,
+        method VARCHAR NOT NULL,
+        round INTEGER NOT NULL,
+        agent INTEGER NOT NULL,
+        note VARCHAR,
+        reply VARCHAR,
+        label INTEGER,
+        probabilities DOUBLE[],
+        error VARCHAR,
+        cached BOOLEAN NOT NULL,
+        cache_key VARCHAR,
+        PRIMARY KEY (run_id, case_id, method, round, agent)
+    )""",
+]
+
 MIGRATIONS: list[tuple[str, list[str]]] = [
     ("001_runs_cells_cases_traces_outcomes_metrics", _M001),
     ("002_presets_reviews", _M002),
     ("003_llm_calls", _M003),
+    ("004_llm_traces_case_texts_agent_turns", _M004),
 ]
 
 

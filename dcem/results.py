@@ -9,10 +9,11 @@ import numpy as np
 from dcem.config import MediatorConfig
 from dcem.panel import Panel
 
-__all__ = ["METHODS", "MethodRun", "ScenarioResult"]
+__all__ = ["METHODS", "MEDIATED_METHODS", "MethodRun", "ScenarioResult"]
 
 # Method keys in display order.
 METHODS = ("single", "free", "pool", "dcem", "dcem_noesc")
+MEDIATED_METHODS = {"dcem": True, "dcem_noesc": False}  # method -> escalation enabled
 
 
 @dataclass(frozen=True, eq=False)
@@ -32,6 +33,11 @@ class MethodRun:
     steer_features : dict mapping (case index, round) to the feature/rule names S(t)
         of the DIFFERENTIAL_STEER issued in that round (mediated methods only).
     metrics : dict of Appendix E metrics (see :func:`dcem.metrics.episode_metrics`).
+    probabilities : float ndarray (N, T, A, K) of the agents' probability reports when the
+        agents report vectors (language-model agents), else None; ``reports`` are then the
+        argmax labels and the mediated methods are scored on the vectors.
+    turns : one dict per agent turn (language-model agents): case (index), round,
+        agent, note, reply, label, probabilities, error, cached, cache_key.
     """
 
     method: str
@@ -43,6 +49,8 @@ class MethodRun:
     budget: np.ndarray
     metrics: dict[str, float]
     steer_features: dict[tuple[int, int], tuple[str, ...]] = field(default_factory=dict)
+    probabilities: np.ndarray | None = None
+    turns: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, eq=False)
@@ -61,6 +69,8 @@ class ScenarioResult:
     ablation : list of dict rows, each with keys xi, horizon and metric values
         (A1, A2, risk, sa_hr, escalation_rate ...)
     info : free-form JSON-ready details (calibration accuracies, fitted thresholds ...)
+    texts : the case text each agent read (clinical runs; empty for the synthetic world);
+    source_ids : the dataset's own id of each case (same length as texts)
     """
 
     scenario: str
@@ -74,3 +84,5 @@ class ScenarioResult:
     methods: dict[str, MethodRun]
     ablation: list[dict[str, float]] = field(default_factory=list)
     info: dict[str, Any] = field(default_factory=dict)
+    texts: tuple[str, ...] = ()
+    source_ids: tuple[str, ...] = ()

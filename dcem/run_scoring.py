@@ -7,6 +7,11 @@ configuration fields the policy does not read), the gathers are per cell, and ce
 share the policy's scalar settings (horizon, t_max, window, escalation, delta, eps_low)
 go through one call of :func:`dcem.replay_kernel.policy_over_rounds`.  Metrics are pooled
 over cases with :func:`dcem.metrics.episode_metrics`.
+
+Cells with probability-vector reports (``ReplayCell.probabilities``) are scored as
+:func:`dcem.replay.score_probabilities` does; their per-round mediator states depend on
+the threshold-free settings only, so they are memoised on the replay too and a threshold
+change re-runs the policy alone (:func:`dcem.replay.score_states`).
 """
 from __future__ import annotations
 
@@ -21,10 +26,10 @@ from dcem.errors import InputError
 from dcem.metrics import episode_metrics
 from dcem.panel import validate_loss
 from dcem.policy import Action
-from dcem.replay import score_reports
+from dcem.replay import Scored, score_reports, score_states
 from dcem.replay_kernel import Targets, certify, challenge_codes, policy_over_rounds, targets
 from dcem.run_replay import RunReplay
-from dcem.state import RoundState, assess_reports
+from dcem.state import RoundState, assess_probabilities, assess_reports
 from dcem.store import MEDIATED_METHODS
 
 __all__ = ["THRESHOLD_FIELDS", "ROUND_ACTIONS", "RunOutcomes", "check_loss", "cell_configs",
@@ -114,6 +119,22 @@ def _table(replay: RunReplay, index: int, cfg: MediatorConfig,
     return hit
 
 
+def _soft_scored(replay: RunReplay, index: int, cfg: MediatorConfig, loss: np.ndarray | None,
+                 horizon: int) -> Scored:
+    """``score_probabilities(panel, cell.probabilities, cfg)`` with the states memoised."""
+    cell, cache = replay.cells[index], replay._tables
+    assert cell.probabilities is not None
+    key = ("soft", index, None if loss is None else loss.tobytes(),
+           tuple(getattr(cfg, name) for name in _TABLE_FIELDS), horizon)
+    state = cache.get(key)
+    if state is None:
+        if len(cache) >= _MEMO_PER_CELL * len(replay.cells):
+            cache.clear()
+        panel = cell.panel if loss is None else cell.panel.with_loss(loss)
+        state = cache[key] = assess_probabilities(panel, cell.probabilities[:, :horizon], cfg)
+    return score_states(state, cfg)
+
+
 def score_run(replay: RunReplay, cfgs: list[MediatorConfig], loss: np.ndarray | None) -> RunOutcomes:
     """Outcomes of every case; cells sharing the policy's scalars share one kernel call."""
     out = RunOutcomes(replay.n_cases)
@@ -123,9 +144,10 @@ def score_run(replay: RunReplay, cfgs: list[MediatorConfig], loss: np.ndarray | 
         rows = (start, start + cell.n_cases)
         start += cell.n_cases
         horizon = min(cell.reports.shape[1], cfg.t_max)
-        if cell.codes is None:  # too many report tuples for a table: score directly
+        if cell.codes is None:  # probabilities, or too many report tuples for a table: score directly
             panel = cell.panel if loss is None else cell.panel.with_loss(loss)
-            sc = score_reports(panel, cell.reports, cfg)
+            sc = (score_reports(panel, cell.reports, cfg) if cell.probabilities is None
+                  else _soft_scored(replay, i, cfg, loss, horizon))
             out.put(slice(*rows), sc.action, sc.outcome_action, sc.outcome_round, sc.outcome_decision,
                     sc.outcome_certified, sc.outcome_budget)
             continue

@@ -14,7 +14,7 @@ import logging
 import os
 import subprocess
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import duckdb
 import numpy as np
@@ -22,18 +22,16 @@ import pandas as pd
 
 from dcem.config import MediatorConfig
 from dcem.errors import DcemError
+from dcem.cell_frames import cell_frames
 from dcem.migrations import migrate
 from dcem.panel import Panel
-from dcem.policy import Action, NO_TARGET
-from dcem.replay import score_reports
-from dcem.results import MethodRun, ScenarioResult
+from dcem.results import MEDIATED_METHODS, ScenarioResult
 
 __all__ = ["Store", "StoreError", "default_db_path", "git_revision", "MEDIATED_METHODS",
            "StoredCell"]
 
 log = logging.getLogger(__name__)
 
-MEDIATED_METHODS = {"dcem": True, "dcem_noesc": False}  # method -> escalation enabled
 _PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -59,10 +57,6 @@ def git_revision() -> str:
 
 def _now() -> _dt.datetime:
     return _dt.datetime.now()
-
-
-def _nan_to_none(values: Iterable[float]) -> list[float | None]:
-    return [None if v is None or (isinstance(v, float) and np.isnan(v)) else float(v) for v in values]
 
 
 class StoredCell:
@@ -167,7 +161,7 @@ class Store:
     # ---------------------------------------------------------------- write
     def save_cell(self, run_id: str, result: ScenarioResult) -> None:
         """Store one finished cell atomically (cases, traces, outcomes, metrics, ablation)."""
-        tables = _cell_frames(run_id, result)
+        tables = cell_frames(run_id, result)
         self.con.execute("BEGIN TRANSACTION")
         try:
             for name, frame in tables.items():
@@ -236,85 +230,3 @@ class Store:
         return StoredCell(run_id, scenario, int(seed), panel,
                           MediatorConfig.from_mapping(json.loads(cfg_json)), tuple(int(h) for h in high),
                           json.loads(info_json), case_ids, np.array([t for _, t in cases]), reports)
-
-
-def _cell_frames(run_id: str, result: ScenarioResult) -> dict[str, pd.DataFrame]:
-    """Rows of every table for one cell, as DataFrames keyed by table name."""
-    panel = result.panel
-    n = len(result.case_ids)
-    cases = pd.DataFrame({
-        "run_id": run_id, "case_id": list(result.case_ids), "scenario": result.scenario,
-        "seed": int(result.seed), "truth": result.truth.astype(int).tolist(),
-        "features": [list(map(int, row)) for row in result.features.reshape(n, -1)],
-    })
-    trace_frames, outcome_frames, metric_rows = [], [], []
-    for method, run in result.methods.items():
-        trace_frames.append(_trace_frame(run_id, result, run))
-        outcome_frames.append(pd.DataFrame({
-            "run_id": run_id, "case_id": list(result.case_ids), "method": method,
-            "action": [Action(int(a)).name for a in run.outcome_action],
-            "decision": run.outcome_decision.astype(int).tolist(),
-            "rounds": run.outcome_round.astype(int).tolist(),
-            "certified": run.certified.astype(bool).tolist(), "budget": run.budget.astype(bool).tolist(),
-            "truth": result.truth.astype(int).tolist(),
-            "loss": panel.loss[run.outcome_decision.astype(int), result.truth.astype(int)].tolist(),
-        }))
-        metric_rows += [(run_id, result.scenario, int(result.seed), method, k, v)
-                        for k, v in run.metrics.items()]
-    metrics = pd.DataFrame(metric_rows, columns=["run_id", "scenario", "seed", "method", "metric", "value"])
-    metrics["value"] = _nan_to_none(metrics["value"])
-    ablation = pd.DataFrame(
-        [(run_id, result.scenario, int(result.seed), float(row["xi"]), int(row["horizon"]), k, v)
-         for row in result.ablation for k, v in row.items() if k not in ("xi", "horizon")],
-        columns=["run_id", "scenario", "seed", "xi", "horizon", "metric", "value"])
-    ablation["value"] = _nan_to_none(ablation["value"])
-    return {"cases": cases, "traces": pd.concat(trace_frames, ignore_index=True),
-            "outcomes": pd.concat(outcome_frames, ignore_index=True), "metrics": metrics,
-            "ablation": ablation}
-
-
-def _trace_frame(run_id: str, result: ScenarioResult, run: MethodRun) -> pd.DataFrame:
-    reports = np.asarray(run.reports, dtype=np.int64)
-    n, rounds, _ = reports.shape
-    case_col = np.repeat(np.asarray(result.case_ids, dtype=object), rounds)
-    frame = pd.DataFrame({
-        "run_id": run_id, "case_id": case_col, "method": run.method,
-        "round": np.tile(np.arange(1, rounds + 1), n),
-        "reports": list(reports.reshape(n * rounds, -1).tolist()),
-    })
-    if run.method not in MEDIATED_METHODS:
-        return frame
-    cfg = result.config.with_changes(escalation=MEDIATED_METHODS[run.method])
-    if cfg.t_max < rounds:
-        cfg = cfg.with_changes(t_max=rounds)
-    sc = score_reports(result.panel, reports, cfg, detail=True)
-    st = sc.state
-    assert st is not None
-    flat = n * rounds
-
-    def col(a: np.ndarray) -> list[Any]:
-        return a.reshape(flat, *a.shape[2:]).tolist()
-
-    frame["posteriors"] = col(st.posteriors)
-    frame["weights"] = col(st.weights)
-    frame["pooled"] = col(st.pooled)
-    frame["decision"] = col(st.decision)
-    frame["runner_up"] = col(st.runner_up)
-    frame["margin"] = col(st.margin)
-    frame["agent_risk"] = col(st.agent_risk)
-    frame["dangerous_miss"] = col(st.dangerous_miss)
-    frame["energy"] = col(st.energy)
-    frame["e_disagreement"] = col(st.disagreement)
-    frame["e_risk"] = col(st.risk_term)
-    frame["e_margin"] = col(st.margin_term)
-    frame["descent"] = _nan_to_none(col(sc.descent))
-    frame["action"] = [Action(int(a)).name for a in col(sc.action)]
-    for name, arr in (("steer_agent", sc.steer_agent), ("steer_current", sc.steer_current),
-                      ("steer_alternative", sc.steer_alternative)):
-        frame[name] = [None if v == NO_TARGET else int(v) for v in col(arr)]
-    features = run.steer_features
-    frame["steer_features"] = [list(features[(i, t)]) if (i, t) in features else None
-                               for i in range(n) for t in range(1, rounds + 1)]
-    frame["certified"] = col(sc.certified)
-    frame["budget"] = col(sc.budget)
-    return frame

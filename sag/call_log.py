@@ -63,6 +63,7 @@ class LoggedAgent:
 
     def __init__(self, agent: DiagnosticAgent, store: Store) -> None:
         self.agent, self.store = agent, store
+        self.last_key: str | None = None  # cache key of the latest classify / cues call
 
     def _lookup(self, key: str) -> tuple[Any, ...] | None:
         return self.store.con.cursor().execute(
@@ -85,7 +86,7 @@ class LoggedAgent:
                  context: CallContext = CallContext()) -> tuple[AgentReport, bool]:
         """The agent's answer and whether it came from the cache."""
         messages = self.agent.messages(case_text, note)
-        key = call_cache_key(self.agent, "classify", messages)
+        key = self.last_key = call_cache_key(self.agent, "classify", messages)
         hit = self._lookup(key)
         if hit is not None:
             raw, parsed, probs, p_tok, c_tok, dur = hit
@@ -104,7 +105,7 @@ class LoggedAgent:
         from sag.prompts import cue_request
 
         messages = cue_request((current, alternative), case_text, self.agent.name, self.agent.role)
-        key = call_cache_key(self.agent, "cues", messages)
+        key = self.last_key = call_cache_key(self.agent, "cues", messages)
         hit = self._lookup(key)
         if hit is not None:
             return list(json.loads(hit[1])["cues"]), True

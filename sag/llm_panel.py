@@ -7,22 +7,27 @@ Each round every agent classifies every case and reports its probability vector
   agent itself listed in a separate call (Appendix G);
 - otherwise the CONTINUE note naming its own previous top two labels.
 
-A call that fails (the model cannot be reached) is recorded as an error and the agent
-reports the uniform vector for that round, so one bad call never stops a run.
+:class:`FreeTalkPanel` is the unmediated baseline: from round 2 on each agent is told the
+other agents' previous answers, and nothing else.
+
+A call that fails (the model cannot be reached, the case does not fit the context) is
+recorded as an error and the agent reports the uniform vector for that round, so one bad
+call never stops a run.  Every turn (note, reply, label, vector, error, cache hit) is kept
+in :attr:`LlmPanel.turns` for the store.
 """
 from __future__ import annotations
 
 import logging
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from dcem.deliberation import SteerRequest
 from sag.backends import BackendError
 from sag.call_log import CallContext, LoggedAgent
-from sag.prompts import continue_note, steer_note
+from sag.prompts import continue_note, peer_note, steer_note
 
-__all__ = ["LlmPanel"]
+__all__ = ["LlmPanel", "FreeTalkPanel"]
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +38,7 @@ class LlmPanel:
     soft_reports = True
 
     def __init__(self, agents: Sequence[LoggedAgent], case_ids: Sequence[str], texts: Sequence[str], *,
-                 run_id: str | None = None) -> None:
+                 run_id: str | None = None, progress: Any = None) -> None:
         if len(case_ids) != len(texts):
             raise ValueError("one text per case id is required")
         self.agents, self.case_ids, self.texts, self.run_id = list(agents), list(case_ids), list(texts), run_id
@@ -45,6 +50,8 @@ class LlmPanel:
         self.calls = 0
         self.cache_hits = 0
         self.cues: dict[tuple[int, int], list[str]] = {}
+        self.turns: list[dict[str, Any]] = []
+        self.progress = progress  # called with no argument after every agent turn
 
     @property
     def n_agents(self) -> int:
@@ -57,28 +64,49 @@ class LlmPanel:
     def _context(self, case: int, agent: int, t: int) -> CallContext:
         return CallContext(self.run_id, self.case_ids[case], agent, t)
 
+    def _turn(self, case: int, a: int, t: int, note: str | None) -> np.ndarray:
+        logged = self.agents[a]
+        turn: dict[str, Any] = {"case": case, "round": t, "agent": a, "note": note}
+        self.calls += 1
+        try:
+            rep, cached = logged.classify(self.texts[case], note, context=self._context(case, a, t))
+        except BackendError as exc:
+            log.warning("case %s agent %d round %d failed: %s", self.case_ids[case], a, t, exc)
+            self.errors += 1
+            probs = np.full(len(self.labels), 1.0 / len(self.labels))
+            turn.update(reply=None, label=None, probabilities=probs, error=f"call failed: {exc}",
+                        cached=False, cache_key=logged.last_key)
+        else:
+            self.cache_hits += int(cached)
+            self.errors += int(rep.error is not None)
+            probs = rep.probabilities
+            turn.update(reply=rep.raw, label=rep.label, probabilities=probs, error=rep.error,
+                        cached=cached, cache_key=logged.last_key)
+        self.turns.append(turn)
+        if self.progress is not None:
+            self.progress()
+        return probs
+
     def report(self, t: int) -> np.ndarray:
         out = np.empty_like(self._last)
-        for case, text in enumerate(self.texts):
-            for a, agent in enumerate(self.agents):
-                note = self._notes[case][a] if t > 1 else None
-                self.calls += 1
-                try:
-                    rep, cached = agent.classify(text, note, context=self._context(case, a, t))
-                except BackendError as exc:
-                    log.warning("case %s agent %d round %d failed: %s", self.case_ids[case], a, t, exc)
-                    self.errors += 1
-                    out[case, a] = 1.0 / len(self.labels)
-                    continue
-                self.cache_hits += int(cached)
-                self.errors += int(rep.error is not None)
-                out[case, a] = rep.probabilities
+        for case in range(self.n_cases):
+            for a in range(self.n_agents):
+                out[case, a] = self._turn(case, a, t, self._notes[case][a] if t > 1 else None)
         self._last = out
-        for case in range(self.n_cases):  # default note for the next round: look again
+        self._next_notes(out)
+        return out
+
+    def _next_notes(self, out: np.ndarray) -> None:
+        """Default note for the next round: look again (CONTINUE)."""
+        for case in range(self.n_cases):
             for a in range(self.n_agents):
                 top = np.argsort(-out[case, a], kind="stable")[:2]
                 self._notes[case][a] = continue_note(self.labels[top[0]], self.labels[top[1]])
-        return out
+
+    @property
+    def error_rate(self) -> float:
+        """Share of agent turns whose reply was unusable or whose call failed."""
+        return self.errors / self.calls if self.calls else 0.0
 
     def steer(self, request: SteerRequest) -> list[tuple[str, ...]]:
         names = []
@@ -90,9 +118,22 @@ class LlmPanel:
                                               context=self._context(case, a, request.t))
             except BackendError as exc:
                 log.warning("cue call failed for case %s: %s", self.case_ids[case], exc)
-                self.errors += 1
                 cues = []
             self.cues[(case, request.t)] = cues
             self._notes[case][a] = steer_note(current, alternative, cues)
             names.append(tuple(cues))
         return names
+
+
+class FreeTalkPanel(LlmPanel):
+    """Free discussion: each agent sees the others' previous answers (no mediator)."""
+
+    def _next_notes(self, out: np.ndarray) -> None:
+        for case in range(self.n_cases):
+            answers = [self.labels[int(np.argmax(out[case, b]))] for b in range(self.n_agents)]
+            for a in range(self.n_agents):
+                self._notes[case][a] = peer_note([x for b, x in enumerate(answers) if b != a])
+
+    def rounds(self, t_max: int) -> np.ndarray:
+        """Play ``t_max`` rounds; returns the probability reports (N, T, A, K)."""
+        return np.stack([self.report(t) for t in range(1, t_max + 1)], axis=1)

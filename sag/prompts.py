@@ -11,7 +11,7 @@ from typing import Sequence
 from sag.messages import Message, Role
 
 __all__ = ["letters", "system_prompt", "case_prompt", "continue_note", "steer_note", "cue_request",
-           "ROLE_NEUTRAL"]
+           "peer_note", "ROLE_NEUTRAL"]
 
 ROLE_NEUTRAL = "You are an experienced senior clinician with no preferred diagnosis."
 
@@ -53,6 +53,13 @@ def continue_note(top1: str, top2: str) -> str:
     """Sent with CONTINUE: look again without being told what to change."""
     return (f"Last round you ranked {top1} first and {top2} second. Read the case once more and "
             "check whether another category fits the findings better; keep your answer if it still does.")
+
+
+def peer_note(peer_answers: Sequence[str]) -> str:
+    """Free discussion: the other agents' answers of the previous round, nothing more."""
+    said = ", ".join(peer_answers) if peer_answers else "nothing"
+    return (f"The other agent answered {said} last round. Think about whether that changes your view, "
+            "then give your own answer.")
 
 
 def steer_note(current: str, alternative: str, cues: Sequence[str]) -> str:

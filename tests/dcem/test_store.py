@@ -26,7 +26,8 @@ EXPECTED_COLUMNS = {
     "traces": ["run_id", "case_id", "method", "round", "reports", "posteriors", "weights", "pooled",
                "decision", "runner_up", "margin", "agent_risk", "dangerous_miss", "energy",
                "e_disagreement", "e_risk", "e_margin", "descent", "action", "steer_agent",
-               "steer_current", "steer_alternative", "steer_features", "certified", "budget"],
+               "steer_current", "steer_alternative", "steer_features", "certified", "budget",
+               "probabilities"],
     "outcomes": ["run_id", "case_id", "method", "action", "decision", "rounds", "certified", "budget",
                  "truth", "loss"],
     "metrics": ["run_id", "scenario", "seed", "method", "metric", "value"],
@@ -37,6 +38,9 @@ EXPECTED_COLUMNS = {
     "llm_calls": ["call_id", "cache_key", "run_id", "case_id", "agent", "round", "purpose", "backend", "model",
                   "model_sha256", "messages_json", "options_json", "raw_reply", "parsed_json", "probabilities",
                   "prompt_tokens", "completion_tokens", "duration_s", "error", "created_at"],
+    "case_texts": ["run_id", "case_id", "source_id", "text"],
+    "agent_turns": ["run_id", "case_id", "method", "round", "agent", "note", "reply", "label",
+                    "probabilities", "error", "cached", "cache_key"],
 }
 
 

@@ -1,0 +1,83 @@
+"""Models: the local model registry, GPU offload, a test prompt and Hub downloads."""
+import streamlit as st
+
+from dcem.errors import DcemError
+from studio.model_lab import (EXAMPLE_CASE, MAX_CASE_CHARS, TEST_LABELS, TEST_N_CTX, fetch_hub_model,
+                              gpu_layers_setting, hub_offline, installed_keys, model_facts, registry_table,
+                              run_test_prompt)
+from studio.widgets import disclaimer
+
+st.title("Models")
+disclaimer()
+st.write("The language models the diagnostic agents can run on, in process through llama.cpp. "
+         "Nothing is downloaded unless you ask for a Hugging Face Hub file below.")
+
+st.subheader("Registry")
+st.dataframe(registry_table(), hide_index=True, key="models_registry")
+facts = st.session_state.setdefault("models_facts", {})
+for key in installed_keys():
+    with st.expander(f"File metadata: {key}"):
+        st.caption("Reads the GGUF header and the file's sha256 (about a second the first time; "
+                   "Gemma is assembled into the model cache on first use). No weights are loaded.")
+        if st.button("Read metadata", key=f"models_meta_{key}"):
+            try:
+                with st.spinner(f"Reading {key} ..."):
+                    facts[key] = model_facts(key)
+            except DcemError as exc:
+                st.error(f"No metadata for {key}: {exc}")
+        if key in facts:
+            st.dataframe({"field": list(facts[key]), "value": list(facts[key].values())}, hide_index=True)
+
+st.subheader("GPU offload")
+n_gpu_layers = gpu_layers_setting()
+
+st.subheader("Test prompt")
+st.write(f"A single agent in scored mode reads the case and gives a probability for each of the "
+         f"{len(TEST_LABELS)} DDXPlus labels (one forward pass, context {TEST_N_CTX} tokens). A loaded "
+         "model is kept in memory for the next prompt.")
+c1, c2 = st.columns(2)
+picked = c1.selectbox("Model", installed_keys(), key="models_test_model")
+typed = c2.text_input("Or a model key", key="models_test_key",
+                      placeholder="file:/path/model.gguf or hf:owner/repo:file.gguf")
+text = st.text_area("Case text", EXAMPLE_CASE, height=140, key="models_test_text",
+                    help=f"At most {MAX_CASE_CHARS:,} characters.")
+if st.button("Run the test prompt", type="primary", key="models_test_run"):
+    key = typed.strip() or picked or ""
+    try:
+        with st.spinner(f"Loading {key} and asking it ..."):
+            st.session_state["models_test_result"] = run_test_prompt(key, n_gpu_layers, text)
+    except DcemError as exc:
+        st.session_state.pop("models_test_result", None)
+        st.error(f"Test prompt failed: {exc}")
+result = st.session_state.get("models_test_result")
+if result is not None:
+    st.caption(f"{result.key}, n_gpu_layers {result.n_gpu_layers}")
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("Most probable", result.label)
+    m2.metric("Load time", f"{result.load_s:.2f} s", "already loaded" if result.cached else None,
+              delta_color="off")
+    m3.metric("Answer time", f"{result.answer_s:.2f} s")
+    m4.metric("Prompt tokens", result.prompt_tokens)
+    st.dataframe(result.table, hide_index=True, key="models_test_table",
+                 column_config={"probability": st.column_config.ProgressColumn(
+                     "probability", min_value=0.0, max_value=1.0, format="%.3f")})
+
+st.subheader("Hugging Face Hub")
+st.write("Fetch a GGUF file as `hf:owner/repo:file.gguf`: the local Hub cache is used first, the Hub "
+         "only when the file is not there. The model's own licence applies (see its model card).")
+if hub_offline():
+    st.caption("HF_HUB_OFFLINE is set: only files already in the local Hub cache can be used.")
+h1, h2 = st.columns(2)
+repo = h1.text_input("Repository", key="models_hf_repo", placeholder="owner/repo")
+filename = h2.text_input("File name", key="models_hf_file", placeholder="model.Q4_K_M.gguf")
+if st.button("Get the file", key="models_hf_get"):
+    try:
+        with st.spinner("Looking in the local Hub cache, then on the Hub ..."):
+            hf_key, hf_path = fetch_hub_model(repo, filename)
+    except DcemError as exc:
+        st.error(f"Not available: {exc}")
+    else:  # rerun so that the lists above offer the new key
+        st.session_state["models_hf_done"] = f"{hf_key} is at {hf_path}; it is now offered in the lists above."
+        st.rerun()
+if done := st.session_state.pop("models_hf_done", None):
+    st.success(done)

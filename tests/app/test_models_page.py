@@ -1,0 +1,151 @@
+"""Models page: registry and metadata, GPU setting, a real test prompt, Hub look-ups offline."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dcem.errors import ConfigError
+from sag.models import resolve
+from studio.model_lab import GPU_LAYERS_KEY, MAX_CASE_CHARS, TEST_LABELS, default_gpu_layers, validate_gpu_layers
+from tests.sag.test_models import _fake_hub
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "models.py")
+SMOL_SHA_PREFIX = "b179c952"
+
+
+@pytest.fixture(autouse=True)
+def offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private model cache and an empty Hub cache, with the Hub switched off."""
+    hub = tmp_path / "hf" / "hub"
+    monkeypatch.setenv("DCEM_MODEL_CACHE", str(tmp_path / "model-cache"))
+    monkeypatch.delenv("HF_HOME", raising=False)
+    monkeypatch.setenv("HF_HUB_CACHE", str(hub))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return hub
+
+
+@pytest.fixture()
+def page() -> AppTest:
+    return AppTest.from_file(PAGE, default_timeout=120).run()
+
+
+def _errors(at: AppTest) -> list[str]:
+    return [e.value for e in at.error]
+
+
+def _run_prompt(at: AppTest, *, key: str = "", text: str | None = None) -> AppTest:
+    at.text_input(key="models_test_key").set_value(key)
+    if text is not None:
+        at.text_area(key="models_test_text").set_value(text)
+    return at.button(key="models_test_run").click().run()
+
+
+def test_page_lists_the_registry_with_the_disclaimer(page: AppTest) -> None:
+    assert not page.exception
+    registry = page.dataframe[0].value
+    assert registry["key"].iloc[0] == "smollm2-135m"
+    assert list(registry.columns) == ["key", "name", "source", "licence", "installed", "note"]
+    assert registry.set_index("key").loc["smollm2-135m", "licence"] == "Apache-2.0"
+    assert any("not clinical advice" in c.value for c in page.caption)
+    assert "smollm2-135m" in page.selectbox(key="models_test_model").options
+
+
+def test_metadata_on_request(page: AppTest) -> None:
+    assert len(page.dataframe) == 1  # nothing read before the button
+    page.button(key="models_meta_smollm2-135m").click().run()
+    assert not page.exception and not _errors(page)
+    facts = dict(zip(page.dataframe[1].value["field"], page.dataframe[1].value["value"]))
+    assert facts["sha256"].startswith(SMOL_SHA_PREFIX)
+    assert facts["architecture"] == "llama" and facts["quantization"] == "Q4_1"
+    assert facts["context length"] == "8,192" and facts["parameters"] == "134,515,008"
+    assert facts["size"].startswith("98.4 MB")
+
+
+def test_gpu_setting_defaults_and_refuses_invalid_values(page: AppTest) -> None:
+    assert page.session_state[GPU_LAYERS_KEY] == default_gpu_layers()
+    assert any("GPU offload" in c.value for c in page.caption)
+    page.number_input(key="models_gpu_input").set_value(-5).run()
+    assert not page.exception
+    assert any("Refused" in e and "n_gpu_layers" in e for e in _errors(page))
+    assert page.session_state[GPU_LAYERS_KEY] == default_gpu_layers()
+    page.number_input(key="models_gpu_input").set_value(0).run()
+    assert not _errors(page) and page.session_state[GPU_LAYERS_KEY] == 0
+
+
+def test_validate_gpu_layers() -> None:
+    assert [validate_gpu_layers(v) for v in (-1, 0, 12, 3.0)] == [-1, 0, 12, 3]
+    for bad in (-2, 2.5, True, "3", None):
+        with pytest.raises(ConfigError, match="n_gpu_layers"):
+            validate_gpu_layers(bad)
+
+
+def test_test_prompt_with_the_packaged_model(page: AppTest) -> None:
+    at = _run_prompt(page)
+    assert not at.exception and not _errors(at)
+    table = at.dataframe[-1].value
+    assert list(table["label"]) == list(TEST_LABELS)
+    assert table["probability"].sum() == pytest.approx(1.0, abs=1e-9)
+    assert (table["probability"] > 0).all()
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Most probable"] == table.loc[table["probability"].idxmax(), "label"]
+    assert metrics["Load time"].endswith(" s") and metrics["Answer time"].endswith(" s")
+    again = _run_prompt(at)  # the second prompt reuses the loaded model
+    assert next(m for m in again.metric if m.label == "Load time").delta == "already loaded"
+
+
+@pytest.mark.parametrize("content, message", [(b"GGUF\x03\x00\x00\x00" + b"junk" * 16, "cannot load junk.gguf"),
+                                              (b"just some text", "not a GGUF model file")])
+def test_bad_model_file_gives_an_error(page: AppTest, tmp_path: Path, content: bytes, message: str) -> None:
+    junk = tmp_path / "junk.gguf"
+    junk.write_bytes(content)
+    at = _run_prompt(page, key=f"file:{junk}")
+    assert not at.exception
+    errors = _errors(at)
+    assert len(errors) == 1 and errors[0].startswith("Test prompt failed:") and message in errors[0]
+    assert not at.metric
+
+
+def test_over_long_or_empty_text_is_refused(page: AppTest) -> None:
+    at = _run_prompt(page, text="x" * (MAX_CASE_CHARS + 1))
+    assert not at.exception
+    assert any("too long" in e for e in _errors(at)) and not at.metric
+    at = _run_prompt(at, text="   ")
+    assert any("case text" in e for e in _errors(at))
+
+
+def test_hub_download_offline_says_so(page: AppTest) -> None:
+    assert any("HF_HUB_OFFLINE is set" in c.value for c in page.caption)
+    page.text_input(key="models_hf_repo").set_value("someone/absent-gguf")
+    page.text_input(key="models_hf_file").set_value("model.Q4_K_M.gguf")
+    at = page.button(key="models_hf_get").click().run()
+    assert not at.exception
+    errors = _errors(at)
+    assert len(errors) == 1
+    assert "not in the local Hub cache" in errors[0] and "HF_HUB_OFFLINE" in errors[0]
+    at.text_input(key="models_hf_file").set_value("").run()
+    at.button(key="models_hf_get").click().run()
+    assert any("give both the repository" in e for e in _errors(at))
+
+
+def test_hub_file_from_the_local_cache_joins_the_lists(page: AppTest, offline: Path) -> None:
+    _fake_hub(offline, "someone/smol-gguf", "smol.Q4_1.gguf", resolve("smollm2-135m"))
+    page.text_input(key="models_hf_repo").set_value("someone/smol-gguf")
+    page.text_input(key="models_hf_file").set_value("smol.Q4_1.gguf")
+    at = page.button(key="models_hf_get").click().run()
+    assert not at.exception and not _errors(at)
+    key = "hf:someone/smol-gguf:smol.Q4_1.gguf"
+    assert any(s.value.startswith(f"{key} is at ") for s in at.success)
+    assert key in at.selectbox(key="models_test_model").options
+    at.button(key=f"models_meta_{key}").click().run()
+    assert dict(zip(at.dataframe[1].value["field"], at.dataframe[1].value["value"]))["architecture"] == "llama"
+
+
+def test_models_page_is_in_the_navigation(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("DCEM_DB", str(tmp_path / "none.duckdb"))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    at.switch_page("pages/models.py").run()
+    assert not at.exception
+    assert at.title[0].value == "Models"
