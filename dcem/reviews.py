@@ -10,6 +10,10 @@ adds a row; the *current* review of a (case, method) is its latest row (latest
 transaction on its own cursor (:mod:`dcem.transactions`), so several dashboard sessions
 of one process can record reviews at the same time.
 
+For a run of language-model agents, :func:`last_answers` gives each agent's answer in the
+round the case ended (label, probability, runner-up, any error) so a reviewer can read it
+beside the case text (:func:`dcem.walkthrough.case_text`).
+
 Reviewed cases can be fed back into calibration: :func:`reviewed_as_calibration_rows`
 gives rows in the calibration CSV layout (case_id, agent, reported_label, true_label),
 with the reviewer's final label as the truth and each agent's round-1 report.
@@ -29,10 +33,12 @@ from dcem.config import MediatorConfig
 from dcem.errors import InputError
 from dcem.store import MEDIATED_METHODS, Store, StoreError
 from dcem.transactions import cursor, run_in_transaction
+from dcem.walkthrough import TURN_COLUMNS, agent_turns, case_agents
 
 __all__ = ["MAX_COMMENT", "MAX_REVIEWER", "REVIEW_COLUMNS", "QUEUE_COLUMNS", "CALIBRATION_COLUMNS",
            "record_review", "review_history", "current_reviews", "escalation_queue",
-           "escalation_reason", "export_reviews", "reviewed_as_calibration_rows", "case_labels"]
+           "escalation_reason", "export_reviews", "reviewed_as_calibration_rows", "case_labels",
+           "LAST_ANSWER_COLUMNS", "last_answers"]
 
 MAX_COMMENT = 5000
 MAX_REVIEWER = 200
@@ -41,6 +47,7 @@ REVIEW_COLUMNS = ["review_id", "run_id", "case_id", "method", "final_label", "co
 QUEUE_COLUMNS = ["case_id", "scenario", "seed", "truth", "truth_label", "decision_label", "rounds",
                  "energy", "margin", "descent", "steers", "budget", "why", "reviewed", "review_label"]
 CALIBRATION_COLUMNS = ["case_id", "agent", "reported_label", "true_label"]
+LAST_ANSWER_COLUMNS = TURN_COLUMNS + ["model", "probability", "runner_up", "runner_up_probability"]
 _SELECT_REVIEWS = "SELECT " + ", ".join(REVIEW_COLUMNS) + " FROM reviews"
 _LATEST = "row_number() OVER (PARTITION BY {part} ORDER BY created_at DESC, review_id DESC) = 1"
 
@@ -257,3 +264,43 @@ def reviewed_as_calibration_rows(store: Store, run_id: str, method: str | None =
             out.append({"case_id": case_id, "agent": f"agent {a + 1}",
                         "reported_label": labels[int(report)], "true_label": final_label})
     return pd.DataFrame(out, columns=CALIBRATION_COLUMNS)
+
+
+def last_answers(store: Store, run_id: str, case_id: str, method: str = "dcem") -> pd.DataFrame:
+    """Each agent's last answer of a case: its turn in the round the outcome was reached.
+
+    One row per agent (columns :data:`LAST_ANSWER_COLUMNS`): the turn (see
+    :func:`dcem.walkthrough.agent_turns`) plus the agent's model, the probability of the
+    label it answered and its runner-up label with that label's probability.  Empty for
+    runs without agent turns (synthetic runs); :class:`StoreError` for an unknown case.
+    """
+    row = store.con.execute("SELECT rounds FROM outcomes WHERE run_id = ? AND case_id = ? AND method = ?",
+                            [run_id, case_id, method]).fetchone()
+    if row is None:
+        raise StoreError(f"run {run_id!r} has no case {case_id!r} for method {method!r}")
+    turns = agent_turns(store, run_id, case_id, method)
+    turns = turns[turns["round"] <= int(row[0])]
+    if turns.empty:
+        return pd.DataFrame(columns=LAST_ANSWER_COLUMNS)
+    last = turns.sort_values(["agent", "round"]).groupby("agent", sort=True).tail(1).reset_index(drop=True)
+    labels = case_labels(store, run_id, case_id)
+    agents = case_agents(store, run_id, case_id)
+    models = dict(zip(agents["agent"], agents["model"]))
+    extra: dict[str, list[Any]] = {"model": [], "probability": [], "runner_up": [], "runner_up_probability": []}
+    for turn in last.itertuples(index=False):
+        extra["model"].append(models.get(int(turn.agent)))
+        probs = turn.probabilities
+        if probs is None or len(probs) != len(labels):
+            extra["probability"].append(float("nan"))
+            extra["runner_up"].append(None)
+            extra["runner_up_probability"].append(float("nan"))
+            continue
+        order = sorted(range(len(labels)), key=lambda j: -probs[j])
+        chosen = labels.index(turn.label) if turn.label in labels else order[0]
+        other = next(j for j in order if j != chosen)
+        extra["probability"].append(float(probs[chosen]))
+        extra["runner_up"].append(labels[other])
+        extra["runner_up_probability"].append(float(probs[other]))
+    for name, values in extra.items():
+        last[name] = pd.Series(values, dtype=object if name in ("model", "runner_up") else float)
+    return last[LAST_ANSWER_COLUMNS]

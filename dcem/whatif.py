@@ -9,6 +9,13 @@ outcomes bit for bit), so a change of thresholds moves the stopping round and th
 action of each case.  Replay assumes the recorded reports: it does not re-simulate how
 agents would have answered a different steer.
 
+Probability reports: when a cell's agents reported probability vectors (language-model
+runs store one vector per agent and round in ``traces.probabilities``), those vectors,
+not the argmax labels, are re-scored, as :func:`dcem.replay.score_probabilities` does
+(the per-round mediator states depend only on the vectors, the loss and the
+threshold-free settings, so they are memoised and a threshold change re-runs the policy
+alone); the models are never asked again, so a changed steer cannot change what they said.
+
 Settings (:func:`rescore`):
 
 * ``config=None``: every cell keeps its original (fitted) configuration;

@@ -3,11 +3,13 @@ import streamlit as st
 
 from dcem.calibration_sets import rows_to_set
 from dcem.errors import DcemError
-from dcem.reviews import (escalation_queue, export_reviews, record_review, review_history,
+from dcem.reviews import (escalation_queue, export_reviews, last_answers, record_review, review_history,
                           reviewed_as_calibration_rows)
 from dcem.run_compare import to_csv_bytes
-from dcem.walkthrough import case_trace
-from studio.charts import energy_figure
+from dcem.run_info import describe_run, is_llm_run
+from dcem.walkthrough import case_agents, case_text, case_trace
+from studio.charts import agent_probability_figure, energy_figure
+from studio.turns import show_agents, show_case_text
 from studio.widgets import disclaimer, pick_run, store
 
 st.title("Escalation review")
@@ -20,7 +22,14 @@ db = store()
 run_id = pick_run(db, key="rv_run") if db else None
 if run_id is None:
     st.stop()
-queue = escalation_queue(db, run_id, "dcem")
+llm = is_llm_run(db, run_id)
+if llm:
+    st.caption(describe_run(db, run_id))
+try:
+    queue = escalation_queue(db, run_id, "dcem")
+except DcemError as exc:
+    st.error(f"The escalation queue cannot be read: {exc}")
+    st.stop()
 if queue.empty:
     st.info("This run has no escalated cases.")
     st.stop()
@@ -35,6 +44,28 @@ case_id = st.selectbox("Case to review", queue["case_id"].tolist(), key="rv_case
 row = queue[queue["case_id"] == case_id].iloc[0]
 trace = case_trace(db, run_id, case_id, "dcem")
 st.warning(f"Why it escalated: {row['why']}")
+if llm:
+    answers = last_answers(db, run_id, case_id, "dcem")
+    left, right = st.columns(2)
+    with left:
+        show_case_text(case_text(db, run_id, case_id))
+        show_agents(case_agents(db, run_id, case_id))
+    with right:
+        r = int(answers["round"].max()) if not answers.empty else trace.outcome_round
+        st.markdown(f"**Each agent's last answer (round {r}, when the mediator escalated)**")
+        if answers.empty:
+            st.caption("No agent turn is stored for this case.")
+        else:
+            st.dataframe(answers[["agent_name", "model", "label", "probability", "runner_up",
+                                  "runner_up_probability", "error"]]
+                         .rename(columns={"agent_name": "agent", "label": "answer"}).round(3),
+                         hide_index=True, key="rv_answers")
+            st.plotly_chart(agent_probability_figure(trace.labels, answers["agent_name"].tolist(),
+                                                     answers["probabilities"].tolist(), answers["label"].tolist()),
+                            key="rv_probs")
+            for turn in answers.itertuples(index=False):
+                if turn.error:
+                    st.error(f"⚠ {turn.agent_name}: {turn.error}".replace("\n", " "))
 cfg = trace.config
 st.plotly_chart(energy_figure(trace.rounds, trace.outcome_round, eps_safe=cfg.eps_safe, eps_low=cfg.eps_low),
                 key="rv_energy")

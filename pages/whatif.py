@@ -10,21 +10,31 @@ from dcem.presets import list_presets, load_preset, save_preset
 from dcem.whatif import SWEEP_PARAMETERS, rescore
 from studio.charts import action_mix_figure, tradeoff_figure
 from studio.memo import original_for, replay_for, sweep_for, sweep_values
+from studio.whatif_settings import STEER_GATES, apply_preset, reset_for_run, seed_defaults, slider_bounds
 from studio.widgets import disclaimer, pick_run, store
 
 st.title("Loss and thresholds (what-if)")
 disclaimer()
 st.write("Every change re-scores all stored trajectories of the run at once. No agent is asked "
-         "again: the recorded reports are replayed, so a different steer cannot change them.")
+         "again: the recorded reports are replayed, so a different steer cannot change them. "
+         "For a run of language-model agents the recorded probability vectors (each agent's answer "
+         "distribution in every round) are re-scored; the models are not asked again.")
 
 db = store()
 run_id = pick_run(db, key="wi_run") if db else None
 if run_id is None:
     st.stop()
+reset_for_run(run_id)
 method = st.radio("Method", ["dcem", "dcem_noesc"], horizontal=True, key="wi_method",
                   format_func={"dcem": "D-CEM", "dcem_noesc": "D-CEM without escalation"}.get)
 with st.spinner("Loading the run's trajectories ..."):
-    replay = replay_for(db, run_id, method)
+    try:
+        replay = replay_for(db, run_id, method)
+    except DcemError as exc:
+        st.error(f"This run cannot be re-scored: {exc}".replace("\n", " "))
+        st.stop()
+if any(cell.probabilities is not None for cell in replay.cells):
+    st.caption("This run's agents reported probability vectors: those are re-scored, round by round.")
 first = replay.cells[0]
 labels = list(first.panel.labels)
 start = first.config
@@ -34,14 +44,18 @@ with st.expander("Presets", expanded=False):
     if not presets.empty:
         chosen = st.selectbox("Saved preset", presets["name"].tolist(), key="wi_preset_pick")
         if st.button("Apply preset"):
-            cfg_p, loss_p = load_preset(db, chosen)
-            for field in ("eps_safe", "eps_low", "m_safe", "delta", "s_asym", "window", "alpha", "beta",
-                          "gamma", "lambda_pool", "rho_min", "omega_min"):
-                st.session_state[f"wi_{field}"] = getattr(cfg_p, field)
-            st.session_state["wi_steer_gate"] = cfg_p.steer_gate
-            if loss_p is not None and loss_p.shape == (len(labels), len(labels)):
-                st.session_state["wi_loss"] = loss_p
-            st.rerun()
+            try:
+                cfg_p, loss_p = load_preset(db, chosen)
+            except DcemError as exc:
+                st.error(f"The preset cannot be applied: {exc}")
+            else:
+                saved = presets.loc[presets["name"] == chosen, "labels"].iloc[0]
+                notes = apply_preset(cfg_p, loss_p, None if saved is None else list(saved), labels, start,
+                                     replay.max_rounds)
+                st.session_state["wi_preset_notes"] = notes
+                st.rerun()
+        for note in st.session_state.pop("wi_preset_notes", []):
+            st.info(f"Preset applied, but {note}.")
 
 st.subheader("Loss matrix L[d, y]")
 if "wi_loss" not in st.session_state:
@@ -57,26 +71,30 @@ edited = st.data_editor(pd.DataFrame(st.session_state["wi_loss"], index=labels, 
 st.caption("Rows: decision d; columns: true label y.")
 
 st.subheader("Policy parameters")
+
+
+def _slider(col, field: str) -> float:
+    low, high, step = slider_bounds(field, float(getattr(start, field)))
+    return col.slider(field, low, high, step=step, key=f"wi_{field}")
+
+
+seed_defaults(start, replay.max_rounds)
 s1, s2, s3 = st.columns(3)
-values = {
-    "eps_safe": s1.slider("eps_safe", 0.0, 10.0, float(start.eps_safe), 0.05, key="wi_eps_safe"),
-    "eps_low": s1.slider("eps_low", 0.0, 10.0, float(start.eps_low), 0.05, key="wi_eps_low"),
-    "m_safe": s1.slider("m_safe", 0.0, 3.0, float(start.m_safe), 0.01, key="wi_m_safe"),
-    "delta": s2.slider("delta", -1.0, 2.0, float(start.delta), 0.01, key="wi_delta"),
-    "s_asym": s2.slider("s_asym", 0.0, 5.0, float(start.s_asym), 0.05, key="wi_s_asym"),
-    "window": s2.slider("window W", 1, 6, int(start.window), key="wi_window"),
-    "t_max": s2.slider("round budget t_max", 1, replay.max_rounds, min(int(start.t_max), replay.max_rounds),
-                       key="wi_t_max"),
-    "alpha": s3.slider("alpha", 0.0, 3.0, float(start.alpha), 0.05, key="wi_alpha"),
-    "beta": s3.slider("beta", 0.0, 3.0, float(start.beta), 0.05, key="wi_beta"),
-    "gamma": s3.slider("gamma", 0.0, 3.0, float(start.gamma), 0.05, key="wi_gamma"),
-}
+values = {"eps_safe": _slider(s1, "eps_safe"), "eps_low": _slider(s1, "eps_low"), "m_safe": _slider(s1, "m_safe"),
+          "delta": _slider(s2, "delta"), "s_asym": _slider(s2, "s_asym"),
+          "window": s2.slider("window W", 1, 6, key="wi_window")}
+if replay.max_rounds > 1:
+    values["t_max"] = s2.slider("round budget t_max", 1, replay.max_rounds, key="wi_t_max")
+else:
+    values["t_max"] = 1
+    s2.caption("Round budget t_max: 1 (the run stored one round).")
+values.update({"alpha": _slider(s3, "alpha"), "beta": _slider(s3, "beta"), "gamma": _slider(s3, "gamma")})
 with st.expander("Pooling and steering"):
     q1, q2 = st.columns(2)
-    values["lambda_pool"] = q1.slider("lambda_pool", 0.0, 5.0, float(start.lambda_pool), 0.1, key="wi_lambda_pool")
-    values["rho_min"] = q1.slider("rho_min", 0.001, 0.5, float(start.rho_min), 0.001, key="wi_rho_min")
-    values["omega_min"] = q2.slider("omega_min", 0.0, 0.5, float(start.omega_min), 0.01, key="wi_omega_min")
-    values["steer_gate"] = q2.selectbox("steer gate", ["risk", "reliability_gap"], key="wi_steer_gate")
+    values["lambda_pool"] = _slider(q1, "lambda_pool")
+    values["rho_min"] = _slider(q1, "rho_min")
+    values["omega_min"] = _slider(q2, "omega_min")
+    values["steer_gate"] = q2.selectbox("steer gate", STEER_GATES, key="wi_steer_gate")
 per_cell = st.toggle("Keep each cell's fitted eps_safe, eps_low, m_safe and delta", value=False, key="wi_percell")
 
 try:
@@ -100,7 +118,8 @@ c1, c2 = st.columns(2)
 c1.plotly_chart(action_mix_figure(result.outcome_mix, before.outcome_mix), key="wi_mix")
 parameter = c2.selectbox("Sweep parameter", SWEEP_PARAMETERS, key="wi_sweep_param")
 current = float(getattr(config, parameter))
-curve = sweep_for(replay, parameter, config, edited.to_numpy(dtype=float), sweep_values(parameter, float(getattr(start, parameter))))
+grid = sweep_values(parameter, float(getattr(start, parameter)))
+curve = sweep_for(replay, parameter, config, edited.to_numpy(dtype=float), grid)
 y = c2.radio("Against", ["harmful_consensus", "system_risk"], horizontal=True, key="wi_sweep_y")
 c2.plotly_chart(tradeoff_figure(curve, parameter, current, result.metrics, y), key="wi_tradeoff")
 

@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 __all__ = ["energy_figure", "belief_figure", "confusion_figure", "recall_figure", "comparison_figure",
-           "round_curve_figure", "action_mix_figure", "tradeoff_figure"]
+           "round_curve_figure", "action_mix_figure", "tradeoff_figure", "agent_probability_figure"]
 
 _TERM_COLOURS = {"disagreement": "#4C78A8", "risk": "#F58518", "margin": "#54A24B"}
 
@@ -51,6 +51,24 @@ def belief_figure(labels: Sequence[str], posteriors: Sequence[Sequence[float]], 
     fig.add_bar(x=list(labels), y=list(pooled), name="pooled Q",
                 marker={"color": "#9D9D9D", "line": {"color": pooled_outline, "width": 3}})
     fig.update_layout(barmode="group", height=320, margin={"t": 30, "b": 30},
+                      yaxis={"title": "probability", "range": [0, 1]}, legend={"orientation": "h"})
+    return fig
+
+
+def agent_probability_figure(labels: Sequence[str], names: Sequence[str],
+                             probabilities: Sequence[Sequence[float] | None],
+                             chosen: Sequence[str | None], title: str = "") -> go.Figure:
+    """Each agent's reported probability vector as grouped bars over the labels; the label
+    it answered is outlined in black.  An agent without a vector (failed turn) gets no bars."""
+    fig = go.Figure()
+    palette = ["#4C78A8", "#F58518", "#B279A2", "#72B7B2"]
+    for a, (name, probs, pick) in enumerate(zip(names, probabilities, chosen)):
+        if probs is None:
+            continue
+        outline = ["black" if lab == pick else "rgba(0,0,0,0)" for lab in labels]
+        fig.add_bar(x=list(labels), y=[float(p) for p in probs], name=str(name),
+                    marker={"color": palette[a % len(palette)], "line": {"color": outline, "width": 3}})
+    fig.update_layout(barmode="group", height=320, margin={"t": 40 if title else 30, "b": 30}, title=title or None,
                       yaxis={"title": "probability", "range": [0, 1]}, legend={"orientation": "h"})
     return fig
 

@@ -1,10 +1,13 @@
-"""A small real run stored once for the dashboard tests."""
+"""Small real runs stored once for the dashboard tests: a synthetic run, and a clinical
+LLM run answered by scripted fake models (no real model is loaded)."""
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
+from dcem.config import MediatorConfig
 from dcem.store import Store
 from dcem.synthetic_experiment import run_cell
 
@@ -18,4 +21,25 @@ def run_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for cell in cells:
             store.save_cell("ui-run", cell)
         store.finish_run("ui-run")
+    return path
+
+
+@pytest.fixture(scope="session")
+def clinical_db(run_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The synthetic ``ui-run`` plus a newer clinical run (DDXPlus-8, S2, 16 CAL and 12 TEST
+    cases, t_max 4, Free discussion 3 rounds) of two scripted models: an informed one and
+    one anchored on GERD by its role (see tests/sag/clinical_fakes.py).  Its run id is
+    ``Store(path).latest_run("clinical")``; copy the file before writing to it."""
+    from sag.clinical_run import ClinicalSpec, run_clinical
+    from tests.sag.clinical_fakes import oracle_backend
+
+    path = tmp_path_factory.mktemp("clinical") / "clinical.duckdb"
+    shutil.copy(run_db, path)
+    spec = ClinicalSpec(dataset="ddxplus8", scenarios=("S2",), seeds=(0,), n_cal=16, n_test=12,
+                        agents=("fake-a", "fake-b"), base_config=MediatorConfig(prior="empirical", t_max=4),
+                        free_rounds=3)
+    backends = [oracle_backend("ddxplus8", tag="a"), oracle_backend("ddxplus8", anchor=6, tag="b")]
+    with Store(path) as store:
+        summary = run_clinical(store, spec, backends=backends)
+    assert summary.complete
     return path

@@ -14,9 +14,9 @@ import pytest
 import dcem.reviews
 from dcem.config import MediatorConfig
 from dcem.errors import InputError
-from dcem.reviews import (CALIBRATION_COLUMNS, QUEUE_COLUMNS, current_reviews, escalation_queue,
-                          escalation_reason, export_reviews, record_review, review_history,
-                          reviewed_as_calibration_rows)
+from dcem.reviews import (CALIBRATION_COLUMNS, LAST_ANSWER_COLUMNS, QUEUE_COLUMNS, current_reviews,
+                          escalation_queue, escalation_reason, export_reviews, last_answers, record_review,
+                          review_history, reviewed_as_calibration_rows)
 from dcem.store import Store, StoreError
 
 from .small_run import RUN_ID, small_run_file, small_run_store  # noqa: F401
@@ -195,3 +195,24 @@ def test_concurrent_reviews_from_two_threads_are_all_kept(small_run_file: Path, 
     finally:
         for s in stores:
             s.close()
+
+
+def test_last_answers_of_an_escalated_llm_case(clinical_db: Path, small_run_store: Store) -> None:
+    with Store(clinical_db) as store:
+        run = store.latest_run("clinical")
+        case = escalation_queue(store, run)["case_id"].iloc[0]
+        rounds = int(store.outcomes(run, "dcem").set_index("case_id").loc[case, "rounds"])
+        labels = list(store.con.execute(
+            "SELECT cl.labels FROM cases c JOIN cells cl USING (run_id, scenario, seed) "
+            "WHERE c.run_id = ? AND c.case_id = ?", [run, case]).fetchone()[0])
+        answers = last_answers(store, run, case)
+        with pytest.raises(StoreError, match="no case"):
+            last_answers(store, run, "nope")
+    assert list(answers.columns) == LAST_ANSWER_COLUMNS
+    assert list(answers["agent"]) == [0, 1] and (answers["round"] == rounds).all()
+    assert list(answers["model"]) == ["oracle-a", "oracle-b"]
+    for row in answers.itertuples(index=False):
+        assert row.probability == pytest.approx(row.probabilities[labels.index(row.label)])
+        assert row.runner_up != row.label and row.runner_up_probability <= row.probability
+    synthetic = last_answers(small_run_store, RUN_ID, _escalated(small_run_store)["case_id"].iloc[0])
+    assert synthetic.empty and list(synthetic.columns) == LAST_ANSWER_COLUMNS

@@ -8,7 +8,8 @@ import pytest
 
 from dcem.store import Store, StoreError
 from dcem.synthetic_experiment import run_cell
-from dcem.walkthrough import case_list, case_trace, ex_post_confusion, filter_cases, steer_message
+from dcem.walkthrough import (AGENT_COLUMNS, TURN_COLUMNS, agent_turns, case_agents, case_list, case_text,
+                              case_trace, ex_post_confusion, filter_cases, probability_table, steer_message)
 
 
 @pytest.fixture(scope="module")
@@ -60,3 +61,43 @@ def test_steer_message_names_both_labels_and_cues() -> None:
     msg = steer_message("URTI", "Pulmonary_embolism", ["pleuritic pain", "tachycardia"])
     assert "URTI" in msg and "Pulmonary_embolism" in msg and "pleuritic pain, tachycardia" in msg
     assert "evidence that separates" in steer_message("a", "b", [])
+
+
+def test_synthetic_cases_have_no_text_agents_or_turns(stored: tuple[Store, object]) -> None:
+    store, cell = stored
+    case = cell.case_ids[0]
+    assert case_text(store, "w", case) is None
+    assert list(case_agents(store, "w", case).columns) == AGENT_COLUMNS and case_agents(store, "w", case).empty
+    turns = agent_turns(store, "w", case, "dcem")
+    assert list(turns.columns) == TURN_COLUMNS and turns.empty
+    with pytest.raises(StoreError, match="no case"):
+        agent_turns(store, "w", "nope", "dcem")
+
+
+def test_llm_case_text_agents_and_turns(clinical_db: Path) -> None:
+    with Store(clinical_db) as store:
+        run = store.latest_run("clinical")
+        steer = store.con.execute(
+            "SELECT case_id, round, steer_agent FROM traces WHERE run_id = ? AND method = 'dcem' "
+            "AND action = 'DIFFERENTIAL_STEER' ORDER BY case_id, round LIMIT 1", [run]).fetchone()
+        case, t, target = steer
+        stored_text = store.con.execute("SELECT text FROM case_texts WHERE run_id = ? AND case_id = ?",
+                                        [run, case]).fetchone()[0]
+        assert case_text(store, run, case) == stored_text and case_text(store, run, "nope") is None
+        agents = case_agents(store, run, case)
+        assert list(agents["name"]) == ["Agent A", "Agent B"] and list(agents["model"]) == ["oracle-a", "oracle-b"]
+        assert "walk-in clinic" in agents["role"].iloc[1] and agents["calibration_accuracy"].between(0, 1).all()
+        labels = case_trace(store, run, case).labels
+        turns = agent_turns(store, run, case, "dcem")
+        single = agent_turns(store, run, case, "single")
+        free = agent_turns(store, run, case, "free")
+    assert list(turns.columns) == TURN_COLUMNS and len(turns) == 4 * 2
+    assert turns[turns["round"] == 1]["note"].isna().all() and turns[turns["round"] > 1]["note"].notna().all()
+    note = turns[(turns["round"] == t + 1) & (turns["agent"] == target)]["note"].iloc[0]
+    assert "finding one" in note and "costlier miss" in note  # the steer note with the agent's own cues
+    assert set(turns["label"]) <= set(labels) and not turns["error"].notna().any()
+    assert all(abs(sum(p) - 1.0) < 1e-9 for p in turns["probabilities"])
+    assert len(single) == 1 and set(free["round"]) == {1, 2, 3}
+    assert free[free["round"] == 2]["note"].str.contains("The other agent answered").all()
+    table = probability_table(turns[turns["round"] == 1], labels)
+    assert table.shape == (8, 2) and list(table.columns) == ["Agent A", "Agent B"] and list(table.index) == list(labels)
