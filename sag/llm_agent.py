@@ -31,6 +31,7 @@ __all__ = ["AgentReport", "DiagnosticAgent", "MODES", "parse_json_reply", "parse
 MODES = ("scored", "json")
 MAX_CUES = 3
 MAX_CUE_CHARS = 120
+CUE_TOKENS = 48  # three short findings fit; generation is the slowest part of a steer
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,7 @@ class DiagnosticAgent:
         """Ask the agent, in a separate call, for cues separating two labels (Appendix G)."""
         msgs = cue_request((current, alternative), case_text, self.name, self.role)
         reply = self.backend.generate(msgs, GenerationOptions(temperature=self.options.temperature,
-                                                              seed=self.options.seed, max_tokens=80))
+                                                              seed=self.options.seed, max_tokens=CUE_TOKENS))
         cues = parse_cues(reply.text)
         report = AgentReport(-1, np.zeros(0), tuple(msgs), raw=reply.text,
                              error=None if cues else "no cues in the reply",

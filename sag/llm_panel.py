@@ -89,8 +89,10 @@ class LlmPanel:
 
     def report(self, t: int) -> np.ndarray:
         out = np.empty_like(self._last)
-        for case in range(self.n_cases):
-            for a in range(self.n_agents):
+        # agent by agent: consecutive prompts of one agent share its system prompt and the
+        # category list, which the backend keeps in its KV cache (same scores either way)
+        for a in range(self.n_agents):
+            for case in range(self.n_cases):
                 out[case, a] = self._turn(case, a, t, self._notes[case][a] if t > 1 else None)
         self._last = out
         self._next_notes(out)
