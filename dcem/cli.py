@@ -13,13 +13,15 @@ from typing import Any, NoReturn, Sequence
 from dcem.config import MediatorConfig
 from dcem.errors import DcemError
 
-__all__ = ["main"]
+__all__ = ["main", "run_command", "Parser"]
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
 
-class _Parser(argparse.ArgumentParser):
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors exit with status 2 and one line."""
+
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
@@ -183,9 +185,9 @@ def _cmd_runs(args: argparse.Namespace) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m dcem", description="D-CEM mediator: audit, experiments, reports.")
+    parser = Parser(prog="python -m dcem", description="D-CEM mediator: audit, experiments, reports.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     p = sub.add_parser("explain", help="explain one episode given as JSON (FILE or - for stdin)")
     p.add_argument("file")
@@ -223,8 +225,9 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+def run_command(args: argparse.Namespace, interrupted: str) -> int:
+    """Run ``args.func`` with logging set up; a DcemError becomes one line on stderr
+    (status 2), Ctrl-C prints ``interrupted`` (status 130)."""
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     try:
@@ -232,7 +235,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DcemError as exc:
         return _fail(str(exc))
     except KeyboardInterrupt:
-        sys.stderr.write("interrupted: finished cells are stored; run the same command again to resume\n")
+        sys.stderr.write(interrupted + "\n")
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_command(_parser().parse_args(argv),
+                       "interrupted: finished cells are stored; run the same command again to resume")

@@ -7,21 +7,13 @@ with status 2 and a one-line message on stderr, never a traceback.
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
-from typing import NoReturn, Sequence
+from typing import Sequence
 
+from dcem.cli import Parser, run_command
 from dcem.errors import DcemError
 
 __all__ = ["main"]
-
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
 def _scenarios(text: str) -> tuple[str, ...]:
@@ -89,9 +81,9 @@ def _cmd_models(args: argparse.Namespace) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m sag", description="Local LLM agents on clinical datasets under D-CEM.")
+    parser = Parser(prog="python -m sag", description="Local LLM agents on clinical datasets under D-CEM.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     p = sub.add_parser("run", help="run a clinical experiment into the store")
     p.add_argument("kind", choices=["clinical"])
@@ -122,17 +114,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
-    try:
-        return int(args.func(args))
-    except DcemError as exc:
-        sys.stderr.write(f"error: {exc}\n")
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        sys.stderr.write("interrupted: finished cells are stored and every agent call is in the call log; "
-                         "run the same command again to resume\n")
-        return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        return 0
+    return run_command(_parser().parse_args(argv),
+                       "interrupted: finished cells are stored and every agent call is in the call log; "
+                       "run the same command again to resume")
