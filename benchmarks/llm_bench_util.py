@@ -11,9 +11,9 @@ from typing import Any, Callable, Sequence
 import llama_cpp
 import numpy as np
 
-from sag.clinical_data import ClinicalCase
-from sag.llama_backend import LlamaCppBackend
-from sag.messages import GenerationOptions, Message
+from clinical.datasets import ClinicalCase
+from runtime.llama_backend import LlamaCppBackend
+from runtime.messages import GenerationOptions, Message
 
 def maxrss_mb() -> float:
     """Peak resident set size of this process so far (ru_maxrss is in KiB on Linux)."""

@@ -4,7 +4,7 @@ Run with ``.venv/bin/python benchmarks/llm_benchmark.py [--quick] [--json PATH]`
 
 Uses the packaged GGUF models (SmolLM2-135M-Instruct Q4_1, and Gemma-3-270M Q4_K_M as a
 second row unless ``--models`` says otherwise) on real DDXPlus-8 cases, with the
-scored-mode messages of :class:`sag.llm_agent.DiagnosticAgent` (``messages(case.text)``).
+scored-mode messages of :class:`dcem_clinical.agent.DiagnosticAgent` (``messages(case.text)``).
 Everything is measured in one process on one ``Llama`` instance per model; the compared
 variants are interleaved case by case (alternating which goes first), so load from
 other jobs on the machine affects both sides alike.  Reported values are medians.
@@ -21,7 +21,7 @@ other jobs on the machine affects both sides alike.  Reported values are medians
            the two must give identical log-probabilities.
    Target: raw/cold time (= our throughput / raw throughput) >= 0.8.
 2. Block-size sweep (``--blocks``, on ``--sweep-cases`` cases): raw, and the cold and the
-   reuse evaluation with ``sag.llama_backend.BLOCK`` monkeypatched (for this measurement
+   reuse evaluation with ``runtime.llama_backend.BLOCK`` monkeypatched (for this measurement
    only); also raw and the default block on one thread (``llama_set_n_threads`` on the
    same context), all interleaved with the order rotated per case.
 3. End to end: ``run_clinical`` on a fresh temporary DuckDB, SmolLM2 as both agents
@@ -63,16 +63,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import llama_cpp  # noqa: E402
 
-import sag.llama_backend as llama_backend  # noqa: E402
-from dcem.config import MediatorConfig  # noqa: E402
-from dcem.store import Store  # noqa: E402
-from sag.call_log import call_count  # noqa: E402
-from sag.clinical import run_clinical_cell  # noqa: E402
-from sag.clinical_data import ClinicalCase, load_dataset  # noqa: E402
-from sag.clinical_run import ClinicalSpec, make_backend, run_clinical  # noqa: E402
-from sag.llama_backend import LlamaCppBackend  # noqa: E402
-from sag.llm_agent import DiagnosticAgent  # noqa: E402
-from sag.prompts import continue_note, letters  # noqa: E402
+import runtime.llama_backend as llama_backend  # noqa: E402
+from dcem.core.config import MediatorConfig  # noqa: E402
+from dcem.store.database import Store  # noqa: E402
+from dcem_clinical.call_log import call_count  # noqa: E402
+from dcem_clinical.cell import run_clinical_cell  # noqa: E402
+from clinical.datasets import ClinicalCase, load_dataset  # noqa: E402
+from dcem_clinical.run import ClinicalSpec, make_backend, run_clinical  # noqa: E402
+from runtime.llama_backend import LlamaCppBackend  # noqa: E402
+from dcem_clinical.agent import DiagnosticAgent  # noqa: E402
+from dcem_clinical.prompts import continue_note, letters  # noqa: E402
 
 from llm_bench_util import (CountingBackend, cold_score, maxrss_mb, med, pick_cases,  # noqa: E402
                             raw_eval, rss_mb, timed)

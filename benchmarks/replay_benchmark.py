@@ -29,9 +29,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dcem.config import MediatorConfig  # noqa: E402
-from dcem.panel import Panel, three_level_loss  # noqa: E402
-from dcem.replay import score_probabilities, score_reports  # noqa: E402
+from dcem.core.config import MediatorConfig  # noqa: E402
+from dcem.core.panel import Panel, three_level_loss  # noqa: E402
+from dcem.core.replay import score_probabilities, score_reports  # noqa: E402
 
 K, AGENTS, ROUNDS = 8, 2, 6
 HIGH_RISK = (0, 2, 4, 6)

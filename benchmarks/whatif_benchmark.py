@@ -3,7 +3,7 @@
 Run with ``.venv/bin/python benchmarks/whatif_benchmark.py [--seeds 25] [--n-eval 100]``.
 
 Builds a synthetic run in a temporary DuckDB file: the four scenarios x ``--seeds``
-seeds, each cell from ``dcem.synthetic_experiment.run_cell(..., n_train=2000,
+seeds, each cell from ``dcem.synthetic.experiment.run_cell(..., n_train=2000,
 n_eval=N, ablation=False)`` (default 4 x 25 cells x 100 cases = 10,000 cases x 12
 rounds), then times in one process:
 
@@ -34,12 +34,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dcem.config import MediatorConfig  # noqa: E402
-from dcem.store import Store  # noqa: E402
-from dcem.synthetic_experiment import run_cell  # noqa: E402
-from dcem.whatif import load_run_replay, rescore, sweep  # noqa: E402
+from dcem.core.config import MediatorConfig  # noqa: E402
+from dcem.core.vocabulary import SCENARIOS  # noqa: E402
+from dcem.store.database import Store  # noqa: E402
+from dcem.synthetic.experiment import run_cell  # noqa: E402
+from dcem.analysis.whatif import load_run_replay, rescore, sweep  # noqa: E402
 
-SCENARIOS = ("S1", "S2", "S3a", "S3b")
 
 
 def best_of(fn: Callable[[], object], repeats: int) -> float:

@@ -1,11 +1,13 @@
-"""D-CEM: the loss-aware diagnostic consensus energy mediator.
+"""D-CEM: the loss-aware diagnostic consensus energy mediator (seed 003).
 
-Pure numerical library: no Streamlit and no language-model imports.
+Pure numerical library: no Streamlit and no language-model imports.  Subpackages:
+:mod:`dcem.core` (the equations and the policy), :mod:`dcem.synthetic` (the rule-guided
+world), :mod:`dcem.calibration`, :mod:`dcem.analysis` and :mod:`dcem.store`.
 """
-from dcem.config import MediatorConfig
+from dcem.core.config import MediatorConfig
+from dcem.core.panel import Panel, three_level_loss
+from dcem.core.policy import Action
 from dcem.errors import ConfigError, DcemError, InputError
-from dcem.panel import Panel, three_level_loss
-from dcem.policy import Action
 
 __all__ = ["Action", "ConfigError", "DcemError", "InputError", "MediatorConfig", "Panel",
            "three_level_loss"]

@@ -10,7 +10,7 @@ import logging
 import sys
 from typing import Any, NoReturn, Sequence
 
-from dcem.config import MediatorConfig
+from dcem.core.config import MediatorConfig
 from dcem.errors import DcemError
 
 __all__ = ["main", "run_command", "Parser"]
@@ -58,7 +58,7 @@ def _parse_params(items: Sequence[str]) -> dict[str, Any]:
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
-    from dcem.explain import explain
+    from dcem.analysis.explain import explain
 
     result = explain(_read_json(args.file))
     json.dump(result, sys.stdout, indent=None if args.compact else 2)
@@ -69,8 +69,8 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 def _cmd_run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from dcem.experiment import SyntheticSpec, run_synthetic
-    from dcem.store import Store
+    from dcem.synthetic.spec import SyntheticSpec, run_synthetic
+    from dcem.store.database import Store
 
     scenarios = tuple(s.strip() for s in args.scenarios.split(",") if s.strip())
     if args.seeds < 1:
@@ -106,7 +106,7 @@ def _run_kind(store: Any, run_id: str) -> tuple[str, dict[str, Any]]:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from dcem.store import Store
+    from dcem.store.database import Store
 
     with Store(args.db) as store:
         run_ids = args.run or [store.latest_run()]
@@ -128,7 +128,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 def _clinical_report(args: argparse.Namespace, frames: list[Any], kinds: dict[str, Any]) -> int:
     import pandas as pd
 
-    from dcem.clinical_report import clinical_dict, clinical_text
+    from dcem.analysis.clinical_report import clinical_dict, clinical_text
 
     metrics = pd.concat([m.assign(dataset=kinds[r][1].get("dataset", "?")) for r, m, _ in frames],
                         ignore_index=True)
@@ -146,7 +146,7 @@ def _clinical_report(args: argparse.Namespace, frames: list[Any], kinds: dict[st
 
 
 def _synthetic_report(args: argparse.Namespace, run_id: str, metrics: Any, ablation: Any) -> int:
-    from dcem.report import (comparison_table, compliance_table, escalation_table, format_table,
+    from dcem.analysis.report import (comparison_table, compliance_table, escalation_table, format_table,
                              report_dict)
 
     if args.json:
@@ -164,7 +164,7 @@ def _synthetic_report(args: argparse.Namespace, run_id: str, metrics: Any, ablat
 
 
 def _compliance_text(table: Any) -> str:
-    from dcem.report import format_table
+    from dcem.analysis.report import format_table
 
     if table.empty:
         return "(no ablation results)"
@@ -173,7 +173,7 @@ def _compliance_text(table: Any) -> str:
 
 
 def _cmd_runs(args: argparse.Namespace) -> int:
-    from dcem.store import Store
+    from dcem.store.database import Store
 
     with Store(args.db) as store:
         runs = store.runs()

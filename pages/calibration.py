@@ -1,10 +1,10 @@
 """Calibration sets: load agents' labelled reports and inspect their confusion matrices."""
 import streamlit as st
 
-from dcem.calibration_sets import (CSV_COLUMNS, example_csv, parse_calibration_csv,
+from dcem.calibration.sets import (CSV_COLUMNS, example_csv, parse_calibration_csv,
                                    stored_run_calibration_set, synthetic_calibration_set)
 from dcem.errors import DcemError
-from dcem.experiment import SCENARIOS
+from dcem.synthetic.spec import SCENARIOS
 from studio.charts import confusion_figure, recall_figure
 from studio.widgets import disclaimer, pick_run, store
 

@@ -1,11 +1,11 @@
 """Experiments: launch synthetic runs, compare methods and runs, download results."""
 import streamlit as st
 
-from dcem.config import MediatorConfig
+from dcem.core.config import MediatorConfig
 from dcem.errors import DcemError
-from dcem.experiment import SCENARIOS, SyntheticSpec, run_synthetic
-from dcem.report import COMPARISON_METRICS, comparison_table
-from dcem.run_compare import (changed_outcomes, export_tables, metric_deltas, round_curves,
+from dcem.synthetic.spec import SCENARIOS, SyntheticSpec, run_synthetic
+from dcem.analysis.report import COMPARISON_METRICS, comparison_table
+from dcem.analysis.run_compare import (changed_outcomes, export_tables, metric_deltas, round_curves,
                               settings_diff, to_csv_bytes, to_parquet_bytes)
 from studio.charts import comparison_figure, round_curve_figure
 from studio.widgets import disclaimer, pick_run, store

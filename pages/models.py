@@ -2,9 +2,9 @@
 import streamlit as st
 
 from dcem.errors import DcemError
-from studio.model_lab import (EXAMPLE_CASE, MAX_CASE_CHARS, TEST_LABELS, TEST_N_CTX, fetch_hub_model,
-                              gpu_layers_setting, hub_offline, installed_keys, model_facts, registry_table,
-                              run_test_prompt)
+from dcem_clinical.model_lab import (EXAMPLE_CASE, MAX_CASE_CHARS, TEST_LABELS, TEST_N_CTX, hub_offline,
+                                     model_facts, registry_table)
+from studio.model_lab import ask_test_prompt, fetch_hub_model, gpu_layers_setting, installed_keys
 from studio.widgets import disclaimer
 
 st.title("Models")
@@ -45,7 +45,7 @@ if st.button("Run the test prompt", type="primary", key="models_test_run"):
     key = typed.strip() or picked or ""
     try:
         with st.spinner(f"Loading {key} and asking it ..."):
-            st.session_state["models_test_result"] = run_test_prompt(key, n_gpu_layers, text)
+            st.session_state["models_test_result"] = ask_test_prompt(key, n_gpu_layers, text)
     except DcemError as exc:
         st.session_state.pop("models_test_result", None)
         st.error(f"Test prompt failed: {exc}")

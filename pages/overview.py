@@ -1,10 +1,10 @@
 """Overview: what D-CEM Studio is and what the store holds."""
 import streamlit as st
 
-from dcem.clinical_report import clinical_text
+from dcem.analysis.clinical_report import clinical_text
 from dcem.errors import DcemError
-from dcem.report import comparison_table, format_table
-from dcem.run_info import describe_run, run_kind, run_spec, runs_overview
+from dcem.analysis.report import comparison_table, format_table
+from dcem.analysis.run_info import describe_run, run_kind, run_spec, runs_overview
 from studio.widgets import pick_run, store
 
 st.title("D-CEM Studio")

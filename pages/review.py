@@ -1,13 +1,13 @@
 """Escalation review: the cases the mediator handed to a human, worst first."""
 import streamlit as st
 
-from dcem.calibration_sets import rows_to_set
+from dcem.calibration.sets import rows_to_set
 from dcem.errors import DcemError
-from dcem.reviews import (escalation_queue, export_reviews, last_answers, record_review, review_history,
+from dcem.store.reviews import (escalation_queue, export_reviews, last_answers, record_review, review_history,
                           reviewed_as_calibration_rows)
-from dcem.run_compare import to_csv_bytes
-from dcem.run_info import describe_run, is_llm_run
-from dcem.walkthrough import case_agents, case_text, case_trace
+from dcem.analysis.run_compare import to_csv_bytes
+from dcem.analysis.run_info import describe_run, is_llm_run
+from dcem.analysis.walkthrough import case_agents, case_text, case_trace
 from studio.charts import agent_probability_figure, energy_figure
 from studio.turns import show_agents, show_case_text
 from studio.widgets import disclaimer, pick_run, store

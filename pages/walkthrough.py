@@ -1,12 +1,14 @@
 """Case walkthrough: step through a stored episode round by round."""
 import streamlit as st
 
-from dcem.run_info import describe_run, is_llm_run, run_methods
-from dcem.store import MEDIATED_METHODS, StoreError
-from dcem.walkthrough import (agent_turns, case_agents, case_list, case_text, case_trace, ex_post_confusion,
+from dcem.analysis.run_info import describe_run, is_llm_run, run_methods
+from dcem.core.vocabulary import mediated_methods
+from dcem.store.database import StoreError
+from dcem.analysis.walkthrough import (agent_turns, case_agents, case_list, case_text, case_trace, ex_post_confusion,
                               filter_cases, steer_message)
 from studio.charts import belief_figure, confusion_figure, energy_figure
-from studio.turns import METHOD_LABELS, show_agents, show_case_text, show_turns
+from dcem.core.vocabulary import method_label
+from studio.turns import show_agents, show_case_text, show_turns
 from studio.widgets import disclaimer, pick_run, store
 
 st.title("Case walkthrough")
@@ -25,8 +27,8 @@ if not methods:
     st.info("This run has no stored outcomes.")
     st.stop()
 method = st.radio("Method", methods, horizontal=True, index=methods.index("dcem") if "dcem" in methods else 0,
-                  format_func=lambda m: METHOD_LABELS.get(m, m))
-mediated = method in MEDIATED_METHODS
+                  format_func=lambda m: method_label(m))
+mediated = method in mediated_methods()
 names: dict = {}  # agent index -> name (language-model runs)
 cases = case_list(db, run_id, method)
 episode_tab, confusion_tab = st.tabs(["Episode", "Round-wise confusion (ex post)"])
@@ -77,10 +79,10 @@ with episode_tab:
 
     if not mediated:  # Single, Free, Pool of a language-model run: the agents' turns only
         outcome = shown[shown["case_id"] == case_id].iloc[0]
-        st.subheader(f"Round {t} of {last}: {METHOD_LABELS.get(method, method)}")
+        st.subheader(f"Round {t} of {last}: {method_label(method)}")
         show_turns(turns[turns["round"] == t], labels, key="walk_turns", models=models)
         if t == last:
-            st.success(f"Decision {outcome['decision']} ({METHOD_LABELS.get(method, method)}, no mediator).")
+            st.success(f"Decision {outcome['decision']} ({method_label(method)}, no mediator).")
     else:
         st.subheader(f"Round {t} of {last}: {row['action']}")
         cfg = trace.config

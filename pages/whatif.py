@@ -3,14 +3,15 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dcem.config import MediatorConfig
+from dcem.core.config import MediatorConfig
 from dcem.errors import DcemError
-from dcem.panel import three_level_loss
-from dcem.presets import list_presets, load_preset, save_preset
-from dcem.whatif import SWEEP_PARAMETERS, rescore
+from dcem.core.panel import three_level_loss
+from dcem.store.presets import list_presets, load_preset, save_preset
+from dcem.analysis.whatif import SWEEP_PARAMETERS, rescore
 from studio.charts import action_mix_figure, tradeoff_figure
 from studio.memo import original_for, replay_for, sweep_for, sweep_values
-from studio.whatif_settings import STEER_GATES, apply_preset, reset_for_run, seed_defaults, slider_bounds
+from dcem.core.vocabulary import STEER_GATES
+from studio.whatif_settings import apply_preset, reset_for_run, seed_defaults, slider_bounds
 from studio.widgets import disclaimer, pick_run, store
 
 st.title("Loss and thresholds (what-if)")

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from sag.medqa_tri import build_medqa_tri, write_medqa_tri  # noqa: E402
+from clinical.medqa_tri import build_medqa_tri, write_medqa_tri  # noqa: E402
 
 __all__ = ["main"]
 

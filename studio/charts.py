@@ -7,6 +7,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from dcem.core.vocabulary import method_label
+
 __all__ = ["energy_figure", "belief_figure", "confusion_figure", "recall_figure", "comparison_figure",
            "round_curve_figure", "action_mix_figure", "tradeoff_figure", "agent_probability_figure"]
 
@@ -98,8 +100,6 @@ def recall_figure(recall: np.ndarray, labels: Sequence[str], agents: Sequence[st
     return fig
 
 
-_METHOD_NAMES = {"single": "Single best", "free": "Free discussion", "pool": "Fixed log pool",
-                 "dcem": "D-CEM", "dcem_noesc": "D-CEM w/o escalation"}
 
 
 def comparison_figure(table: pd.DataFrame, metric: str) -> go.Figure:
@@ -107,7 +107,7 @@ def comparison_figure(table: pd.DataFrame, metric: str) -> go.Figure:
     part = table[table["metric"] == metric]
     fig = go.Figure()
     for method, rows in part.groupby("method", sort=False, observed=True):
-        fig.add_bar(x=rows["scenario"], y=rows["mean"], name=_METHOD_NAMES.get(str(method), str(method)),
+        fig.add_bar(x=rows["scenario"], y=rows["mean"], name=method_label(str(method)),
                     error_y={"type": "data", "array": rows["std"].tolist()})
     fig.update_layout(barmode="group", height=340, title=metric.replace("_", " "), margin={"t": 40, "b": 30},
                       legend={"orientation": "h"})

@@ -12,9 +12,9 @@ from typing import Any, Sequence
 import numpy as np
 import streamlit as st
 
-from dcem.config import MediatorConfig
-from dcem.store import Store
-from dcem.whatif import RunReplay, WhatIfResult, baseline_metrics, load_run_replay, rescore, sweep
+from dcem.core.config import MediatorConfig
+from dcem.store.database import Store
+from dcem.analysis.whatif import RunReplay, WhatIfResult, baseline_metrics, load_run_replay, rescore, sweep
 
 __all__ = ["replay_for", "original_for", "sweep_for", "sweep_values"]
 
@@ -53,7 +53,7 @@ def sweep_values(parameter: str, current: float) -> np.ndarray:
 
 def sweep_for(replay: RunReplay, parameter: str, config: MediatorConfig, loss: np.ndarray,
               values: Sequence[float]) -> Any:
-    """:func:`dcem.whatif.sweep`, recomputed only when something other than the swept
+    """:func:`dcem.analysis.whatif.sweep`, recomputed only when something other than the swept
     parameter (or the grid) changed."""
     memo = _memo()
     others = {k: v for k, v in config.to_dict().items() if k != parameter}

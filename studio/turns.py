@@ -6,13 +6,11 @@ from typing import Sequence
 import pandas as pd
 import streamlit as st
 
-from dcem.walkthrough import probability_table
+from dcem.analysis.walkthrough import probability_table
 from studio.charts import agent_probability_figure
 
-__all__ = ["METHOD_LABELS", "show_case_text", "show_agents", "show_turns"]
+__all__ = ["show_case_text", "show_agents", "show_turns"]
 
-METHOD_LABELS = {"single": "Single best", "free": "Free discussion", "pool": "Fixed log pool",
-                 "dcem": "D-CEM", "dcem_noesc": "D-CEM without escalation"}
 
 
 def show_case_text(text: str | None, *, expanded: bool = True) -> None:

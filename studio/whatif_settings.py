@@ -8,9 +8,10 @@ from typing import Sequence
 import numpy as np
 import streamlit as st
 
-from dcem.config import MediatorConfig
+from dcem.core.config import MediatorConfig
+from dcem.core.vocabulary import STEER_GATES
 
-__all__ = ["SLIDER_FIELDS", "STEER_GATES", "slider_bounds", "reset_for_run", "seed_defaults", "apply_preset"]
+__all__ = ["SLIDER_FIELDS", "slider_bounds", "reset_for_run", "seed_defaults", "apply_preset"]
 
 # field -> (low, high, step); high grows with the run's own value (an LLM run's fitted
 # energies can exceed the synthetic ranges)
@@ -21,7 +22,6 @@ _RANGES: dict[str, tuple[float, float, float]] = {
     "rho_min": (0.001, 0.5, 0.001), "omega_min": (0.0, 0.5, 0.01),
 }
 SLIDER_FIELDS = tuple(_RANGES)
-STEER_GATES = ("risk", "reliability_gap")
 _STATE_KEYS = tuple(f"wi_{f}" for f in SLIDER_FIELDS) + (
     "wi_window", "wi_t_max", "wi_steer_gate", "wi_loss", "wi_loss_editor", "wi_high", "wi_lhigh", "wi_percell")
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dcem.store import Store, StoreError, default_db_path
+from dcem.store.database import Store, StoreError, default_db_path
 
 __all__ = ["DISCLAIMER", "disclaimer", "store", "pick_run"]
 

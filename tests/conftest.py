@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from dcem.config import MediatorConfig
-from dcem.store import Store
-from dcem.synthetic_experiment import run_cell
+from dcem.core.config import MediatorConfig
+from dcem.store.database import Store
+from dcem.synthetic.experiment import run_cell
 
 
 @pytest.fixture(scope="session")
@@ -28,10 +28,10 @@ def run_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def clinical_db(run_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The synthetic ``ui-run`` plus a newer clinical run (DDXPlus-8, S2, 16 CAL and 12 TEST
     cases, t_max 4, Free discussion 3 rounds) of two scripted models: an informed one and
-    one anchored on GERD by its role (see tests/sag/clinical_fakes.py).  Its run id is
+    one anchored on GERD by its role (see tests/dcem_clinical/clinical_fakes.py).  Its run id is
     ``Store(path).latest_run("clinical")``; copy the file before writing to it."""
-    from sag.clinical_run import ClinicalSpec, run_clinical
-    from tests.sag.clinical_fakes import oracle_backend
+    from dcem_clinical.run import ClinicalSpec, run_clinical
+    from tests.dcem_clinical.clinical_fakes import oracle_backend
 
     path = tmp_path_factory.mktemp("clinical") / "clinical.duckdb"
     shutil.copy(run_db, path)

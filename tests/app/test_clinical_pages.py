@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dcem.reviews import review_history
-from dcem.store import Store
-from dcem.walkthrough import case_text
+from dcem.store.reviews import review_history
+from dcem.store.database import Store
+from dcem.analysis.walkthrough import case_text
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -91,7 +91,7 @@ def test_walkthrough_of_the_synthetic_run_is_unchanged(clinical_db: Path, monkey
     at = _page("walkthrough", clinical_db, monkeypatch).run()
     at.selectbox(key="run_id").set_value("ui-run").run()
     _no_tracebacks(at)
-    assert at.radio[0].options == ["D-CEM", "D-CEM without escalation"]
+    assert at.radio[0].options == ["D-CEM", "D-CEM w/o escalation"]
     assert not at.expander and at.subheader[0].value.startswith("Round 1 of ")
 
 

@@ -7,9 +7,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dcem.errors import ConfigError
-from sag.models import resolve
-from studio.model_lab import GPU_LAYERS_KEY, MAX_CASE_CHARS, TEST_LABELS, default_gpu_layers, validate_gpu_layers
-from tests.sag.test_models import _fake_hub
+from runtime.registry import resolve
+from dcem_clinical.model_lab import GPU_LAYERS_KEY, MAX_CASE_CHARS, TEST_LABELS, default_gpu_layers, validate_gpu_layers
+from tests.runtime.test_models import _fake_hub
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "models.py")

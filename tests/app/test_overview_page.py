@@ -7,7 +7,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.dcem.test_store import fake_result
-from dcem.store import Store
+from dcem.store.database import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 

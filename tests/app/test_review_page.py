@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dcem.reviews import review_history
-from dcem.store import Store
+from dcem.store.reviews import review_history
+from dcem.store.database import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "review.py")

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dcem.store import Store
-from dcem.walkthrough import case_list
+from dcem.store.database import Store
+from dcem.analysis.walkthrough import case_list
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "walkthrough.py")

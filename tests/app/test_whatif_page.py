@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dcem.presets import list_presets
-from dcem.store import Store
+from dcem.store.presets import list_presets
+from dcem.store.database import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "whatif.py")

@@ -13,9 +13,9 @@ from typing import Iterator
 
 import pytest
 
-from dcem.results import ScenarioResult
-from dcem.store import Store
-from dcem.synthetic_experiment import run_cell
+from dcem.core.results import ScenarioResult
+from dcem.store.database import Store
+from dcem.synthetic.experiment import run_cell
 
 RUN_ID = "small-run"
 SCENARIOS = ("S1", "S3b")

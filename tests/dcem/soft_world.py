@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dcem.panel import Panel, three_level_loss
+from dcem.core.panel import Panel, three_level_loss
 
 __all__ = ["soft_panel", "soft_reports"]
 

@@ -1,13 +1,13 @@
-"""The live, round-by-round use of :func:`dcem.policy.policy_step` (as the deliberation
+"""The live, round-by-round use of :func:`dcem.core.policy.policy_step` (as the deliberation
 loop runs it), for comparing with the round-vectorised replay kernel."""
 from __future__ import annotations
 
 import numpy as np
 
-from dcem.config import MediatorConfig
-from dcem.energy import windowed_descent
-from dcem.policy import Action, StepResult, policy_step
-from dcem.state import RoundState
+from dcem.core.config import MediatorConfig
+from dcem.core.energy import windowed_descent
+from dcem.core.policy import Action, StepResult, policy_step
+from dcem.core.state import RoundState
 
 __all__ = ["round_by_round"]
 

@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-from dcem.config import MediatorConfig
-from dcem.panel import Panel
+from dcem.core.config import MediatorConfig
+from dcem.core.panel import Panel
 
 __all__ = ["stochastic_rows", "panels", "configs", "trajectories", "scenarios", "distributions"]
 

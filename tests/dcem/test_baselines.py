@@ -4,18 +4,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dcem.baselines import best_agent, fixed_pool, free_discussion, single_best
-from dcem.calibration import estimate_confusion, estimate_prior
-from dcem.config import MediatorConfig
-from dcem.decision import bayes_decision
+from dcem.core.baselines import best_agent, fixed_pool, free_discussion, single_best
+from dcem.calibration.fitting import estimate_confusion, estimate_prior
+from dcem.core.config import MediatorConfig
+from dcem.core.decision import bayes_decision
 from dcem.errors import InputError
-from dcem.panel import Panel
-from dcem.policy import Action
-from dcem.pooling import log_pool
-from dcem.posterior import report_posteriors
-from dcem.rule_agents import RuleAgents, scenario
-from dcem.state import assess_reports
-from dcem.synthetic import LABELS, generate, synthetic_loss
+from dcem.core.panel import Panel
+from dcem.core.policy import Action
+from dcem.core.pooling import log_pool
+from dcem.core.posterior import report_posteriors
+from dcem.synthetic.rule_agents import RuleAgents, scenario
+from dcem.core.state import assess_reports
+from dcem.synthetic.generator import LABELS, generate, synthetic_loss
 
 
 @pytest.fixture(scope="module")

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from dcem.config import MediatorConfig
-from dcem.panel import Panel, three_level_loss
-from dcem.policy import NO_TARGET, Action
-from dcem.replay import Scored, score_probabilities, score_reports, score_states
-from dcem.state import assess_reports
+from dcem.core.config import MediatorConfig
+from dcem.core.panel import Panel, three_level_loss
+from dcem.core.policy import NO_TARGET, Action
+from dcem.core.replay import Scored, score_probabilities, score_reports, score_states
+from dcem.core.state import assess_reports
 
 from . import reference as ref
 from .stepwise import round_by_round

@@ -4,13 +4,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dcem.calibration import (costed_objective, estimate_confusion, estimate_prior,
+from dcem.calibration.fitting import (costed_objective, estimate_confusion, estimate_prior,
                               fit_thresholds)
-from dcem.config import MediatorConfig
+from dcem.core.config import MediatorConfig
 from dcem.errors import InputError
-from dcem.panel import Panel
-from dcem.replay import score_reports
-from dcem.synthetic import LABELS, synthetic_loss
+from dcem.core.panel import Panel
+from dcem.core.replay import score_reports
+from dcem.synthetic.generator import LABELS, synthetic_loss
 
 
 def test_exact_smoothing_formula_on_a_tiny_example() -> None:

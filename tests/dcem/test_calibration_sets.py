@@ -6,14 +6,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dcem.calibration import estimate_confusion, estimate_prior
-from dcem.calibration_sets import (CalibrationSet, example_csv, parse_calibration_csv,
+from dcem.calibration.fitting import estimate_confusion, estimate_prior
+from dcem.calibration.sets import (CalibrationSet, example_csv, parse_calibration_csv,
                                    stored_run_calibration_set, synthetic_calibration_set)
 from dcem.errors import InputError
-from dcem.panel import Panel
-from dcem.store import Store, StoreError
-from dcem.synthetic import synthetic_loss
-from dcem.synthetic_experiment import run_cell
+from dcem.core.panel import Panel
+from dcem.store.database import Store, StoreError
+from dcem.synthetic.generator import synthetic_loss
+from dcem.synthetic.experiment import run_cell
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -266,7 +266,7 @@ def test_stored_run_set(stored: tuple[Path, object]) -> None:
 def test_rows_to_set_allows_empty_classes_and_merges() -> None:
     import pandas as pd
 
-    from dcem.calibration_sets import rows_to_set
+    from dcem.calibration.sets import rows_to_set
 
     rows = pd.DataFrame({"case_id": ["r1", "r1"], "agent": ["agent 1", "agent 2"],
                          "reported_label": ["k0", "k2"], "true_label": ["k1", "k1"]})

@@ -7,10 +7,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dcem.config import MediatorConfig
+from dcem.core.config import MediatorConfig
 from dcem.errors import ConfigError, DcemError, InputError
-from dcem.panel import Panel, three_level_loss
-from dcem.replay import score_probabilities, score_reports
+from dcem.core.panel import Panel, three_level_loss
+from dcem.core.replay import score_probabilities, score_reports
 
 LABELS = ("a", "b", "c")
 CONF = np.array([[[0.8, 0.1, 0.1], [0.1, 0.8, 0.1], [0.1, 0.1, 0.8]]] * 2)

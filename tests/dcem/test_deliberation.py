@@ -6,16 +6,16 @@ from typing import Sequence
 import numpy as np
 import pytest
 
-from dcem.calibration import estimate_confusion, estimate_prior
-from dcem.config import MediatorConfig
-from dcem.deliberation import Agents, SteerRequest, deliberate
+from dcem.calibration.fitting import estimate_confusion, estimate_prior
+from dcem.core.config import MediatorConfig
+from dcem.core.deliberation import Agents, SteerRequest, deliberate
 from dcem.errors import InputError
-from dcem.panel import Panel
-from dcem.policy import Action
-from dcem.replay import score_reports
-from dcem.rule_agents import RuleAgents, scenario
-from dcem.steering import SteeringConfig
-from dcem.synthetic import LABELS, generate, synthetic_loss
+from dcem.core.panel import Panel
+from dcem.core.policy import Action
+from dcem.core.replay import score_reports
+from dcem.synthetic.rule_agents import RuleAgents, scenario
+from dcem.core.steering import SteeringConfig
+from dcem.synthetic.generator import LABELS, generate, synthetic_loss
 
 
 class Scripted:
@@ -160,10 +160,10 @@ class _SoftAgents:
 
 
 def test_probability_reports_are_mediated_and_replay_identically() -> None:
-    from dcem.config import MediatorConfig
-    from dcem.deliberation import deliberate
-    from dcem.panel import Panel, three_level_loss
-    from dcem.replay import score_probabilities
+    from dcem.core.config import MediatorConfig
+    from dcem.core.deliberation import deliberate
+    from dcem.core.panel import Panel, three_level_loss
+    from dcem.core.replay import score_probabilities
 
     k = 4
     rng = np.random.default_rng(3)

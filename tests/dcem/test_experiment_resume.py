@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from dcem.errors import ConfigError
-from dcem.experiment import SyntheticSpec, run_synthetic
-from dcem.store import Store
+from dcem.synthetic.spec import SyntheticSpec, run_synthetic
+from dcem.store.database import Store
 from tests.dcem.test_store import fake_result
 
 
@@ -30,9 +30,9 @@ class FakeWorld:
 @pytest.fixture()
 def world(monkeypatch: pytest.MonkeyPatch) -> FakeWorld:
     fake = FakeWorld()
-    module = types.ModuleType("dcem.synthetic_experiment")
+    module = types.ModuleType("dcem.synthetic.experiment")
     module.run_cell = fake.run_cell  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "dcem.synthetic_experiment", module)
+    monkeypatch.setitem(sys.modules, "dcem.synthetic.experiment", module)
     return fake
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from dcem.cli import main
-from dcem.explain import explain
+from dcem.analysis.explain import explain
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -67,10 +67,10 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from dcem.config import MediatorConfig
-from dcem.panel import Panel
-from dcem.policy import NO_TARGET, Action
-from dcem.replay import score_reports
+from dcem.core.config import MediatorConfig
+from dcem.core.panel import Panel
+from dcem.core.policy import NO_TARGET, Action
+from dcem.core.replay import score_reports
 
 A, B, H = 0, 1, 2
 LOSS = [[0, 1, 4], [1, 0, 4], [1, 1, 0]]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dcem.store import Store
+from dcem.store.database import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 ARGS = ["-m", "dcem", "run", "synthetic", "--scenarios", "S1,S3b", "--seeds", "6",
@@ -68,7 +68,7 @@ def test_a_store_in_use_by_another_process_gives_a_clear_message(tmp_path: Path)
                               stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
-        from dcem.store import StoreError
+        from dcem.store.database import StoreError
         with pytest.raises(StoreError, match="in use by another program"):
             Store(db)
         out = subprocess.run([sys.executable, "-m", "dcem", "runs", "--db", str(db)], cwd=ROOT,

@@ -1,5 +1,5 @@
 """Exact boundaries of the policy contract, checked on both implementations: the live
-round-by-round :func:`dcem.policy.policy_step` and the replay kernel (score_states).
+round-by-round :func:`dcem.core.policy.policy_step` and the replay kernel (score_states).
 
 States are fabricated (energy, margin, agent risks ... set by hand) so that every
 comparison can be put exactly on its threshold; dyadic numbers keep arithmetic exact.
@@ -11,11 +11,11 @@ import math
 import numpy as np
 import pytest
 
-from dcem.config import MediatorConfig
-from dcem.panel import Panel
-from dcem.policy import NO_TARGET, Action
-from dcem.replay import Scored, score_states
-from dcem.state import RoundState, assess_reports
+from dcem.core.config import MediatorConfig
+from dcem.core.panel import Panel
+from dcem.core.policy import NO_TARGET, Action
+from dcem.core.replay import Scored, score_states
+from dcem.core.state import RoundState, assess_reports
 
 from .stepwise import round_by_round
 

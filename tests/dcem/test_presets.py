@@ -8,11 +8,12 @@ import duckdb
 import numpy as np
 import pytest
 
-from dcem.config import MediatorConfig
+from dcem.core.config import MediatorConfig
 from dcem.errors import InputError
-from dcem.presets import list_presets, load_preset, preset_history, save_preset
-from dcem.migrations import MIGRATIONS, migrate
-from dcem.store import Store, StoreError
+from dcem.store.presets import list_presets, load_preset, preset_history, save_preset
+from common.migrations import migrate
+from dcem.store.migrations import MIGRATIONS, PACKAGE
+from dcem.store.database import Store, StoreError
 
 
 @pytest.fixture()
@@ -84,7 +85,7 @@ def test_unknown_or_empty_preset_names(store: Store) -> None:
 
 def test_an_old_store_opened_read_only_gives_a_clear_error(tmp_path: Path) -> None:
     con = duckdb.connect(str(tmp_path / "old.duckdb"))
-    migrate(con, MIGRATIONS[:1])  # written before presets and reviews existed
+    migrate(con, PACKAGE, MIGRATIONS[:1])  # written before presets and reviews existed
     con.close()
     with Store(tmp_path / "old.duckdb", read_only=True) as old:
         with pytest.raises(StoreError, match="open it once read-write"):

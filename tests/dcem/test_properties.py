@@ -7,15 +7,15 @@ import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from dcem.config import MediatorConfig
-from dcem.decision import bayes_decision
-from dcem.energy import symmetric_kl_sum, windowed_descent
-from dcem.panel import Panel
-from dcem.policy import Action
-from dcem.pooling import log_pool, pool_weights
-from dcem.posterior import dangerous_miss, report_posteriors, soft_report_posteriors
-from dcem.replay import score_reports, score_states
-from dcem.state import assess_reports
+from dcem.core.config import MediatorConfig
+from dcem.core.decision import bayes_decision
+from dcem.core.energy import symmetric_kl_sum, windowed_descent
+from dcem.core.panel import Panel
+from dcem.core.policy import Action
+from dcem.core.pooling import log_pool, pool_weights
+from dcem.core.posterior import dangerous_miss, report_posteriors, soft_report_posteriors
+from dcem.core.replay import score_reports, score_states
+from dcem.core.state import assess_reports
 
 from .strategies import configs, distributions, panels
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from dcem.cli import main
-from dcem.store import Store
+from dcem.store.database import Store
 from tests.dcem.test_store import fake_result
 
 

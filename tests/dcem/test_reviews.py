@@ -11,13 +11,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import dcem.reviews
-from dcem.config import MediatorConfig
+import dcem.store.reviews
+from dcem.core.config import MediatorConfig
 from dcem.errors import InputError
-from dcem.reviews import (CALIBRATION_COLUMNS, LAST_ANSWER_COLUMNS, QUEUE_COLUMNS, current_reviews,
+from dcem.store.reviews import (CALIBRATION_COLUMNS, LAST_ANSWER_COLUMNS, QUEUE_COLUMNS, current_reviews,
                           escalation_queue, escalation_reason, export_reviews, last_answers, record_review,
                           review_history, reviewed_as_calibration_rows)
-from dcem.store import Store, StoreError
+from dcem.store.database import Store, StoreError
 
 from .small_run import RUN_ID, small_run_file, small_run_store  # noqa: F401
 
@@ -54,8 +54,8 @@ def test_reviews_are_append_only_and_latest_is_current(small_run_store: Store) -
 
 
 def test_the_review_code_never_updates_or_deletes() -> None:
-    assert not re.search(r"\b(UPDATE|DELETE)\b", Path(dcem.reviews.__file__).read_text())
-    for path in Path(dcem.reviews.__file__).parent.glob("*.py"):  # nor does any other module
+    assert not re.search(r"\b(UPDATE|DELETE)\b", Path(dcem.store.reviews.__file__).read_text())
+    for path in Path(dcem.store.reviews.__file__).parent.glob("*.py"):  # nor does any other module
         assert not re.search(r"(UPDATE|DELETE\s+FROM|TRUNCATE)\s+reviews\b", path.read_text(), re.I), path
 
 

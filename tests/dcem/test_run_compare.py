@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dcem.store import Store
-from dcem.synthetic_experiment import run_cell
-from dcem.run_compare import (changed_outcomes, export_tables, metric_deltas, round_curves,
+from dcem.store.database import Store
+from dcem.synthetic.experiment import run_cell
+from dcem.analysis.run_compare import (changed_outcomes, export_tables, metric_deltas, round_curves,
                               settings_diff, to_csv_bytes, to_parquet_bytes)
 
 

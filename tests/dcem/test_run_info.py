@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from dcem.run_info import RUN_COLUMNS, describe_run, is_llm_run, run_kind, run_methods, runs_overview
-from dcem.store import Store, StoreError
+from dcem.analysis.run_info import RUN_COLUMNS, describe_run, is_llm_run, run_kind, run_methods, runs_overview
+from dcem.store.database import Store, StoreError
 
 
 def test_runs_overview_names_the_clinical_dataset_scenarios_and_agents(clinical_db: Path) -> None:

@@ -4,15 +4,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dcem.baselines import (fixed_pool, fixed_pool_probabilities, pooled_decision_probabilities,
+from dcem.core.baselines import (fixed_pool, fixed_pool_probabilities, pooled_decision_probabilities,
                             single_best)
-from dcem.calibration import ThresholdGrid, costed_objective, fit_thresholds, soft_states
-from dcem.config import MediatorConfig
+from dcem.calibration.fitting import ThresholdGrid, costed_objective, fit_thresholds, soft_states
+from dcem.core.config import MediatorConfig
 from dcem.errors import InputError
-from dcem.posterior import report_posteriors, soft_report_posteriors
-from dcem.replay import Scored, score_probabilities, score_reports, score_states
-from dcem.soft import argmax_labels
-from dcem.state import assess_probabilities, assess_reports
+from dcem.core.posterior import report_posteriors, soft_report_posteriors
+from dcem.core.replay import Scored, score_probabilities, score_reports, score_states
+from dcem.core.soft import argmax_labels
+from dcem.core.state import assess_probabilities, assess_reports
 
 from .soft_world import soft_panel, soft_reports
 

@@ -9,14 +9,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dcem.config import MediatorConfig
+from dcem.core.config import MediatorConfig
 from dcem.errors import InputError
-from dcem.panel import three_level_loss
-from dcem.policy import Action
-from dcem.replay import score_probabilities, score_reports
-from dcem.soft import argmax_labels
-from dcem.store import Store, StoreError
-from dcem.whatif import ReplayCell, RunReplay, WhatIfResult, load_run_replay, rescore, sweep
+from dcem.core.panel import three_level_loss
+from dcem.core.policy import Action
+from dcem.core.replay import score_probabilities, score_reports
+from dcem.core.soft import argmax_labels
+from dcem.store.database import Store, StoreError
+from dcem.analysis.whatif import ReplayCell, RunReplay, WhatIfResult, load_run_replay, rescore, sweep
 
 from .soft_world import soft_panel, soft_reports
 

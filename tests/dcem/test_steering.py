@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from dcem.errors import ConfigError
-from dcem.steering import (SteeringConfig, blend_compliance, comply, contrastive_template,
+from dcem.core.steering import (SteeringConfig, blend_compliance, comply, contrastive_template,
                            discrepancy_gradient, distinguishing_rules, explanation_discrepancy,
                            recommend, steering_objective, update_mask)
 

@@ -7,14 +7,15 @@ import duckdb
 import numpy as np
 import pytest
 
-from dcem.config import MediatorConfig
-from dcem.metrics import episode_metrics
-from dcem.migrations import MIGRATIONS, applied_migrations, migrate
-from dcem.panel import Panel, three_level_loss
-from dcem.policy import Action
-from dcem.replay import score_reports
-from dcem.results import MethodRun, ScenarioResult
-from dcem.store import Store, StoreError, default_db_path
+from dcem.core.config import MediatorConfig
+from dcem.analysis.metrics import episode_metrics
+from common.migrations import applied_migrations, migrate
+from dcem.store.migrations import MIGRATIONS, PACKAGE
+from dcem.core.panel import Panel, three_level_loss
+from dcem.core.policy import Action
+from dcem.core.replay import score_reports
+from dcem.core.results import MethodRun, ScenarioResult
+from dcem.store.database import Store, StoreError, default_db_path
 
 EXPECTED_COLUMNS = {
     "schema_migrations": ["name", "applied_at"],
@@ -35,9 +36,6 @@ EXPECTED_COLUMNS = {
     "presets": ["preset_id", "name", "config_json", "loss", "labels", "note", "created_at"],
     "reviews": ["review_id", "run_id", "case_id", "method", "final_label", "comment", "reviewer",
                 "created_at"],
-    "llm_calls": ["call_id", "cache_key", "run_id", "case_id", "agent", "round", "purpose", "backend", "model",
-                  "model_sha256", "messages_json", "options_json", "raw_reply", "parsed_json", "probabilities",
-                  "prompt_tokens", "completion_tokens", "duration_s", "error", "created_at"],
     "case_texts": ["run_id", "case_id", "source_id", "text"],
     "agent_turns": ["run_id", "case_id", "method", "round", "agent", "note", "reply", "label",
                     "probabilities", "error", "cached", "cache_key"],
@@ -89,17 +87,21 @@ def test_schema_has_exactly_the_documented_columns(store: Store) -> None:
 
 def test_migrations_apply_once_in_order(tmp_path: Path) -> None:
     con = duckdb.connect(str(tmp_path / "m.duckdb"))
-    assert migrate(con) == [name for name, _ in MIGRATIONS]
-    assert migrate(con) == []
-    assert applied_migrations(con) == [name for name, _ in MIGRATIONS]
-    extra = MIGRATIONS + [("002_extra", ["CREATE TABLE extra (x INTEGER)"])]
-    assert migrate(con, extra) == ["002_extra"]
-    broken = extra + [("003_broken", ["CREATE TABLE ok_table (x INTEGER)", "NOT SQL"])]
+    assert migrate(con, PACKAGE, MIGRATIONS) == [name for name, _ in MIGRATIONS]
+    assert migrate(con, PACKAGE, MIGRATIONS) == []
+    assert applied_migrations(con) == [f"dcem/{name}" for name, _ in MIGRATIONS]
+    extra = MIGRATIONS + [("009_extra", ["CREATE TABLE extra (x INTEGER)"])]
+    assert migrate(con, PACKAGE, extra) == ["009_extra"]
+    # another package's migration of the same name is its own
+    assert migrate(con, "other", [("009_extra", ["CREATE TABLE extra2 (x INTEGER)"])]) == ["009_extra"]
+    broken = extra + [("010_broken", ["CREATE TABLE ok_table (x INTEGER)", "NOT SQL"])]
     with pytest.raises(duckdb.Error):
-        migrate(con, broken)
+        migrate(con, PACKAGE, broken)
     tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
     assert "ok_table" not in tables  # a failed migration leaves nothing behind
-    assert "003_broken" not in applied_migrations(con)
+    assert "dcem/010_broken" not in applied_migrations(con)
+    with pytest.raises(ValueError, match="package name"):
+        migrate(con, "a/b", MIGRATIONS)
 
 
 def test_save_and_reload_cell_round_trips(store: Store) -> None:

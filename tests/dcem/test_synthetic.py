@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from dcem.errors import InputError
-from dcem.synthetic import (GROUND_TRUTH_RULES, LABELS, SyntheticData, generate,
+from dcem.synthetic.generator import (GROUND_TRUTH_RULES, LABELS, SyntheticData, generate,
                             rule_activations, synthetic_loss)
 
 

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from dcem.errors import InputError
-from dcem.replay import score_reports
-from dcem.results import METHODS, ScenarioResult
-from dcem.synthetic_experiment import ABLATION_XI, CHECKPOINTS, run_cell
+from dcem.core.replay import score_reports
+from dcem.core.results import METHODS, ScenarioResult
+from dcem.synthetic.experiment import ABLATION_XI, CHECKPOINTS, run_cell
 
 SMALL = {"n_train": 4000, "n_eval": 60}
 

@@ -7,11 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dcem.config import MediatorConfig
+from dcem.core.config import MediatorConfig
 from dcem.errors import InputError
-from dcem.replay import score_reports
-from dcem.store import Store, StoreError
-from dcem.whatif import (SWEEP_COLUMNS, ReplayCell, RunReplay, baseline_metrics, load_run_replay, rescore,
+from dcem.core.replay import score_reports
+from dcem.store.database import Store, StoreError
+from dcem.analysis.whatif import (SWEEP_COLUMNS, ReplayCell, RunReplay, baseline_metrics, load_run_replay, rescore,
                          sweep)
 
 from .small_run import N_EVAL, RUN_ID, SCENARIOS, SEEDS, small_run_file, small_run_store  # noqa: F401
@@ -154,7 +154,7 @@ def test_replay_is_plain_data_and_method_checked(small_run_store: Store, replay:
 
 def test_cells_without_a_table_are_scored_directly(small_run_store: Store, replay: RunReplay,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("dcem.run_replay.TABLE_LIMIT", 1)  # every cell takes the direct path
+    monkeypatch.setattr("dcem.analysis.run_replay.TABLE_LIMIT", 1)  # every cell takes the direct path
     direct = load_run_replay(small_run_store, RUN_ID)
     assert all(cell.codes is None for cell in direct.cells)
     cfg = replay.cells[0].config.with_changes(eps_safe=1.0, t_max=6)

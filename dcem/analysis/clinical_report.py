@@ -1,0 +1,77 @@
+"""The clinical LLM tables (Appendix H, section 5.5) from stored metrics.
+
+- :func:`table6`: system risk R_L^sys and harmful consensus H.C. of Single, Free, Pool
+  and D-CEM per scenario (Table 6);
+- :func:`table7`: D-CEM escalation rate and average rounds per scenario (Table 7);
+- :func:`table1`: D-CEM against D-CEM without STOP_AND_ESCALATE (Table 1);
+- :func:`detail_table`: accuracy, parse-error rate and the D-CEM action mix.
+
+Every table is mean ± std over seeds (ddof 0), per dataset.  ``metrics`` frames carry
+the columns of :meth:`dcem.store.database.Store.metrics` plus ``dataset``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from dcem.analysis.report import _mean_std, format_table
+
+__all__ = ["table6", "table7", "table1", "detail_table", "clinical_text", "clinical_dict"]
+
+_SCENARIO_ORDER = ("S1", "S2", "S3a", "S3b")
+MIX = ("mix_continue", "mix_steer", "mix_decide", "mix_escalate")
+
+
+def _pick(metrics: pd.DataFrame, methods: tuple[str, ...], names: tuple[str, ...]) -> pd.DataFrame:
+    keep = metrics[metrics["method"].isin(methods) & metrics["metric"].isin(names)]
+    if keep.empty:
+        return pd.DataFrame(columns=["dataset", "scenario", "method", "metric", "mean", "std", "n"])
+    out = _mean_std(keep, ["dataset", "scenario", "method", "metric"])
+    out["method"] = pd.Categorical(out["method"], [m for m in methods if m in set(out["method"])])
+    out["metric"] = pd.Categorical(out["metric"], [m for m in names if m in set(out["metric"])])
+    order = [s for s in _SCENARIO_ORDER if s in set(out["scenario"])]
+    out["scenario"] = pd.Categorical(out["scenario"], order + sorted(set(out["scenario"]) - set(order)))
+    return out.sort_values(["dataset", "metric", "method", "scenario"]).reset_index(drop=True)
+
+
+def table6(metrics: pd.DataFrame) -> pd.DataFrame:
+    return _pick(metrics, ("single", "free", "pool", "dcem"), ("system_risk", "harmful_consensus"))
+
+
+def table7(metrics: pd.DataFrame) -> pd.DataFrame:
+    return _pick(metrics, ("dcem",), ("escalation_rate", "avg_rounds"))
+
+
+def table1(metrics: pd.DataFrame) -> pd.DataFrame:
+    return _pick(metrics, ("dcem", "dcem_noesc"), ("system_risk", "harmful_consensus"))
+
+
+def detail_table(metrics: pd.DataFrame) -> pd.DataFrame:
+    return _pick(metrics, ("single", "free", "pool", "dcem", "dcem_noesc"),
+                 ("accuracy", "parse_error_rate") + MIX)
+
+
+def clinical_text(metrics: pd.DataFrame) -> str:
+    """All clinical tables as fixed-width text, one block per dataset."""
+    blocks = []
+    for dataset, frame in metrics.groupby("dataset", sort=True):
+        blocks.append(f"== {dataset} ==")
+        for title, table in (("Table 6: system risk and harmful consensus", table6(frame)),
+                             ("Table 7: D-CEM escalation rate and average rounds", table7(frame)),
+                             ("Table 1: D-CEM with and without STOP_AND_ESCALATE", table1(frame)),
+                             ("Accuracy, parse-error rate and D-CEM action mix", detail_table(frame))):
+            blocks.append(title)
+            blocks.append(format_table(table, index=["metric", "method"], columns="scenario"))
+            blocks.append("")
+    return "\n".join(blocks).rstrip() + "\n"
+
+
+def clinical_dict(metrics: pd.DataFrame) -> dict[str, Any]:
+    def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+        rows = frame.astype({c: str for c in ("method", "metric", "scenario") if c in frame})
+        return [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
+                for r in rows.to_dict("records")]
+
+    return {"table6": records(table6(metrics)), "table7": records(table7(metrics)),
+            "table1": records(table1(metrics)), "detail": records(detail_table(metrics))}

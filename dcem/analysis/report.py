@@ -1,0 +1,82 @@
+"""Aggregate stored metrics into the paper's comparison tables.
+
+- :func:`comparison_table`: Fig. 3, mean ± std over seeds per scenario, method, metric;
+- :func:`compliance_table`: Table 5, the partial-compliance ablation;
+- :func:`escalation_table`: D-CEM against D-CEM without STOP_AND_ESCALATE (Table 1 style).
+Each returns a tidy DataFrame; :func:`format_table` renders one as fixed-width text.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from dcem.core.results import METHODS
+from dcem.core.vocabulary import method_label
+
+__all__ = ["comparison_table", "compliance_table", "escalation_table", "format_table",
+           "report_dict", "COMPARISON_METRICS"]
+
+COMPARISON_METRICS = ("accuracy", "risk", "high_risk_miss", "harmful_consensus", "system_risk",
+                      "escalation_rate", "certified_rate", "avg_rounds")
+
+
+def _mean_std(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    # std over seeds with ddof=0 so a single seed reports 0 rather than NaN
+    grouped = frame.groupby(keys, sort=False)["value"]
+    out = grouped.agg(mean="mean", std=lambda v: float(v.std(ddof=0)) if v.notna().any() else math.nan,
+                      n="count").reset_index()
+    return out
+
+
+def comparison_table(metrics: pd.DataFrame) -> pd.DataFrame:
+    """Rows (scenario, method, metric, mean, std, n) over seeds; methods in display order."""
+    if metrics.empty:
+        return pd.DataFrame(columns=["scenario", "method", "metric", "mean", "std", "n"])
+    out = _mean_std(metrics, ["scenario", "method", "metric"])
+    out["method"] = pd.Categorical(out["method"], [m for m in METHODS if m in set(out["method"])])
+    return out.sort_values(["scenario", "method", "metric"]).reset_index(drop=True)
+
+
+def compliance_table(ablation: pd.DataFrame) -> pd.DataFrame:
+    """Rows (scenario, xi, horizon, metric, mean, std, n)."""
+    if ablation.empty:
+        return pd.DataFrame(columns=["scenario", "xi", "horizon", "metric", "mean", "std", "n"])
+    return _mean_std(ablation, ["scenario", "xi", "horizon", "metric"]).sort_values(
+        ["scenario", "xi", "horizon", "metric"]).reset_index(drop=True)
+
+
+def escalation_table(metrics: pd.DataFrame) -> pd.DataFrame:
+    """System risk and harmful consensus of D-CEM with and without escalation."""
+    keep = metrics[metrics["method"].isin(["dcem", "dcem_noesc"])
+                   & metrics["metric"].isin(["system_risk", "harmful_consensus", "escalation_rate"])]
+    return comparison_table(keep)
+
+
+def _cell(mean: float, std: float) -> str:
+    if mean is None or (isinstance(mean, float) and math.isnan(mean)):
+        return "n/a"
+    return f"{mean:.2f} ± {std:.2f}"
+
+
+def format_table(table: pd.DataFrame, *, index: list[str], columns: str) -> str:
+    """Pivot mean ± std cells into a fixed-width text table."""
+    if table.empty:
+        return "(no results)"
+    cells = table.assign(cell=[_cell(m, s) for m, s in zip(table["mean"], table["std"])])
+    wide = cells.pivot_table(index=index, columns=columns, values="cell", aggfunc="first", observed=True)
+    wide = wide.rename(index=method_label, columns=method_label)
+    return wide.to_string()
+
+
+def report_dict(metrics: pd.DataFrame, ablation: pd.DataFrame) -> dict[str, Any]:
+    """Machine-readable report: the three tables as lists of records."""
+    def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+        rows = frame.astype({"method": str}) if "method" in frame else frame
+        return [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
+                for r in rows.to_dict("records")]
+
+    return {"comparison": records(comparison_table(metrics)),
+            "compliance": records(compliance_table(ablation)),
+            "escalation": records(escalation_table(metrics))}

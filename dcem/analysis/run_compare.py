@@ -1,0 +1,97 @@
+"""Views over stored runs: per-round curves, run-to-run comparison and exports."""
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+import pandas as pd
+
+from dcem.analysis.report import comparison_table
+from dcem.store.database import Store
+
+__all__ = ["round_curves", "settings_diff", "metric_deltas", "changed_outcomes", "export_tables",
+           "to_csv_bytes", "to_parquet_bytes"]
+
+
+def round_curves(store: Store, run_id: str, method: str = "dcem") -> pd.DataFrame:
+    """Fig. 2: per-round pooled accuracy and mean energy of a mediated method.
+
+    Every recorded round of the fixed horizon counts, including rounds after a case's
+    terminal action.  Returns rows (scenario, round, accuracy, energy, accuracy_std,
+    energy_std) where the std is over seeds of the per-seed means.
+    """
+    df = store.con.execute(
+        "SELECT c.scenario, c.seed, t.round, avg(CAST(t.decision = c.truth AS DOUBLE)) AS accuracy, "
+        "avg(t.energy) AS energy FROM traces t JOIN cases c USING (run_id, case_id) "
+        "WHERE t.run_id = ? AND t.method = ? GROUP BY ALL", [run_id, method]).df()
+    if df.empty:
+        return pd.DataFrame(columns=["scenario", "round", "accuracy", "energy", "accuracy_std", "energy_std"])
+    out = df.groupby(["scenario", "round"]).agg(
+        accuracy=("accuracy", "mean"), energy=("energy", "mean"),
+        accuracy_std=("accuracy", lambda v: float(v.std(ddof=0))),
+        energy_std=("energy", lambda v: float(v.std(ddof=0)))).reset_index()
+    return out.sort_values(["scenario", "round"]).reset_index(drop=True)
+
+
+def _spec(store: Store, run_id: str) -> dict[str, Any]:
+    store.check_run(run_id)
+    row = store.con.execute("SELECT spec_json FROM runs WHERE run_id = ?", [run_id]).fetchone()
+    return json.loads(row[0]) if row else {}
+
+
+def _flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out.update(_flatten(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def settings_diff(store: Store, run_a: str, run_b: str) -> pd.DataFrame:
+    """Settings that differ between two runs: rows (setting, run_a, run_b)."""
+    a, b = _flatten(_spec(store, run_a)), _flatten(_spec(store, run_b))
+    keys = sorted(set(a) | set(b))
+    rows = [(k, json.dumps(a.get(k)), json.dumps(b.get(k))) for k in keys if a.get(k) != b.get(k)]
+    return pd.DataFrame(rows, columns=["setting", run_a, run_b])
+
+
+def metric_deltas(store: Store, run_a: str, run_b: str) -> pd.DataFrame:
+    """Mean metrics of both runs per (scenario, method, metric) and the difference b - a."""
+    ta = comparison_table(store.metrics(run_a))[["scenario", "method", "metric", "mean"]]
+    tb = comparison_table(store.metrics(run_b))[["scenario", "method", "metric", "mean"]]
+    ta["method"], tb["method"] = ta["method"].astype(str), tb["method"].astype(str)
+    merged = ta.merge(tb, on=["scenario", "method", "metric"], how="outer", suffixes=("_a", "_b"))
+    merged["delta"] = merged["mean_b"] - merged["mean_a"]
+    return merged.rename(columns={"mean_a": run_a, "mean_b": run_b})
+
+
+def changed_outcomes(store: Store, run_a: str, run_b: str, method: str = "dcem") -> pd.DataFrame:
+    """Cases present in both runs whose terminal action or decision changed."""
+    return store.con.execute(
+        "SELECT a.case_id, a.truth, a.action AS action_a, b.action AS action_b, a.decision AS decision_a, "
+        "b.decision AS decision_b, a.rounds AS rounds_a, b.rounds AS rounds_b FROM outcomes a "
+        "JOIN outcomes b ON a.case_id = b.case_id AND a.method = b.method "
+        "WHERE a.run_id = ? AND b.run_id = ? AND a.method = ? "
+        "AND (a.action <> b.action OR a.decision <> b.decision) ORDER BY a.case_id",
+        [run_a, run_b, method]).df()
+
+
+def export_tables(store: Store, run_id: str) -> dict[str, pd.DataFrame]:
+    """The run's results as plain tables: metrics, outcomes and ablation."""
+    store.check_run(run_id)
+    return {"metrics": store.metrics(run_id), "outcomes": store.outcomes(run_id),
+            "ablation": store.ablation(run_id)}
+
+
+def to_csv_bytes(frame: pd.DataFrame) -> bytes:
+    return frame.to_csv(index=False).encode("utf-8")
+
+
+def to_parquet_bytes(frame: pd.DataFrame) -> bytes:
+    buf = io.BytesIO()
+    frame.to_parquet(buf, index=False)
+    return buf.getvalue()

@@ -1,0 +1,246 @@
+"""Read stored episodes for a round-by-round case walkthrough.
+
+Everything here reads the DuckDB store; nothing calls an agent.  Labels are returned as
+strings (each cell keeps its own label list), agents as 0-based indices.
+
+Runs of language-model agents (kind ``clinical``) also store the case text the agents
+read (:func:`case_text`), the agents' models and roles (:func:`case_agents`) and every
+agent turn: the mediator note it received, its reply, label, probability vector and any
+error (:func:`agent_turns`).  Synthetic runs have none of these (empty results).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from dcem.core.config import MediatorConfig
+from dcem.store.database import Store, StoreError
+
+__all__ = ["CaseTrace", "case_list", "filter_cases", "case_trace", "steer_message", "ex_post_confusion",
+           "TURN_COLUMNS", "AGENT_COLUMNS", "case_text", "case_agents", "agent_turns", "probability_table"]
+
+
+def case_list(store: Store, run_id: str, method: str = "dcem") -> pd.DataFrame:
+    """One row per case of a run for ``method``.
+
+    Columns: case_id, scenario, seed, truth, action, decision, rounds, certified,
+    budget, loss, correct, high_risk_truth, harmful_consensus, escalated (labels as
+    strings).
+    """
+    rows = store.con.execute(
+        "SELECT o.case_id, c.scenario, c.seed, o.truth, o.action, o.decision, o.rounds, o.certified, "
+        "o.budget, o.loss, k.labels, k.high_risk FROM outcomes o "
+        "JOIN cases c USING (run_id, case_id) "
+        "JOIN cells k ON k.run_id = o.run_id AND k.scenario = c.scenario AND k.seed = c.seed "
+        "WHERE o.run_id = ? AND o.method = ? ORDER BY c.scenario, c.seed, o.case_id",
+        [run_id, method]).df()
+    if rows.empty:
+        return pd.DataFrame(columns=["case_id", "scenario", "seed", "truth", "action", "decision", "rounds",
+                                     "certified", "budget", "loss", "correct", "high_risk_truth",
+                                     "harmful_consensus", "escalated"])
+    high = [int(t) in set(h) for t, h in zip(rows["truth"], rows["high_risk"])]
+    out = rows.drop(columns=["labels", "high_risk"]).copy()
+    out["truth"] = [labs[int(t)] for t, labs in zip(rows["truth"], rows["labels"])]
+    out["decision"] = [labs[int(d)] for d, labs in zip(rows["decision"], rows["labels"])]
+    out["correct"] = out["truth"] == out["decision"]
+    out["high_risk_truth"] = high
+    out["escalated"] = out["action"] == "STOP_AND_ESCALATE"
+    out["harmful_consensus"] = ~out["correct"] & out["high_risk_truth"] & ~out["escalated"]
+    return out
+
+
+def filter_cases(cases: pd.DataFrame, *, scenarios: Sequence[str] = (), actions: Sequence[str] = (),
+                 truths: Sequence[str] = (), harmful_only: bool = False,
+                 escalated_only: bool = False) -> pd.DataFrame:
+    """Rows of :func:`case_list` matching every given filter (empty filter = no filter)."""
+    keep = pd.Series(True, index=cases.index)
+    if scenarios:
+        keep &= cases["scenario"].isin(list(scenarios))
+    if actions:
+        keep &= cases["action"].isin(list(actions))
+    if truths:
+        keep &= cases["truth"].isin(list(truths))
+    if harmful_only:
+        keep &= cases["harmful_consensus"].astype(bool)
+    if escalated_only:
+        keep &= cases["escalated"].astype(bool)
+    return cases[keep]
+
+
+@dataclass(frozen=True, eq=False)
+class CaseTrace:
+    """A stored episode ready to display.
+
+    rounds : DataFrame, one row per recorded round with the stored trace columns, plus
+        ``after_outcome`` (rounds recorded past the terminal action, fixed horizon).
+    labels : label names of the case's cell; truth : the true label (reveal on request);
+    config : the mediator settings the run used; outcome_round : 1-based.
+    """
+
+    case_id: str
+    scenario: str
+    seed: int
+    labels: tuple[str, ...]
+    high_risk: tuple[int, ...]
+    truth: str
+    config: MediatorConfig
+    outcome_action: str
+    outcome_round: int
+    rounds: pd.DataFrame
+    features: tuple[int, ...]
+
+    @property
+    def n_agents(self) -> int:
+        return len(self.rounds["reports"].iloc[0]) if not self.rounds.empty else 0
+
+
+def case_trace(store: Store, run_id: str, case_id: str, method: str = "dcem") -> CaseTrace:
+    """Load one case's episode; raises :class:`StoreError` for an unknown case."""
+    head = store.con.execute(
+        "SELECT c.scenario, c.seed, c.truth, c.features, k.labels, k.high_risk, k.config_json, o.action, "
+        "o.rounds FROM cases c JOIN cells k ON k.run_id = c.run_id AND k.scenario = c.scenario "
+        "AND k.seed = c.seed JOIN outcomes o ON o.run_id = c.run_id AND o.case_id = c.case_id "
+        "WHERE c.run_id = ? AND c.case_id = ? AND o.method = ?", [run_id, case_id, method]).fetchone()
+    if head is None:
+        raise StoreError(f"run {run_id!r} has no case {case_id!r} for method {method!r}")
+    scenario, seed, truth, features, labels, high, cfg_json, action, rounds = head
+    trace = store.traces(run_id, case_id, method)
+    trace["after_outcome"] = trace["round"] > int(rounds)
+    return CaseTrace(case_id, str(scenario), int(seed), tuple(labels), tuple(int(h) for h in high),
+                     labels[int(truth)], MediatorConfig.from_mapping(json.loads(cfg_json)), str(action),
+                     int(rounds), trace, tuple(int(f) for f in features))
+
+
+def steer_message(current: str, alternative: str, features: Sequence[str] | None) -> str:
+    """The auditable challenge the mediator sends with DIFFERENTIAL_STEER (section 3.3)."""
+    cues = ", ".join(features) if features else "the evidence that separates them"
+    return (f"You currently report {current}. In calibration, your {current} reports were sometimes "
+            f"cases of {alternative}, a costlier miss. Re-examine what separates the two, "
+            f"in particular: {cues}. Change your report only if that evidence supports it.")
+
+
+def ex_post_confusion(store: Store, run_id: str, scenario: str, method: str = "dcem") -> np.ndarray:
+    """Round-wise confusion counts over a scenario's evaluation cases (Appendix B.1).
+
+    Returns int array of shape (T, A, K, K) with ``[t, a, i, j]`` = number of cases whose
+    truth is i and whose agent a reported j in round t + 1.  Computed ex post for display;
+    the mediator never sees it.
+    """
+    df = store.con.execute(
+        "SELECT t.round, t.reports, c.truth, k.labels FROM traces t JOIN cases c USING (run_id, case_id) "
+        "JOIN cells k ON k.run_id = c.run_id AND k.scenario = c.scenario AND k.seed = c.seed "
+        "WHERE t.run_id = ? AND c.scenario = ? AND t.method = ?", [run_id, scenario, method]).df()
+    if df.empty:
+        raise StoreError(f"run {run_id!r} has no {method} traces for scenario {scenario!r}")
+    k = len(df["labels"].iloc[0])
+    reports = np.stack([np.asarray(r, dtype=np.int64) for r in df["reports"]])
+    rounds = df["round"].to_numpy(dtype=np.int64) - 1
+    truth = df["truth"].to_numpy(dtype=np.int64)
+    n_rounds, n_agents = int(rounds.max()) + 1, reports.shape[1]
+    out = np.zeros((n_rounds, n_agents, k, k), dtype=np.int64)
+    for a in range(n_agents):
+        np.add.at(out, (rounds, a, truth, reports[:, a]), 1)
+    return out
+
+
+# ---------------------------------------------------------------- language-model runs
+TURN_COLUMNS = ["round", "agent", "agent_name", "note", "reply", "label", "probabilities", "error", "cached"]
+AGENT_COLUMNS = ["agent", "name", "model", "role", "calibration_accuracy"]
+
+
+def _cell_row(store: Store, run_id: str, case_id: str) -> tuple[list[str], dict]:
+    row = store.con.execute(
+        "SELECT k.labels, k.info_json FROM cases c JOIN cells k ON k.run_id = c.run_id "
+        "AND k.scenario = c.scenario AND k.seed = c.seed WHERE c.run_id = ? AND c.case_id = ?",
+        [run_id, case_id]).fetchone()
+    if row is None:
+        raise StoreError(f"run {run_id!r} has no case {case_id!r}")
+    try:
+        info = json.loads(row[1]) if row[1] else {}
+    except ValueError:
+        info = {}
+    return list(row[0]), info if isinstance(info, dict) else {}
+
+
+def _agent_name(agents: list, a: int) -> str:
+    if a < len(agents) and isinstance(agents[a], dict) and agents[a].get("name"):
+        return str(agents[a]["name"])
+    return f"Agent {a + 1}"
+
+
+def case_text(store: Store, run_id: str, case_id: str) -> str | None:
+    """The case text the agents of a language-model run read; None when none is stored."""
+    row = store.con.execute("SELECT text FROM case_texts WHERE run_id = ? AND case_id = ?",
+                            [run_id, case_id]).fetchone()
+    return None if row is None else str(row[0])
+
+
+def case_agents(store: Store, run_id: str, case_id: str) -> pd.DataFrame:
+    """The panel of a case's cell: one row per agent (columns :data:`AGENT_COLUMNS`).
+
+    For a language-model run: name, model, role sentence and calibration accuracy from
+    the cell's info; empty when the cell does not name its agents (synthetic runs).
+    """
+    _, info = _cell_row(store, run_id, case_id)
+    agents = info.get("agents") or []
+    if not isinstance(agents, list) or not agents:
+        return pd.DataFrame(columns=AGENT_COLUMNS)
+    roles = info.get("roles") or []
+    acc = info.get("calibration_accuracy") or []
+    rows = []
+    for a, agent in enumerate(agents):
+        model = agent.get("model") if isinstance(agent, dict) else agent
+        rows.append({"agent": a, "name": _agent_name(agents, a), "model": None if model is None else str(model),
+                     "role": str(roles[a]) if a < len(roles) else None,
+                     "calibration_accuracy": float(acc[a]) if a < len(acc) and acc[a] is not None else None})
+    return pd.DataFrame(rows, columns=AGENT_COLUMNS)
+
+
+def agent_turns(store: Store, run_id: str, case_id: str, method: str) -> pd.DataFrame:
+    """Every stored agent turn of a case under ``method``, by round then agent.
+
+    Columns :data:`TURN_COLUMNS`: the mediator note the agent received before answering
+    (None in round 1), its raw reply, the parsed label (a string, None when unusable),
+    its probability vector (list of floats over the cell's labels, or None), the error
+    (None when the turn succeeded) and whether the call log answered it.  Empty for runs
+    without agent turns (synthetic runs).
+    """
+    labels, info = _cell_row(store, run_id, case_id)
+    agents = info.get("agents") if isinstance(info.get("agents"), list) else []
+    df = store.con.execute(
+        "SELECT round, agent, note, reply, label, probabilities, error, cached FROM agent_turns "
+        "WHERE run_id = ? AND case_id = ? AND method = ? ORDER BY round, agent", [run_id, case_id, method]).df()
+    if df.empty:
+        return pd.DataFrame(columns=TURN_COLUMNS)
+
+    def text(value: object) -> str | None:
+        return None if value is None or (isinstance(value, float) and np.isnan(value)) else str(value)
+
+    def obj(values: list) -> pd.Series:  # object dtype keeps None (a string dtype would turn it into NaN)
+        return pd.Series(values, dtype=object)
+
+    return pd.DataFrame({
+        "round": df["round"].astype(int).to_numpy(), "agent": df["agent"].astype(int).to_numpy(),
+        "agent_name": obj([_agent_name(agents, int(a)) for a in df["agent"]]),
+        "note": obj([text(v) for v in df["note"]]), "reply": obj([text(v) for v in df["reply"]]),
+        "label": obj([None if pd.isna(v) or not 0 <= int(v) < len(labels) else labels[int(v)]
+                      for v in df["label"]]),
+        "probabilities": obj([None if p is None or (isinstance(p, float) and np.isnan(p)) else
+                              [float(x) for x in p] for p in df["probabilities"]]),
+        "error": obj([text(v) for v in df["error"]]), "cached": df["cached"].astype(bool).to_numpy()},
+        columns=TURN_COLUMNS)
+
+
+def probability_table(turns: pd.DataFrame, labels: Sequence[str]) -> pd.DataFrame:
+    """Probability vectors of some agent turns side by side: one row per label, one
+    column per turn (its agent's name); a turn without a vector gives an empty column."""
+    columns = {}
+    for row in turns.itertuples(index=False):
+        probs = row.probabilities
+        columns[row.agent_name] = (list(probs) if probs is not None and len(probs) == len(labels)
+                                   else [float("nan")] * len(labels))
+    return pd.DataFrame(columns, index=pd.Index(list(labels), name="label"))

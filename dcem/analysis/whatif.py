@@ -1,0 +1,183 @@
+"""What-if re-scoring of a stored run under new thresholds or a new loss.
+
+The dashboard's "Loss and thresholds (what-if)" page loads a run once
+(:func:`load_run_replay`) and then re-scores every stored trajectory of one mediated
+method under the user's settings (:func:`rescore`, :func:`sweep`) without calling any
+agent: the recorded label reports are replayed through the mediator exactly as
+:func:`dcem.core.replay.score_reports` does (same per-tuple table, same policy kernel, same
+outcomes bit for bit), so a change of thresholds moves the stopping round and the
+action of each case.  Replay assumes the recorded reports: it does not re-simulate how
+agents would have answered a different steer.
+
+Probability reports: when a cell's agents reported probability vectors (language-model
+runs store one vector per agent and round in ``traces.probabilities``), those vectors,
+not the argmax labels, are re-scored, as :func:`dcem.core.replay.score_probabilities` does
+(the per-round mediator states depend only on the vectors, the loss and the
+threshold-free settings, so they are memoised and a threshold change re-runs the policy
+alone); the models are never asked again, so a changed steer cannot change what they said.
+
+Settings (:func:`rescore`):
+
+* ``config=None``: every cell keeps its original (fitted) configuration;
+* ``config`` given: it REPLACES every cell's configuration (the user's sliders), so the
+  per-cell fitted thresholds are dropped; with ``per_cell_thresholds=True`` each cell
+  keeps its own fitted ``eps_safe, eps_low, m_safe, delta`` and takes every other field
+  from ``config``;
+* ``loss`` given: replaces every cell's loss (shape K x K, finite, >= 0);
+* method ``"dcem_noesc"`` always runs with escalation disabled, as it was recorded.
+
+Speed: each cell's mediator table (one row per report tuple, ``K ** A`` rows) is built
+once per (loss, non-threshold settings) and memoised on the :class:`RunReplay`, so moving
+a threshold only re-runs the gathers (per cell) and the policy kernel, which cells
+sharing the policy's scalar settings go through in one call.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from dcem.core.config import MediatorConfig
+from dcem.errors import ConfigError, InputError
+from dcem.analysis.metrics import METRIC_NAMES
+from dcem.core.policy import Action
+from dcem.analysis.run_replay import ReplayCell, RunReplay, load_run_replay
+from dcem.analysis.run_scoring import (ROUND_ACTIONS, THRESHOLD_FIELDS, RunOutcomes, cell_configs, cell_losses,
+                              check_loss, pooled_metrics, score_run)
+
+__all__ = ["ReplayCell", "RunReplay", "WhatIfResult", "THRESHOLD_FIELDS", "SWEEP_PARAMETERS",
+           "SWEEP_COLUMNS", "load_run_replay", "rescore", "baseline_metrics", "sweep"]
+
+SWEEP_PARAMETERS = ("eps_safe", "eps_low", "m_safe", "delta", "s_asym", "window", "t_max",
+                    "alpha", "beta", "gamma", "lambda_pool", "rho_min", "omega_min")
+SWEEP_COLUMNS = ("value", "escalation_rate", "harmful_consensus", "system_risk", "risk", "accuracy",
+                 "certified_rate", "avg_rounds", "valid")
+_ACTION_NAMES = np.array([a.name for a in sorted(Action)], dtype=object)
+_OUTCOME_ACTIONS = (Action.STOP_AND_DECIDE, Action.STOP_AND_ESCALATE, Action.PENDING)
+
+
+@dataclass(frozen=True, eq=False)
+class WhatIfResult:
+    """Re-scored outcomes of every case of a run.
+
+    outcomes : one row per case: case_id, scenario, seed, truth, truth_label, action (name),
+        decision, decision_label, rounds, certified, budget, loss (L[decision, truth])
+    metrics : Appendix E metrics pooled over all cases (:func:`dcem.analysis.metrics.episode_metrics`)
+    per_scenario : one row per scenario: scenario, n_cases and every metric
+    outcome_mix : share of cases per terminal action (STOP_AND_DECIDE, STOP_AND_ESCALATE,
+        PENDING = no terminal action within the stored rounds)
+    round_mix : share of the played rounds (round 1 to each case's outcome round) per
+        action (CONTINUE, DIFFERENTIAL_STEER, STOP_AND_DECIDE, STOP_AND_ESCALATE)
+    """
+
+    outcomes: pd.DataFrame
+    metrics: dict[str, float]
+    per_scenario: pd.DataFrame
+    outcome_mix: dict[str, float]
+    round_mix: dict[str, float]
+
+
+def _per_scenario(replay: RunReplay, sc: RunOutcomes, losses: list[np.ndarray]) -> pd.DataFrame:
+    rows = []
+    for scenario in replay.scenarios:
+        mask = replay.scenario == scenario
+        rows.append({"scenario": scenario, "n_cases": int(mask.sum()),
+                     **pooled_metrics(replay, sc, losses, mask)})
+    return pd.DataFrame(rows, columns=["scenario", "n_cases", *METRIC_NAMES])
+
+
+def _outcome_frame(replay: RunReplay, sc: RunOutcomes, losses: list[np.ndarray]) -> pd.DataFrame:
+    lost = np.empty(replay.n_cases)
+    truth_label = np.empty(replay.n_cases, dtype=object)
+    decision_label = np.empty(replay.n_cases, dtype=object)
+    start = 0
+    for cell, loss in zip(replay.cells, losses):
+        rows = slice(start, start + cell.n_cases)
+        start += cell.n_cases
+        labels = np.asarray(cell.panel.labels, dtype=object)
+        lost[rows] = loss[sc.decision[rows], cell.truth]
+        truth_label[rows], decision_label[rows] = labels[cell.truth], labels[sc.decision[rows]]
+    return pd.DataFrame({
+        "case_id": replay.case_id, "scenario": replay.scenario, "seed": replay.seed,
+        "truth": replay.truth, "truth_label": truth_label, "action": _ACTION_NAMES[sc.action],
+        "decision": sc.decision, "decision_label": decision_label, "rounds": sc.rounds,
+        "certified": sc.certified, "budget": sc.budget, "loss": lost,
+    })
+
+
+def rescore(replay: RunReplay, *, config: MediatorConfig | None = None, loss: object | None = None,
+            per_cell_thresholds: bool = False) -> WhatIfResult:
+    """Re-score every stored trajectory of the run under new settings (no agent calls).
+
+    config : None keeps each cell's original (fitted) configuration; a MediatorConfig
+        replaces every cell's configuration (the dashboard's sliders) -- with
+        ``per_cell_thresholds=True`` each cell keeps its fitted eps_safe, eps_low, m_safe
+        and delta and takes every other field from ``config``.
+    loss : None keeps each cell's loss; a K x K array (finite, >= 0) replaces it
+        (:class:`InputError` naming ``loss`` otherwise).
+    """
+    loss_arr = check_loss(replay, loss)
+    cfgs = cell_configs(replay, config, per_cell_thresholds)
+    sc = score_run(replay, cfgs, loss_arr)
+    losses = cell_losses(replay, loss_arr)
+    n = replay.n_cases
+    outcome_mix = {a.name: float(np.count_nonzero(sc.action == a)) / n for a in _OUTCOME_ACTIONS}
+    played = max(int(sc.round_counts.sum()), 1)
+    round_mix = {a.name: float(c) / played for a, c in zip(ROUND_ACTIONS, sc.round_counts)}
+    return WhatIfResult(_outcome_frame(replay, sc, losses), pooled_metrics(replay, sc, losses),
+                        _per_scenario(replay, sc, losses), outcome_mix, round_mix)
+
+
+def baseline_metrics(replay: RunReplay) -> dict[str, float]:
+    """Metrics pooled over all cases under each cell's original configuration and loss
+    (``rescore(replay).metrics``; the per-scenario values are in ``rescore(replay)``)."""
+    cfgs = cell_configs(replay, None, False)
+    return pooled_metrics(replay, score_run(replay, cfgs, None), cell_losses(replay, None))
+
+
+def _swept_config(config: MediatorConfig, parameter: str, value: float) -> MediatorConfig | None:
+    """``config`` with ``parameter = value``, or None when that makes it invalid."""
+    new: float | int = float(value)  # numpy scalars too
+    if parameter in ("window", "t_max"):
+        if not float(new).is_integer():
+            return None
+        new = int(new)
+    try:
+        return config.with_changes(**{parameter: new})
+    except (ConfigError, TypeError, ValueError, OverflowError):
+        return None
+
+
+def sweep(replay: RunReplay, *, parameter: str, values: Sequence[float], config: MediatorConfig,
+          loss: object | None = None) -> pd.DataFrame:
+    """Metrics of ``rescore(replay, config=config with parameter=value, loss=loss)`` for each
+    value, one row per value (columns :data:`SWEEP_COLUMNS`).
+
+    A value that makes the configuration invalid (for example eps_safe >= eps_low) gives a
+    row with ``valid=False`` and NaN metrics instead of an error.  The per-tuple tables are
+    reused across values when the parameter is read only by the policy.
+    """
+    if parameter not in SWEEP_PARAMETERS:
+        raise InputError("parameter", f"cannot sweep {parameter!r} (choose one of {', '.join(SWEEP_PARAMETERS)})")
+    if not isinstance(config, MediatorConfig):
+        raise InputError("config", f"expected a MediatorConfig, got {type(config).__name__}")
+    loss_arr = check_loss(replay, loss)
+    losses = cell_losses(replay, loss_arr)
+    rows = []
+    for value in values:
+        try:
+            shown = float(value)
+        except (TypeError, ValueError):
+            raise InputError("values", f"sweep values must be numbers, got {value!r}") from None
+        cfg = _swept_config(config, parameter, value)
+        row: dict[str, Any] = {"value": shown, "valid": cfg is not None}
+        if cfg is None:
+            row.update({name: float("nan") for name in SWEEP_COLUMNS[1:-1]})
+        else:
+            m = pooled_metrics(replay, score_run(replay, cell_configs(replay, cfg, False), loss_arr), losses)
+            row.update({name: m[name] for name in SWEEP_COLUMNS[1:-1]})
+        rows.append(row)
+    frame = pd.DataFrame(rows, columns=list(SWEEP_COLUMNS))
+    return frame.astype({"value": float, "valid": bool})

@@ -1,0 +1,365 @@
+"""Calibration sets: labelled (case, agent, report, truth) rows and where they come from.
+
+A :class:`CalibrationSet` holds one row per (case, agent): the agent's reported label
+and the case's true label.  From it come the count tables, the smoothed confusion
+matrices (:func:`dcem.calibration.fitting.estimate_confusion`, diagonal-biased Laplace with
+alpha = 0.5), per-class recall, the prior and a ready :class:`~dcem.core.panel.Panel`.
+
+Sources:
+
+* an uploaded CSV file, :func:`parse_calibration_csv`.  Format: UTF-8, header
+  ``case_id,agent,reported_label,true_label`` (any order, case-insensitive, extra
+  columns ignored with a warning), one row per (case, agent), one true label per case.
+  Without an explicit label list the labels are the sorted union of true and reported
+  labels.  Full rules in :mod:`dcem.calibration.csv_import` and ``docs/calibration_csv.md``;
+* the synthetic world, :func:`synthetic_calibration_set`: exactly the round-1 reports
+  a synthetic run used to estimate its confusion matrices;
+* a stored run, :func:`stored_run_calibration_set`: the round-1 reports of the
+  ``dcem`` method on the run's EVALUATION cases.  This is an ex-post view of how the
+  agents behaved on the evaluated cases, not the held-out calibration data of the run;
+* :func:`example_csv`: a small deterministic example file for a download button
+  (also saved as ``data/examples/calibration_example.csv``).
+
+Rows of different sources combine with :meth:`CalibrationSet.merge` (for example
+reviewed cases added to a calibration file).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+import pandas as pd
+
+from dcem.calibration.fitting import ALPHA, estimate_confusion, estimate_prior
+from dcem.calibration.csv_import import (CSV_COLUMNS, MAX_BYTES, MAX_ROWS, parse_csv_rows,
+                                  validate_label_list)
+from dcem.errors import InputError
+from dcem.core.panel import Panel
+from dcem.synthetic.rule_agents import RuleAgents
+from dcem.synthetic.rule_agents import scenario as build_scenario
+from dcem.synthetic.generator import LABELS, generate
+from dcem.synthetic.experiment import N_TUNE, seed_streams
+
+if TYPE_CHECKING:
+    from dcem.store.database import Store
+
+__all__ = ["CSV_COLUMNS", "CalibrationSet", "parse_calibration_csv", "example_csv",
+           "synthetic_calibration_set", "stored_run_calibration_set", "rows_to_set", "EXAMPLE_SCENARIO",
+           "EXAMPLE_SEED", "EXAMPLE_CASES"]
+
+EXAMPLE_SCENARIO = "S2"
+EXAMPLE_SEED = 20240
+EXAMPLE_CASES = 30
+
+
+def _index_array(value: object, n_max: int, field: str) -> np.ndarray:
+    arr = np.asarray(value)
+    if arr.ndim != 1:
+        raise InputError(field, f"expected one entry per row (1-D), got shape {arr.shape}")
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        raise InputError(field, f"expected integer indices, got {arr.dtype}")
+    if arr.size and (arr.min() < 0 or arr.max() >= n_max):
+        raise InputError(field, f"indices must lie in 0..{n_max - 1}")
+    out = arr.astype(np.int64, copy=True)
+    out.setflags(write=False)
+    return out
+
+
+def _agent_names(agents: Sequence[str]) -> tuple[str, ...]:
+    out = tuple(agents) if not isinstance(agents, str) else (agents,)
+    if not out:
+        raise InputError("agents", "at least one agent is required")
+    bad = [a for a in out if not isinstance(a, str) or not a.strip()]
+    if bad:
+        raise InputError("agents", f"agent names must be non-empty strings, got {bad[0]!r}")
+    if len(set(out)) != len(out):
+        dup = next(a for i, a in enumerate(out) if a in out[:i])
+        raise InputError("agents", f"agent {dup!r} is listed twice")
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class CalibrationSet:
+    """Labelled calibration rows, one per (case, agent).
+
+    Attributes
+    ----------
+    labels : tuple of str, length K (at least 2)
+    agents : tuple of str, length A (at least 1)
+    case_ids : tuple of str, one per row
+    truth : int64 (n,), true label index of each row's case (the same on every row of a case)
+    agent : int64 (n,), agent index of each row
+    report : int64 (n,), reported label index of each row
+    source : str, where the rows come from (shown to users)
+
+    Validation: at least one row, every index in range, every agent with at least one
+    row, no (case, agent) pair twice, one true label per case.
+    """
+
+    labels: tuple[str, ...]
+    agents: tuple[str, ...]
+    case_ids: tuple[str, ...]
+    truth: np.ndarray
+    agent: np.ndarray
+    report: np.ndarray
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        labels = validate_label_list(self.labels)
+        agents = _agent_names(self.agents)
+        case_ids = tuple(self.case_ids) if not isinstance(self.case_ids, str) else (self.case_ids,)
+        if not case_ids:
+            raise InputError("case_ids", "a calibration set needs at least one row")
+        bad = [c for c in case_ids if not isinstance(c, str) or not c.strip()]
+        if bad:
+            raise InputError("case_ids", f"case ids must be non-empty strings, got {bad[0]!r}")
+        k, n = len(labels), len(case_ids)
+        truth = _index_array(self.truth, k, "truth")
+        agent = _index_array(self.agent, len(agents), "agent")
+        report = _index_array(self.report, k, "report")
+        for field, arr in (("truth", truth), ("agent", agent), ("report", report)):
+            if arr.shape[0] != n:
+                raise InputError(field, f"has {arr.shape[0]} entries for {n} rows")
+        unused = [agents[a] for a in range(len(agents)) if not np.any(agent == a)]
+        if unused:
+            raise InputError("agents", f"agent {unused[0]!r} has no rows")
+        frame = pd.DataFrame({"case": case_ids, "agent": agent, "truth": truth})
+        dup = frame.duplicated(["case", "agent"])
+        if dup.any():
+            row = frame[dup].iloc[0]
+            raise InputError("case_ids", f"case {row['case']!r} has two rows for agent "
+                             f"{agents[int(row['agent'])]!r}; give one row per case and agent")
+        n_truth = frame.groupby("case", sort=False)["truth"].nunique()
+        if (n_truth > 1).any():
+            raise InputError("truth", f"case {n_truth[n_truth > 1].index[0]!r} has rows with "
+                             "different true labels; a case has one true label")
+        object.__setattr__(self, "labels", labels)
+        object.__setattr__(self, "agents", agents)
+        object.__setattr__(self, "case_ids", case_ids)
+        object.__setattr__(self, "truth", truth)
+        object.__setattr__(self, "agent", agent)
+        object.__setattr__(self, "report", report)
+        object.__setattr__(self, "source", str(self.source))
+
+    # ------------------------------------------------------------ sizes
+    @property
+    def n_labels(self) -> int:
+        return len(self.labels)
+
+    @property
+    def n_agents(self) -> int:
+        return len(self.agents)
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.case_ids)
+
+    @property
+    def n_cases(self) -> int:
+        """Number of distinct cases."""
+        return len(set(self.case_ids))
+
+    def _case_truth(self) -> np.ndarray:
+        """True label index of each distinct case (first-appearance order), int64 (n_cases,)."""
+        first = pd.Index(self.case_ids).duplicated(keep="first")
+        return self.truth[~first]
+
+    # ------------------------------------------------------------ tables
+    def counts(self) -> np.ndarray:
+        """int64 (A, K, K): ``counts[a, i, j]`` = rows where agent a reported j for truth i."""
+        out = np.zeros((self.n_agents, self.n_labels, self.n_labels), dtype=np.int64)
+        np.add.at(out, (self.agent, self.truth, self.report), 1)
+        return out
+
+    def confusion(self, alpha: float = ALPHA) -> np.ndarray:
+        """Smoothed confusion matrices (A, K, K) from each agent's own rows.
+
+        Same formula as :func:`dcem.calibration.fitting.estimate_confusion`:
+        ``C[a, i, j] = (n_aij + alpha (1 + [i = j])) / (n_ai + alpha (K + 1))``.
+        When every agent answered every case this equals ``estimate_confusion`` on the
+        (cases, agents) report matrix.
+        """
+        return np.stack([
+            estimate_confusion(self.truth[self.agent == a], self.report[self.agent == a],
+                               self.n_labels, alpha=alpha)[0]
+            for a in range(self.n_agents)])
+
+    def recall(self) -> np.ndarray:
+        """Per-class recall (A, K): share of agent a's rows of truth i that it reported as i.
+
+        NaN for a class on which the agent has no rows (the recall is undefined there).
+        """
+        counts = self.counts()
+        totals = counts.sum(axis=2)
+        diag = np.diagonal(counts, axis1=1, axis2=2).astype(float)
+        out = np.full(totals.shape, np.nan)
+        np.divide(diag, totals, out=out, where=totals > 0)
+        return out
+
+    def accuracy(self) -> np.ndarray:
+        """Share of correct rows per agent, float (A,)."""
+        counts = self.counts()
+        return np.trace(counts, axis1=1, axis2=2) / counts.sum(axis=(1, 2))
+
+    def class_counts(self) -> np.ndarray:
+        """int64 (K,): number of distinct cases of each true class (each case counted once)."""
+        return np.bincount(self._case_truth(), minlength=self.n_labels).astype(np.int64)
+
+    def prior(self, mode: str = "uniform", alpha: float = ALPHA) -> np.ndarray:
+        """Prior (K,) by :func:`dcem.calibration.fitting.estimate_prior` over the distinct cases:
+        ``"uniform"`` or ``"empirical"`` = ``(n_k + alpha) / (N + alpha K)``."""
+        return estimate_prior(self._case_truth(), self.n_labels, mode, alpha=alpha)
+
+    def to_panel(self, loss: object, *, alpha: float = ALPHA, prior_mode: str = "uniform") -> Panel:
+        """A :class:`Panel` with this set's labels, ``confusion(alpha)`` and ``prior(prior_mode)``."""
+        return Panel(self.labels, self.confusion(alpha), self.prior(prior_mode, alpha), loss)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The rows in the CSV format: columns ``case_id, agent, reported_label, true_label``."""
+        labels = np.array(self.labels, dtype=object)
+        return pd.DataFrame({
+            "case_id": list(self.case_ids),
+            "agent": np.array(self.agents, dtype=object)[self.agent],
+            "reported_label": labels[self.report],
+            "true_label": labels[self.truth],
+        }, columns=list(CSV_COLUMNS))
+
+    def to_csv(self) -> str:
+        """The CSV text of :meth:`to_frame` (``\\n`` line ends), readable by the parser."""
+        return str(self.to_frame().to_csv(index=False, lineterminator="\n"))
+
+    def merge(self, other: "CalibrationSet", *, source: str | None = None) -> "CalibrationSet":
+        """This set's rows followed by ``other``'s (e.g. reviewed cases).
+
+        Both sets must have the same labels in the same order.  Agents are matched by
+        name; agents new in ``other`` are appended.  A (case, agent) pair present in
+        both, or a case with different true labels, raises :class:`InputError`.
+        """
+        if not isinstance(other, CalibrationSet):
+            raise InputError("other", f"expected a CalibrationSet, got {type(other).__name__}")
+        if other.labels != self.labels:
+            raise InputError("labels", f"cannot merge sets with different labels: "
+                             f"{', '.join(self.labels)} vs {', '.join(other.labels)}")
+        agents = self.agents + tuple(a for a in other.agents if a not in self.agents)
+        remap = np.array([agents.index(a) for a in other.agents], dtype=np.int64)
+        return CalibrationSet(
+            self.labels, agents, self.case_ids + other.case_ids,
+            np.concatenate([self.truth, other.truth]),
+            np.concatenate([self.agent, remap[other.agent]]),
+            np.concatenate([self.report, other.report]),
+            source if source is not None else f"{self.source} + {other.source}")
+
+
+def parse_calibration_csv(data: bytes | str, *, labels: Sequence[str] | None = None,
+                          max_bytes: int = MAX_BYTES, max_rows: int = MAX_ROWS,
+                          source: str = "uploaded CSV") -> tuple[CalibrationSet, list[str]]:
+    """Read a calibration CSV (format: :mod:`dcem.calibration.csv_import`).
+
+    Returns the set and a list of warnings; raises :class:`InputError` with a
+    user-readable message (line number, column, label or limit) for invalid input.
+    """
+    parsed = parse_csv_rows(data, labels=labels, max_bytes=max_bytes, max_rows=max_rows)
+    cset = CalibrationSet(parsed.labels, parsed.agents, parsed.case_ids, parsed.truth,
+                          parsed.agent, parsed.report, source)
+    return cset, list(parsed.warnings)
+
+
+def rows_to_set(rows: pd.DataFrame, labels: Sequence[str], source: str) -> CalibrationSet:
+    """A set from a frame with the CSV columns, over a fixed label list.
+
+    Unlike :func:`parse_calibration_csv` with explicit labels, classes without rows are
+    allowed, so a few reviewed cases can be merged into a larger set over the same labels.
+    """
+    missing = [c for c in CSV_COLUMNS if c not in rows.columns]
+    if missing:
+        raise InputError("rows", f"missing columns: {', '.join(missing)}")
+    labs = validate_label_list(labels)
+    index = {lab: i for i, lab in enumerate(labs)}
+    for column in ("reported_label", "true_label"):
+        unknown = sorted(set(rows[column]) - set(index))
+        if unknown:
+            raise InputError(column, f"label {unknown[0]!r} is not one of {', '.join(labs)}")
+    agents = tuple(sorted(set(rows["agent"])))
+    agent_index = {a: i for i, a in enumerate(agents)}
+    return CalibrationSet(labs, agents, tuple(str(c) for c in rows["case_id"]),
+                          np.array([index[v] for v in rows["true_label"]], dtype=np.int64),
+                          np.array([agent_index[v] for v in rows["agent"]], dtype=np.int64),
+                          np.array([index[v] for v in rows["reported_label"]], dtype=np.int64), source)
+
+
+def _agent_labels(n_agents: int) -> tuple[str, ...]:
+    return tuple(f"agent {a + 1}" for a in range(n_agents))
+
+
+def _from_matrix(case_ids: Sequence[str], truth: np.ndarray, reports: np.ndarray,
+                 labels: tuple[str, ...], source: str) -> CalibrationSet:
+    """Rows case-major from a complete (N, A) report matrix."""
+    n, n_agents = reports.shape
+    return CalibrationSet(labels, _agent_labels(n_agents),
+                          tuple(c for c in case_ids for _ in range(n_agents)),
+                          np.repeat(np.asarray(truth, dtype=np.int64), n_agents),
+                          np.tile(np.arange(n_agents, dtype=np.int64), n),
+                          np.asarray(reports, dtype=np.int64).reshape(-1), source)
+
+
+def synthetic_calibration_set(scenario: str, seed: int, n: int = 2000) -> CalibrationSet:
+    """The calibration rows a synthetic run with ``n_train = n`` estimated its confusions from.
+
+    Reproduces :func:`dcem.synthetic.experiment.run_cell` exactly: the same seed streams
+    generate ``n`` training samples, the last ``min(1000, n // 5)`` are the tuning part
+    and the rest (the estimation part) get the unsteered agents' round-1 reports.  So
+    ``confusion()`` and ``prior("empirical")`` equal the panel of
+    ``run_cell(scenario, seed, n_train=n)`` (whose default ``n_train`` is 20000).
+    Labels ``k0, k1, k2``; agents ``agent 1, agent 2``; case ids
+    ``"<scenario>-s<seed>-cal-<i>"``.
+    """
+    scen = build_scenario(scenario)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InputError("seed", f"must be a non-negative integer, got {seed!r}")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 10:
+        raise InputError("n", f"must be an integer >= 10, got {n!r}")
+    streams = seed_streams(int(seed))
+    train = generate(int(n), np.random.default_rng(streams["data"]))
+    n_est = int(n) - min(N_TUNE, int(n) // 5)
+    est = train.subset(slice(0, n_est))
+    reports = RuleAgents(scen, est.features, np.random.default_rng(streams["calibration"])).report(1)
+    case_ids = [f"{scenario}-s{seed}-cal-{i:05d}" for i in range(n_est)]
+    source = (f"synthetic {scenario}, seed {seed}: round-1 reports on the {n_est} "
+              f"confusion-estimation cases of a run with n_train={n}")
+    return _from_matrix(case_ids, est.labels, reports, LABELS, source)
+
+
+def stored_run_calibration_set(store: Store, run_id: str, scenario: str, seed: int) -> CalibrationSet:
+    """Ex-post set from a stored run: round-1 reports of the ``dcem`` traces vs the truth.
+
+    These are the agents' first answers on the run's EVALUATION cases (round 1 comes
+    before any steer), not the held-out calibration data the run estimated its panel
+    from; confusions estimated here describe how the agents did on the evaluated cases.
+    Raises :class:`dcem.store.database.StoreError` when the cell is missing and
+    :class:`InputError` when it has no ``dcem`` traces.
+    """
+    cell = store.load_cell(run_id, scenario, int(seed))
+    if "dcem" not in cell.reports:
+        raise InputError("run_id", f"run {run_id!r} cell {scenario}/seed {seed} has no 'dcem' traces")
+    first = cell.reports["dcem"][:, 0, :]
+    source = (f"run {run_id} {scenario}/seed {seed}: round-1 dcem reports on the "
+              f"{len(cell.case_ids)} evaluation cases (ex post, not the run's calibration data)")
+    return _from_matrix(cell.case_ids, cell.truth, first, tuple(cell.panel.labels), source)
+
+
+def example_csv() -> str:
+    """A small valid example file: 30 synthetic cases, 2 agents, labels k0, k1, k2.
+
+    Deterministic (scenario :data:`EXAMPLE_SCENARIO`, seed :data:`EXAMPLE_SEED`);
+    ``data/examples/calibration_example.csv`` holds the same text.  Regenerate it with
+    ``python -c "from dcem.calibration.sets import example_csv; import sys;
+    sys.stdout.write(example_csv())" > data/examples/calibration_example.csv``.
+    """
+    data_seq, report_seq = np.random.SeedSequence(EXAMPLE_SEED).spawn(2)
+    data = generate(EXAMPLE_CASES, np.random.default_rng(data_seq))
+    reports = RuleAgents(build_scenario(EXAMPLE_SCENARIO), data.features,
+                         np.random.default_rng(report_seq)).report(1)
+    case_ids = [f"case-{i + 1:02d}" for i in range(EXAMPLE_CASES)]
+    cset = _from_matrix(case_ids, data.labels, reports, LABELS, "example")
+    return cset.to_csv()

@@ -1,0 +1,199 @@
+"""The live deliberation loop: agents report, the mediator acts, steers reach agents.
+
+Any batch of agents that implements :class:`Agents` can be mediated: the rule agents of
+the synthetic world (:class:`dcem.synthetic.rule_agents.RuleAgents`) or language-model agents.
+One call plays N cases in lock-step, round ``t = 1 .. cfg.t_max``:
+
+1. ``agents.report(t)`` gives the label reports, int (N, A); agents whose
+   ``soft_reports`` attribute is true give probability vectors (N, A, K) instead (the
+   language-model agents), and their reported label is each vector's argmax;
+2. :func:`dcem.core.state.assess_reports` (or :func:`~dcem.core.state.assess_probabilities` for
+   probability reports) computes the round's mediator state;
+3. the descent is the last column of :func:`dcem.core.energy.windowed_descent` over the
+   energy history so far;
+4. :func:`dcem.core.policy.policy_step` picks the action, given the challenges issued so far;
+5. the new challenges are recorded and sent to the agents with ``agents.steer``.
+
+Fixed horizon.  Every case plays all ``t_max`` rounds.  A terminal action (certify or
+escalate) is recorded as a signal and the case's outcome is its FIRST terminal action,
+exactly as :func:`dcem.core.replay.score_reports` defines it.  After that round the policy
+keeps running on the case (its actions are recorded, as replay scores them) and, by
+default (``steer_after_terminal=True``), its steers are still delivered, so the agents
+keep deliberating as in the fixed-horizon ablation of Appendix F.  With
+``steer_after_terminal=False`` a finished case gets no more steers (its agents then only
+re-sample).  Either way the recorded actions of every round equal what replay computes
+from the recorded reports, because the policy only reads reports and the history of
+issued challenges.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Protocol, Sequence
+
+import numpy as np
+
+from dcem.core.config import MediatorConfig
+from dcem.core.energy import windowed_descent
+from dcem.errors import InputError
+from dcem.core.panel import Panel
+from dcem.core.policy import Action, policy_step
+from dcem.core.state import assess_probabilities, assess_reports
+
+__all__ = ["SteerRequest", "Agents", "LiveRun", "deliberate", "first_terminal"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SteerRequest:
+    """The challenges of one round, one row per steered case (M rows).
+
+    t : 1-based round; cases, agent, current, alternative : int (M,) (the case index,
+    a†, its report ŷ and its dangerous miss z); agent_risk : (M, A), every agent's
+    current risk r_a (lets the agents choose a reference explanation).
+    """
+
+    t: int
+    cases: np.ndarray
+    agent: np.ndarray
+    current: np.ndarray
+    alternative: np.ndarray
+    agent_risk: np.ndarray
+
+
+class Agents(Protocol):
+    """A panel of A agents working on the same N cases."""
+
+    @property
+    def n_agents(self) -> int: ...
+
+    @property
+    def n_cases(self) -> int: ...
+
+    def report(self, t: int) -> np.ndarray:
+        """Reports of round t (1-based): int labels (N, A), or probability vectors
+        (N, A, K) when the agents have a true ``soft_reports`` attribute."""
+        ...
+
+    def steer(self, request: SteerRequest) -> Sequence[tuple[str, ...]]:
+        """Deliver the round's challenges; return S(t) (feature/rule names) per row."""
+        ...
+
+
+@dataclass(frozen=True, eq=False)
+class LiveRun:
+    """What a live deliberation recorded, for N cases over T = t_max rounds.
+
+    reports : int (N, T, A); energy, margin, descent : (N, T); decision : int (N, T);
+    action, steer_agent, steer_current, steer_alternative : int (N, T);
+    certified, budget : bool (N, T); outcome_action, outcome_round, outcome_decision :
+    int (N,); outcome_certified, outcome_budget : bool (N,);
+    steer_features : {(case index, 1-based round): S(t) names}.
+    probabilities : (N, T, A, K) normalised probability reports, or None for label agents.
+    """
+
+    reports: np.ndarray
+    energy: np.ndarray
+    margin: np.ndarray
+    descent: np.ndarray
+    decision: np.ndarray
+    action: np.ndarray
+    steer_agent: np.ndarray
+    steer_current: np.ndarray
+    steer_alternative: np.ndarray
+    certified: np.ndarray
+    budget: np.ndarray
+    outcome_action: np.ndarray
+    outcome_round: np.ndarray
+    outcome_decision: np.ndarray
+    outcome_certified: np.ndarray
+    outcome_budget: np.ndarray
+    steer_features: dict[tuple[int, int], tuple[str, ...]] = field(default_factory=dict)
+    probabilities: np.ndarray | None = None
+
+
+def first_terminal(action: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Index of the first terminal round per row and whether there is one.
+
+    action : int (N, T).  Returns (index (N,) 0-based, last round when none; has (N,)).
+    """
+    terminal = (action == Action.STOP_AND_DECIDE) | (action == Action.STOP_AND_ESCALATE)
+    has = terminal.any(axis=1)
+    return np.where(has, np.argmax(terminal, axis=1), action.shape[1] - 1), has
+
+
+def deliberate(panel: Panel, agents: Agents, cfg: MediatorConfig, *,
+               steer_after_terminal: bool = True) -> LiveRun:
+    """Play ``cfg.t_max`` rounds of mediated deliberation for every case.
+
+    Parameters
+    ----------
+    panel : Panel (fixed confusion matrices, prior, loss)
+    agents : Agents with ``n_agents == panel.n_agents``
+    cfg : MediatorConfig (its t_max is the horizon)
+    steer_after_terminal : keep delivering steers after a case's first terminal action
+    """
+    if agents.n_agents != panel.n_agents:
+        raise InputError("agents", f"panel has {panel.n_agents} agents, got {agents.n_agents}")
+    n, a, k, horizon = agents.n_cases, panel.n_agents, panel.n_labels, cfg.t_max
+    reports = np.empty((n, horizon, a), dtype=np.int64)
+    energy = np.empty((n, horizon))
+    margin = np.empty((n, horizon))
+    descent = np.empty((n, horizon))
+    decision = np.empty((n, horizon), dtype=np.int64)
+    action = np.empty((n, horizon), dtype=np.int8)
+    s_agent = np.empty((n, horizon), dtype=np.int64)
+    s_cur = np.empty((n, horizon), dtype=np.int64)
+    s_alt = np.empty((n, horizon), dtype=np.int64)
+    certified = np.empty((n, horizon), dtype=bool)
+    budget = np.empty((n, horizon), dtype=bool)
+    issued = np.zeros((n, a, k, k), dtype=bool)
+    finished = np.zeros(n, dtype=bool)
+    features: dict[tuple[int, int], tuple[str, ...]] = {}
+    soft = bool(getattr(agents, "soft_reports", False))
+    probabilities = np.empty((n, horizon, a, k)) if soft else None
+    for i in range(horizon):
+        t = i + 1
+        got = np.asarray(agents.report(t))
+        if soft:
+            if got.shape != (n, a, k):
+                raise InputError("reports", f"round {t}: expected probabilities of shape {(n, a, k)}, "
+                                 f"got {got.shape}")
+            state = assess_probabilities(panel, got, cfg)
+            probabilities[:, i] = got / got.sum(axis=-1, keepdims=True)  # type: ignore[index]
+            reports[:, i] = state.reports
+        else:
+            if got.shape != (n, a):
+                raise InputError("reports", f"round {t}: expected shape {(n, a)}, got {got.shape}")
+            reports[:, i] = got
+            state = assess_reports(panel, reports[:, i], cfg)
+        energy[:, i] = state.energy
+        margin[:, i] = state.margin
+        decision[:, i] = state.decision
+        descent[:, i] = windowed_descent(energy[:, :t], cfg.window)[:, -1]
+        step = policy_step(state, descent[:, i], issued, t, cfg)
+        action[:, i] = step.action
+        s_agent[:, i], s_cur[:, i], s_alt[:, i] = step.steer_agent, step.steer_current, step.steer_alternative
+        certified[:, i], budget[:, i] = step.certified, step.budget
+        hit = np.flatnonzero(step.action == Action.DIFFERENTIAL_STEER)
+        if hit.size:
+            issued[hit, step.steer_agent[hit], step.steer_current[hit], step.steer_alternative[hit]] = True
+        send = hit if steer_after_terminal else hit[~finished[hit]]
+        if send.size:
+            request = SteerRequest(t, send, step.steer_agent[send], step.steer_current[send],
+                                   step.steer_alternative[send], state.agent_risk[send])
+            names = agents.steer(request)
+            for case, s in zip(send.tolist(), names):
+                features[(case, t)] = tuple(s)
+        finished |= (step.action == Action.STOP_AND_DECIDE) | (step.action == Action.STOP_AND_ESCALATE)
+    first, has = first_terminal(action)
+    rows = np.arange(n)
+    out_action = np.where(has, action[rows, first], Action.PENDING).astype(np.int8)
+    out_cert = certified[rows, first] & (out_action == Action.STOP_AND_DECIDE)
+    out_budget = budget[rows, first] & has
+    log.debug("deliberated %d cases x %d rounds: %d steers", n, horizon,
+              int((action == Action.DIFFERENTIAL_STEER).sum()))
+    return LiveRun(reports, energy, margin, descent, decision, action, s_agent, s_cur, s_alt,
+                   certified, budget, out_action, first + 1, decision[rows, first], out_cert,
+                   out_budget, features, probabilities)

@@ -1,0 +1,196 @@
+"""One (scenario, seed) cell of the rule-guided experiment (section 5.2-5.3, App. F).
+
+Randomness: ``SeedSequence(seed)`` is spawned into independent streams, one per
+purpose (training data, evaluation data, calibration reports, tuning reports, tuning
+compliance, evaluation reports, evaluation compliance).  The data streams depend on
+the seed only, so every scenario of a seed sees the same cases, and the training data
+(hence confusions and fitted thresholds) do not depend on ``n_eval``.  Every
+evaluation method builds its agents from the same evaluation stream, so their round-1
+reports are the same draws (and later rounds share their Gumbel noise: common random
+numbers).
+
+Steps: generate ``n_train`` training and ``n_eval`` evaluation samples; split the
+training part into a confusion-estimation part and a held-out tuning part (its last
+``min(1000, n_train // 5)`` cases).  Confusions and calibration accuracies come from
+round-1 reports on the estimation part; the thresholds are fitted on a live D-CEM run
+over the tuning part; then every method runs on the evaluation cases, and the
+partial-compliance ablation replays D-CEM at checkpoints.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable
+
+import numpy as np
+
+from dcem.core.baselines import KAPPA, BaselineRun, fixed_pool, free_discussion, single_best
+from dcem.calibration import fitting as calibration
+from dcem.calibration.fitting import ALPHA, estimate_confusion, estimate_prior
+from dcem.core.config import MediatorConfig
+from dcem.core.deliberation import LiveRun, deliberate
+from dcem.errors import InputError
+from dcem.analysis.metrics import episode_metrics, single_agent_high_risk_miss
+from dcem.core.panel import Panel
+from dcem.core.policy import Action
+from dcem.core.replay import score_reports
+from dcem.core.results import METHODS, MethodRun, ScenarioResult
+from dcem.synthetic.rule_agents import SCENARIO_NAMES, RuleAgents, agent_accuracy
+from dcem.synthetic.rule_agents import scenario as build_scenario
+from dcem.core.steering import SteeringConfig, contrastive_template
+from dcem.synthetic.generator import HIGH_RISK, LABELS, generate, rule_activations, synthetic_loss
+
+__all__ = ["ABLATION_XI", "ABLATION_HORIZON", "CHECKPOINTS", "DEFAULT_CONFIG", "run_cell", "seed_streams"]
+
+log = logging.getLogger(__name__)
+
+ABLATION_XI = (0.25, 0.5, 0.75, 1.0)
+ABLATION_HORIZON = 12
+CHECKPOINTS = (4, 8, 12)
+N_TUNE = 1000
+# k0 is rare (about 21% of cases); a uniform prior inflates its posterior so much that
+# the pooled Bayes decision is k0 for almost every report pair, hence the base rates.
+DEFAULT_CONFIG = MediatorConfig(prior="empirical")
+
+_STREAMS = ("data", "eval_data", "calibration", "tune", "tune_compliance", "eval", "eval_compliance")
+
+
+def seed_streams(seed: int) -> dict[str, np.random.SeedSequence]:
+    return dict(zip(_STREAMS, np.random.SeedSequence(seed).spawn(len(_STREAMS))))
+
+
+def _method_run(method: str, run: LiveRun | BaselineRun, truth: np.ndarray,
+                loss: np.ndarray) -> MethodRun:
+    if isinstance(run, LiveRun):
+        decision, action, rounds = run.outcome_decision, run.outcome_action, run.outcome_round
+        certified, budget, features = run.outcome_certified, run.outcome_budget, dict(run.steer_features)
+    else:
+        decision, action, rounds = run.decision, run.action, run.rounds
+        certified, budget, features = run.certified, run.budget, {}
+    metrics = episode_metrics(decision, action, rounds, truth, loss, HIGH_RISK, certified)
+    return MethodRun(method, run.reports, action, decision, rounds, certified, budget, metrics, features)
+
+
+def _ablation(panel: Panel, cfg: MediatorConfig, make_agents: Callable[[float], RuleAgents],
+              truth: np.ndarray) -> list[dict[str, float]]:
+    """Fixed-horizon D-CEM runs for each xi, read at the checkpoints (Appendix F).
+
+    risk / escalation_rate: outcome decided by round T (first terminal signal up to T,
+    else the budget rule at T), i.e. the replay of the first T rounds with t_max = T.
+    risk_at_T / escalation_at_T: the signal of round T itself (budget rule at T), the
+    purely fixed-horizon reading.
+    """
+    rows: list[dict[str, float]] = []
+    live_cfg = cfg.with_changes(t_max=ABLATION_HORIZON)
+    for xi in ABLATION_XI:
+        run = deliberate(panel, make_agents(xi), live_cfg)
+        for horizon in CHECKPOINTS:
+            sc = score_reports(panel, run.reports[:, :horizon], cfg.with_changes(t_max=horizon))
+            last = run.reports[:, horizon - 1]
+            acc = agent_accuracy(last, truth)
+            signal = sc.action[:, horizon - 1]
+            row: dict[str, float] = {"xi": xi, "horizon": horizon}
+            row.update({f"A{a + 1}": float(acc[a]) for a in range(acc.shape[0])})
+            row["risk"] = float(panel.loss[sc.outcome_decision, truth].mean())
+            row["sa_hr"] = single_agent_high_risk_miss(last, truth, HIGH_RISK)
+            row["escalation_rate"] = float((sc.outcome_action == Action.STOP_AND_ESCALATE).mean())
+            row["risk_at_T"] = float(panel.loss[sc.decision[:, horizon - 1], truth].mean())
+            row["escalation_at_T"] = float((signal == Action.STOP_AND_ESCALATE).mean())
+            rows.append(row)
+    return rows
+
+
+def run_cell(scenario: str, seed: int, *, base_config: MediatorConfig | None = None,
+             xi: float = 1.0, t_max: int = 12, free_rounds: int = 22, n_train: int = 20000,
+             n_eval: int = 100, ablation: bool = True, fit_thresholds: bool = True,
+             steering: SteeringConfig | None = None, kappa: float = KAPPA,
+             c_esc: float = calibration.C_ESC, c_round: float = calibration.C_ROUND) -> ScenarioResult:
+    """Run every method of one (scenario, seed) cell.
+
+    Parameters
+    ----------
+    scenario : "S1", "S2", "S3a" or "S3b"
+    seed : non-negative int
+    base_config : starting mediator configuration (default :data:`DEFAULT_CONFIG`);
+        its prior mode is used, its thresholds are the start of the fit
+    xi : compliance of the main D-CEM runs (eq. 21)
+    t_max : round budget of the mediated methods; free_rounds : free-discussion length
+    n_train, n_eval : sample counts; ablation : run the xi sweep; fit_thresholds : fit
+        eps_safe, eps_low, m_safe, delta on the tuning part (else keep base_config's)
+    steering : SteeringConfig (defaults if None); kappa : free-discussion social bonus
+    c_esc, c_round : escalation and per-round costs of the threshold objective (eq. 1)
+
+    Returns a :class:`ScenarioResult` whose ``methods`` is keyed by ``METHODS``.
+    """
+    if scenario not in SCENARIO_NAMES:
+        raise InputError("scenario", f"unknown scenario {scenario!r} (known: {', '.join(SCENARIO_NAMES)})")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InputError("seed", f"must be a non-negative integer, got {seed!r}")
+    if not 0.0 <= xi <= 1.0:
+        raise InputError("xi", f"compliance must lie in [0, 1], got {xi}")
+    if n_train < 10 or n_eval < 1:
+        raise InputError("n_train", f"need n_train >= 10 and n_eval >= 1, got {n_train}, {n_eval}")
+    base = (base_config or DEFAULT_CONFIG).with_changes(t_max=t_max)
+    steer_cfg = steering or SteeringConfig()
+    scen = build_scenario(scenario)
+    streams = seed_streams(int(seed))
+    train = generate(n_train, np.random.default_rng(streams["data"]))
+    ev = generate(n_eval, np.random.default_rng(streams["eval_data"]))
+    n_tune = min(N_TUNE, n_train // 5)
+    est, tune = train.subset(slice(0, n_train - n_tune)), train.subset(slice(n_train - n_tune, None))
+
+    # calibration: round-1 behaviour of the unsteered agents on the estimation part
+    cal_reports = RuleAgents(scen, est.features, np.random.default_rng(streams["calibration"])).report(1)
+    cal_acc = agent_accuracy(cal_reports, est.labels)
+    k = len(LABELS)
+    panel = Panel(LABELS, estimate_confusion(est.labels, cal_reports, k, alpha=ALPHA),
+                  estimate_prior(est.labels, k, base.prior, alpha=ALPHA), synthetic_loss())
+    template = None
+    if steer_cfg.reference == "template":
+        template = contrastive_template(rule_activations(est.features, scen.rules), est.labels,
+                                        scen.consequent, k, steer_cfg)
+
+    def agents(features: np.ndarray, report_seq: np.random.SeedSequence,
+               comp_seq: np.random.SeedSequence, x: float) -> RuleAgents:
+        return RuleAgents(scen, features, np.random.default_rng(report_seq),
+                          compliance_rng=np.random.default_rng(comp_seq), steering=steer_cfg, xi=x,
+                          template=template)
+
+    cfg, fit_report = base, {}
+    if fit_thresholds:
+        tune_run = deliberate(panel, agents(tune.features, streams["tune"], streams["tune_compliance"], xi), base)
+        fit = calibration.fit_thresholds(panel, tune_run.reports, tune.labels, base,
+                                         c_esc=c_esc, c_round=c_round)
+        cfg, fit_report = fit.config, fit.report
+
+    def eval_agents(x: float) -> RuleAgents:
+        return agents(ev.features, streams["eval"], streams["eval_compliance"], x)
+
+    truth, loss = ev.labels, panel.loss
+    first = eval_agents(xi).report(1)
+    runs: dict[str, LiveRun | BaselineRun] = {
+        "single": single_best(first, cal_acc),
+        "free": free_discussion(panel, eval_agents(xi), cfg, rounds=free_rounds, kappa=kappa),
+        "pool": fixed_pool(panel, first, cal_acc, cfg),
+        "dcem": deliberate(panel, eval_agents(xi), cfg),
+        "dcem_noesc": deliberate(panel, eval_agents(xi), cfg.with_changes(escalation=False)),
+    }
+    methods = {m: _method_run(m, runs[m], truth, loss) for m in METHODS}
+    rows = _ablation(panel, cfg, eval_agents, truth) if ablation else []
+    info: dict[str, Any] = {
+        "calibration_accuracy": [float(v) for v in cal_acc],
+        "n_estimation": len(est), "n_tuning": len(tune), "n_eval": len(ev),
+        "class_rates_train": [float(v) for v in np.bincount(train.labels, minlength=k) / len(train)],
+        "threshold_fit": fit_report, "xi": xi, "kappa": kappa, "free_rounds": free_rounds,
+        "steering": {f: getattr(steer_cfg, f) for f in steer_cfg.__dataclass_fields__},
+        "rule_names": list(scen.rule_names),
+        "initial_weights": scen.weights.tolist(),
+    }
+    if template is not None:
+        info["template"] = template.tolist()
+    log.info("cell %s/seed %d: dcem acc %.2f risk %.2f esc %.2f", scenario, seed,
+             methods["dcem"].metrics["accuracy"], methods["dcem"].metrics["risk"],
+             methods["dcem"].metrics["escalation_rate"])
+    case_ids = tuple(f"{scenario}-s{seed}-{i:03d}" for i in range(len(ev)))
+    return ScenarioResult(scenario, int(seed), panel, cfg, case_ids, truth, ev.features,
+                          HIGH_RISK, methods, rows, info)
+

@@ -1,0 +1,151 @@
+"""A diagnostic agent: one language model that returns a label and a probability vector.
+
+Two modes:
+
+- ``scored``: the labels are offered as letters and the model's next-token distribution
+  over the letters, renormalised, is the probability vector (one forward pass).  The
+  label is the most probable letter, so it is always in the label set.
+- ``json``: JSON-schema-constrained generation of ``{"predicted_label", "probabilities"}``
+  (Appendix G).  The numbers are whatever the model writes: negative or missing values
+  count as 0 and the vector is renormalised.  If the reply cannot be parsed, the call
+  falls back to the scored mode and the error is recorded in the report (and counted in
+  the results); a label outside the set is impossible because the schema enumerates the
+  labels and the fallback can only pick a letter.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from dcem.errors import ConfigError
+from runtime.backends import Backend
+from runtime.messages import GenerationOptions, Message, Role
+from dcem_clinical.prompts import case_prompt, cue_request, letters, system_prompt
+
+__all__ = ["AgentReport", "DiagnosticAgent", "MODES", "parse_json_reply", "parse_cues"]
+
+MODES = ("scored", "json")
+MAX_CUES = 3
+MAX_CUE_CHARS = 120
+CUE_TOKENS = 48  # three short findings fit; generation is the slowest part of a steer
+
+
+@dataclass(frozen=True)
+class AgentReport:
+    """One answer: label index, probabilities (K,), what was sent and received."""
+
+    label: int
+    probabilities: np.ndarray
+    messages: tuple[Message, ...]
+    raw: str
+    error: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    duration_s: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def parse_json_reply(text: str, labels: Sequence[str]) -> tuple[int, np.ndarray]:
+    """Parse the structured reply; raises ValueError with a reason when it is unusable."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON ({exc.msg})") from None
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    label = data.get("predicted_label")
+    if label not in labels:
+        raise ValueError(f"predicted_label {label!r} is not one of the labels")
+    probs = np.zeros(len(labels))
+    given = data.get("probabilities")
+    if isinstance(given, dict):
+        for i, name in enumerate(labels):
+            value = given.get(name)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+                probs[i] = max(float(value), 0.0)
+    if probs.sum() <= 0:
+        probs[labels.index(label)] = 1.0  # no usable numbers: all mass on the stated label
+    return labels.index(label), probs / probs.sum()
+
+
+def parse_cues(text: str) -> list[str]:
+    """Up to three short cue lines from a free-text reply (bullets and numbering removed)."""
+    cues = []
+    for line in text.splitlines():
+        cleaned = line.strip().lstrip("-*•0123456789.) ").strip()
+        if cleaned:
+            cues.append(cleaned[:MAX_CUE_CHARS])
+        if len(cues) == MAX_CUES:
+            break
+    return cues
+
+
+class DiagnosticAgent:
+    """An agent over a fixed label set, backed by any :class:`~runtime.backends.Backend`."""
+
+    def __init__(self, backend: Backend, labels: Sequence[str], *, name: str = "Agent A",
+                 role: str = "", mode: str = "scored", options: GenerationOptions | None = None) -> None:
+        if mode not in MODES:
+            raise ConfigError("mode", f"must be one of {MODES}, got {mode!r}")
+        if len(labels) < 2:
+            raise ConfigError("labels", "at least two labels are needed")
+        self.backend, self.labels, self.name, self.role, self.mode = backend, tuple(labels), name, role, mode
+        self.options = options or GenerationOptions()
+
+    def messages(self, case_text: str, note: str | None = None) -> list[Message]:
+        fmt = "json" if self.mode == "json" else "letter"
+        return [Message(Role.SYSTEM, system_prompt(self.name, self.role)),
+                Message(Role.USER, case_prompt(self.labels, case_text, note, answer_format=fmt))]
+
+    def _scored(self, msgs: list[Message]) -> AgentReport:
+        scores = self.backend.score_options(msgs, letters(len(self.labels)))
+        logp = np.asarray(scores.logprobs, dtype=float)
+        probs = np.exp(logp - logp.max())
+        probs /= probs.sum()
+        return AgentReport(int(np.argmax(probs)), probs, tuple(msgs), raw=json.dumps(list(scores.logprobs)),
+                           prompt_tokens=scores.prompt_tokens, duration_s=scores.duration_s)
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "object",
+                "properties": {"predicted_label": {"type": "string", "enum": list(self.labels)},
+                               "probabilities": {"type": "object",
+                                                 "properties": {lab: {"type": "number"} for lab in self.labels}}},
+                "required": ["predicted_label", "probabilities"]}
+
+    def classify(self, case_text: str, note: str | None = None) -> AgentReport:
+        """The agent's label and probability vector for one case (and mediator note)."""
+        msgs = self.messages(case_text, note)
+        if self.mode == "scored":
+            return self._scored(msgs)
+        opts = GenerationOptions(temperature=self.options.temperature, seed=self.options.seed,
+                                 max_tokens=max(self.options.max_tokens, 40 * len(self.labels)),
+                                 json_schema=self.schema())
+        reply = self.backend.generate(msgs, opts)
+        try:
+            label, probs = parse_json_reply(reply.text, self.labels)
+        except ValueError as exc:
+            letter_turn = Message(Role.USER, case_prompt(self.labels, case_text, note))
+            fallback = self._scored([msgs[0], letter_turn])
+            return AgentReport(fallback.label, fallback.probabilities, tuple(msgs), raw=reply.text,
+                               error=f"unparseable reply ({exc}); used the scored fallback",
+                               prompt_tokens=reply.prompt_tokens + fallback.prompt_tokens,
+                               completion_tokens=reply.completion_tokens,
+                               duration_s=reply.duration_s + fallback.duration_s)
+        return AgentReport(label, probs, tuple(msgs), raw=reply.text, prompt_tokens=reply.prompt_tokens,
+                           completion_tokens=reply.completion_tokens, duration_s=reply.duration_s)
+
+    def cues(self, case_text: str, current: str, alternative: str) -> tuple[list[str], AgentReport]:
+        """Ask the agent, in a separate call, for cues separating two labels (Appendix G)."""
+        msgs = cue_request((current, alternative), case_text, self.name, self.role)
+        reply = self.backend.generate(msgs, GenerationOptions(temperature=self.options.temperature,
+                                                              seed=self.options.seed, max_tokens=CUE_TOKENS))
+        cues = parse_cues(reply.text)
+        report = AgentReport(-1, np.zeros(0), tuple(msgs), raw=reply.text,
+                             error=None if cues else "no cues in the reply",
+                             prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
+                             duration_s=reply.duration_s, extra={"cues": cues})
+        return cues, report

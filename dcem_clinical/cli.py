@@ -1,0 +1,118 @@
+"""Command line: ``python -m dcem_clinical run | models``.
+
+``run`` runs the clinical LLM experiment (a progress bar counts agent turns,
+cache hits included) and resumes when the same command is repeated.  Bad input exits
+with status 2 and a one-line message on stderr, never a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from dcem.cli import Parser, run_command
+from dcem.errors import DcemError
+
+__all__ = ["main"]
+
+
+def _scenarios(text: str) -> tuple[str, ...]:
+    from dcem.core.vocabulary import SCENARIOS
+
+    if text.strip().lower() == "all":
+        return SCENARIOS
+    return tuple(s.strip() for s in text.split(",") if s.strip())
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from dcem.core.config import MediatorConfig
+    from dcem.store.database import Store
+    from dcem_clinical.run import ClinicalSpec, run_clinical
+
+    if args.seeds < 1:
+        raise DcemError("--seeds must be at least 1")
+    agents = tuple(a.strip() for a in args.agents.split(","))
+    if len(agents) == 1:
+        agents = (agents[0], agents[0])
+    if args.n_gpu_layers is not None and args.n_gpu_layers < -1:
+        raise DcemError("--n-gpu-layers must be -1 (all layers), 0 (CPU only) or a positive layer count")
+    spec = ClinicalSpec(dataset=args.dataset, scenarios=_scenarios(args.scenario),
+                        seeds=tuple(range(args.seed_start, args.seed_start + args.seeds)),
+                        n_cal=args.cal_cases, n_test=args.cases, agents=agents,  # type: ignore[arg-type]
+                        mode=args.mode, temperature=args.temperature, free_rounds=args.free_rounds,
+                        n_ctx=args.n_ctx, base_config=MediatorConfig(prior="empirical", t_max=args.t_max))
+    bar = tqdm(total=1, unit="turn", file=sys.stderr, disable=args.quiet, desc=f"{spec.dataset}")
+
+    def progress(done: int, total: int, label: str) -> None:
+        bar.total = total
+        bar.n = done
+        bar.set_postfix_str(label, refresh=False)
+        bar.refresh()
+
+    with Store(args.db) as store:
+        try:
+            summary = run_clinical(store, spec, n_gpu_layers=args.n_gpu_layers, n_threads=args.threads,
+                                   progress=progress)
+        finally:
+            bar.close()
+    state = "resumed" if summary.resumed else "new"
+    print(f"run {summary.run_id} ({state}): {summary.computed} cells computed, "
+          f"{summary.skipped} already stored, {summary.total} in all; "
+          f"report: python -m dcem report --run {summary.run_id}")
+    return 0
+
+
+def _cmd_models(args: argparse.Namespace) -> int:
+    from runtime.model_info import model_info
+    from runtime.registry import available_models
+
+    for spec in available_models():
+        line = f"{spec.key:16} {spec.source:9} {spec.licence:28} {spec.name}"
+        if not spec.installed:
+            line += f"  (not installed: {spec.note})"
+        print(line)
+        if args.info and spec.installed:
+            info = model_info(spec.path)
+            print(f"{'':16} {info.architecture}, {info.quantization}, context {info.context_length}, "
+                  f"{info.size_bytes:,} bytes, sha256 {info.sha256}")
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="python -m dcem_clinical", description="Local LLM agents on clinical datasets under D-CEM.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+
+    p = sub.add_parser("run", help="run a clinical experiment into the store")
+    p.add_argument("--dataset", choices=["ddxplus8", "medqa-tri"], default="ddxplus8")
+    p.add_argument("--scenario", default="S1", help="S1, S2, S3a, S3b, a comma list, or all")
+    p.add_argument("--seeds", type=int, default=1, help="number of seeds (0 .. N-1 after --seed-start)")
+    p.add_argument("--seed-start", type=int, default=0)
+    p.add_argument("--cases", type=int, default=None, help="TEST cases per seed (default 160 / 140)")
+    p.add_argument("--cal-cases", type=int, default=None, help="CAL cases per seed (default 80 / 70)")
+    p.add_argument("--agents", default="smollm2-135m,gemma3-270m",
+                   help="model keys of agents A and B, e.g. smollm2-135m,file:/models/x.gguf")
+    p.add_argument("--mode", choices=["scored", "json"], default="scored")
+    p.add_argument("--temperature", type=float, default=0.0)
+    p.add_argument("--t-max", type=int, default=6, help="mediator round budget")
+    p.add_argument("--free-rounds", type=int, default=6, help="rounds of free discussion")
+    p.add_argument("--n-ctx", type=int, default=2048, help="model context length in tokens")
+    p.add_argument("--n-gpu-layers", type=int, default=None,
+                   help="layers to offload to a GPU (-1 all, 0 none; default: all when a GPU build is found)")
+    p.add_argument("--threads", type=int, default=None, help="CPU threads per model (default: all cores)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--db", default=None, help="DuckDB file (default: $DCEM_DB or data/dcem.duckdb)")
+    p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser("models", help="list the model registry")
+    p.add_argument("--info", action="store_true", help="also read each file's GGUF metadata and sha256")
+    p.set_defaults(func=_cmd_models)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_command(_parser().parse_args(argv),
+                       "interrupted: finished cells are stored and every agent call is in the call log; "
+                       "run the same command again to resume")

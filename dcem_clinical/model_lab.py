@@ -1,0 +1,169 @@
+"""The model test bench behind the Models page: GPU offload settings, model metadata, a
+scored test prompt on a loaded model and Hugging Face Hub keys.
+
+Every failure a user can cause is raised as a :class:`~dcem.errors.DcemError`
+(``BackendError`` for model problems) with a one-line message.  Loading and caching
+models across dashboard sessions is the UI's job (``studio.model_lab``).
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+
+from clinical.ddxplus import LABELS as DDXPLUS_LABELS
+from dcem.errors import ConfigError
+from dcem_clinical.agent import DiagnosticAgent
+from dcem_clinical.prompts import letters
+from runtime.backends import BackendError
+from runtime.llama_backend import LlamaCppBackend, detect_gpu_layers
+from runtime.model_cache import cached_sha256
+from runtime.registry import available_models, model_info, resolve
+
+__all__ = ["GPU_LAYERS_KEY", "MAX_CASE_CHARS", "TEST_N_CTX", "EXAMPLE_CASE", "TEST_LABELS",
+           "gpu_offload_supported", "default_gpu_layers", "validate_gpu_layers", "registry_table",
+           "registry_keys", "model_facts", "check_case_text", "LoadedModel", "load_model_uncached",
+           "PromptResult", "run_test_prompt", "hub_offline", "hub_key", "resolve_hub_model"]
+
+GPU_LAYERS_KEY = "n_gpu_layers"
+MAX_CASE_CHARS = 4000
+TEST_N_CTX = 2048
+TEST_LABELS: tuple[str, ...] = DDXPLUS_LABELS
+EXAMPLE_CASE = ("A 58-year-old man. Presenting complaint: he has chest pain. Pain: described as heavy; "
+                "located at the chest and the left arm; intensity 7; speed of onset 8 (10 = sudden). "
+                "Other symptoms: he is short of breath; he is sweating. History and risk factors: he "
+                "smokes; he has high blood pressure.")
+
+
+# --------------------------------------------------------------------- GPU offload
+def gpu_offload_supported() -> bool:
+    """Whether this llama.cpp build can offload layers to a GPU."""
+    return detect_gpu_layers(None) != 0
+
+
+def default_gpu_layers() -> int:
+    """-1 (all layers) on a GPU build of llama.cpp, 0 otherwise."""
+    return detect_gpu_layers(None)
+
+
+def validate_gpu_layers(value: object) -> int:
+    """``value`` as an int if it is an integer >= -1, else :class:`ConfigError`."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(GPU_LAYERS_KEY, f"must be an integer, got {value!r}")
+    if isinstance(value, float) and not value.is_integer():
+        raise ConfigError(GPU_LAYERS_KEY, f"must be a whole number, got {value}")
+    if value < -1:
+        raise ConfigError(GPU_LAYERS_KEY, f"must be -1 (all layers), 0 (CPU only) or a positive "
+                                          f"layer count, got {int(value)}")
+    return int(value)
+
+
+# ------------------------------------------------------------------ registry and facts
+def registry_table() -> pd.DataFrame:
+    """The model registry as a table (nothing is resolved or loaded)."""
+    return pd.DataFrame([{"key": s.key, "name": s.name, "source": s.source, "licence": s.licence,
+                          "installed": s.installed, "note": s.note} for s in available_models()])
+
+
+def registry_keys() -> list[str]:
+    """Keys of the installed registry models."""
+    return [s.key for s in available_models() if s.installed]
+
+
+def model_facts(key: str) -> dict[str, str]:
+    """Metadata of a model's file (resolving it, without loading the weights)."""
+    info = model_info(resolve(key))
+    params = "unknown" if info.parameter_count is None else f"{info.parameter_count:,}"
+    ctx = "unknown" if info.context_length is None else f"{info.context_length:,}"
+    return {"file": info.path.name, "size": f"{info.size_mb:.1f} MB ({info.size_bytes:,} bytes)",
+            "sha256": info.sha256, "architecture": info.architecture,
+            "quantization": info.quantization or "unknown", "context length": ctx, "parameters": params,
+            "chat template": "yes" if info.chat_template else "no (prompted as plain text)",
+            "name in the file": info.name or "-", "licence in the file": info.licence or "-",
+            "read by": info.read_by}
+
+
+# --------------------------------------------------------------------- test prompt
+def check_case_text(text: str) -> str:
+    """The stripped case text, or :class:`ConfigError` when empty or too long."""
+    text = text.strip()
+    if not text:
+        raise ConfigError("case text", "type a short case description")
+    if len(text) > MAX_CASE_CHARS:
+        raise ConfigError("case text", f"{len(text):,} characters is too long; the test prompt takes at "
+                                       f"most {MAX_CASE_CHARS:,}")
+    return text
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    key: str
+    backend: LlamaCppBackend
+    load_s: float
+    loaded_at: float  # time.monotonic() when loading finished
+
+
+def load_model_uncached(key: str, n_gpu_layers: int, *, n_ctx: int = TEST_N_CTX) -> LoadedModel:
+    """Resolve and load ``key`` (the UI caches the result across sessions)."""
+    start = time.perf_counter()
+    path = resolve(key.strip())
+    backend = LlamaCppBackend(path, n_ctx=n_ctx, n_gpu_layers=validate_gpu_layers(n_gpu_layers),
+                              sha256=cached_sha256(path))
+    return LoadedModel(key.strip(), backend, time.perf_counter() - start, time.monotonic())
+
+
+@dataclass(frozen=True)
+class PromptResult:
+    key: str
+    table: pd.DataFrame  # letter, label, probability
+    label: str
+    load_s: float
+    cached: bool
+    answer_s: float
+    prompt_tokens: int
+    n_gpu_layers: int
+
+
+def run_test_prompt(loaded: LoadedModel, text: str, *, asked: float,
+                    labels: Sequence[str] = TEST_LABELS) -> PromptResult:
+    """Ask a scored-mode agent on ``loaded`` for probabilities over ``labels``.
+
+    asked : ``time.monotonic()`` when the user asked; the result says whether the model
+    was already loaded before that.
+    """
+    text = check_case_text(text)
+    agent = DiagnosticAgent(loaded.backend, labels, name="Test agent", mode="scored")
+    start = time.perf_counter()
+    try:
+        report = agent.classify(text)
+    except (RuntimeError, OSError) as exc:  # llama.cpp failures not wrapped by the backend
+        raise BackendError(f"the model call failed: {exc}") from None
+    table = pd.DataFrame({"letter": letters(len(labels)), "label": list(labels),
+                          "probability": report.probabilities})
+    return PromptResult(loaded.key, table, labels[report.label], loaded.load_s, loaded.loaded_at < asked,
+                        time.perf_counter() - start, report.prompt_tokens, loaded.backend.n_gpu_layers)
+
+
+# ------------------------------------------------------------------ Hugging Face Hub
+def hub_offline() -> bool:
+    """Whether HF_HUB_OFFLINE is set (as :mod:`runtime.registry` reads it)."""
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "on", "yes", "true"}
+
+
+def hub_key(repo: str, filename: str) -> str:
+    """``hf:owner/repo:file.gguf`` from the two inputs, or :class:`ConfigError`."""
+    repo, filename = repo.strip(), filename.strip()
+    if not repo or not filename:
+        raise ConfigError("Hub model", "give both the repository (owner/repo) and the file name (.gguf)")
+    return f"hf:{repo}:{filename}"
+
+
+def resolve_hub_model(repo: str, filename: str) -> tuple[str, Path]:
+    """Resolve a Hub file through :func:`runtime.registry.resolve` (local Hub cache first;
+    ``HF_HUB_OFFLINE`` honoured); returns its key and path."""
+    key = hub_key(repo, filename)
+    return key, resolve(key)

@@ -1,0 +1,79 @@
+"""Prompt text for the diagnostic agents (our own wording; Appendix G gives the roles).
+
+Every prompt is built by a pure function from its inputs, so a prompt and therefore a
+cache key is reproducible.  The agents never receive labelled examples, and nothing here
+asks for or gives treatment advice.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from runtime.messages import Message, Role
+
+__all__ = ["letters", "system_prompt", "case_prompt", "continue_note", "steer_note", "cue_request",
+           "peer_note", "ROLE_NEUTRAL"]
+
+ROLE_NEUTRAL = "You are an experienced senior clinician with no preferred diagnosis."
+
+
+def letters(n: int) -> list[str]:
+    """Option letters A, B, C ... for n labels (at most 26)."""
+    if not 1 <= n <= 26:
+        raise ValueError(f"between 1 and 26 labels can be lettered, got {n}")
+    return [chr(ord("A") + i) for i in range(n)]
+
+
+def system_prompt(agent_name: str, role: str) -> str:
+    return (f"You are {agent_name}, one of two agents sorting clinical cases into a fixed set of "
+            f"categories for a research study. {role} Pick exactly one category from the list you "
+            "are given, never invent a new one, and be honest when the case is unclear. Do not give "
+            "treatment advice.")
+
+
+def case_prompt(labels: Sequence[str], case_text: str, note: str | None = None, *,
+                answer_format: str = "letter") -> str:
+    """The user turn: the lettered label list, the case, the mediator note (round 2 on).
+
+    answer_format "letter" ends with a request for one letter (scored mode); "json" asks
+    for the JSON object of the structured mode.
+    """
+    options = "\n".join(f"{letter}. {label}" for letter, label in zip(letters(len(labels)), labels))
+    parts = [f"Categories:\n{options}", f"Case:\n{case_text.strip()}"]
+    if note:
+        parts.append(f"Note from the mediator:\n{note.strip()}")
+    if answer_format == "json":
+        parts.append('Answer with JSON only: {"predicted_label": one category name, '
+                     '"probabilities": {each category name: a number between 0 and 1}}.')
+    else:
+        parts.append("Answer with the letter of the single best category.")
+    return "\n\n".join(parts)
+
+
+def continue_note(top1: str, top2: str) -> str:
+    """Sent with CONTINUE: look again without being told what to change."""
+    return (f"Last round you ranked {top1} first and {top2} second. Read the case once more and "
+            "check whether another category fits the findings better; keep your answer if it still does.")
+
+
+def peer_note(peer_answers: Sequence[str]) -> str:
+    """Free discussion: the other agents' answers of the previous round, nothing more."""
+    said = ", ".join(peer_answers) if peer_answers else "nothing"
+    return (f"The other agent answered {said} last round. Think about whether that changes your view, "
+            "then give your own answer.")
+
+
+def steer_note(current: str, alternative: str, cues: Sequence[str]) -> str:
+    """Sent with DIFFERENTIAL_STEER: the agent's own cues separating the two categories."""
+    cue_text = "; ".join(cues) if cues else "the findings that separate them"
+    return (f"You answered {current}. In past cases your {current} answers sometimes turned out to be "
+            f"{alternative}, which is a costlier miss. Weigh the cues you listed yourself: {cue_text}. "
+            f"If the case shows the cues of {alternative}, move towards it; if not, keep {current}. "
+            "Choose only from the categories given.")
+
+
+def cue_request(labels_pair: tuple[str, str], case_text: str, agent_name: str, role: str) -> list[Message]:
+    """A separate call in which the targeted agent lists cues separating two categories."""
+    current, alternative = labels_pair
+    return [Message(Role.SYSTEM, system_prompt(agent_name, role)),
+            Message(Role.USER, f"Case:\n{case_text.strip()}\n\nList up to three short findings that would "
+                               f"tell {current} apart from {alternative}, one per line, no explanations.")]

@@ -1,0 +1,120 @@
+"""Every model call logged in DuckDB, and answered from that log when it is repeated.
+
+One append-only table, ``llm_calls`` (migration ``runtime/001_llm_calls``), holds one
+row per call that reached a model: run, case, agent, round, purpose, backend, model and
+its sha256, the full message stack, the options, the raw reply, the parsed reply, the
+probabilities, token counts, duration, error and time.
+
+The cache key is the sha256 of everything that determines the reply (backend name,
+model sha256, how the caller asks, generation options including temperature and seed,
+purpose, the full message stack).  A repeated call with the same key is answered from
+the newest error-free row: no model call, no new row.  So re-running a finished
+experiment makes zero model calls and an interrupted one resumes where it stopped.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import uuid
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from common.db import Database
+from common.migrations import migrate
+from common.transactions import run_in_transaction
+from runtime.messages import Message
+from runtime.migrations import MIGRATIONS, PACKAGE
+
+__all__ = ["CallContext", "CallRecord", "CachedCall", "CallLog", "cache_key"]
+
+_COLUMNS = ("call_id", "cache_key", "run_id", "case_id", "agent", "round", "purpose", "backend", "model",
+            "model_sha256", "messages_json", "options_json", "raw_reply", "parsed_json", "probabilities",
+            "prompt_tokens", "completion_tokens", "duration_s", "error", "created_at")
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """Where a call belongs: shown in the log, not part of the cache key."""
+
+    run_id: str | None = None
+    case_id: str | None = None
+    agent: int | None = None
+    round: int | None = None
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One finished model call, as the log stores it."""
+
+    key: str
+    purpose: str
+    backend: str
+    model: str
+    model_sha256: str
+    messages: Sequence[Message]
+    options: Mapping[str, Any]
+    raw: str | None
+    parsed: Mapping[str, Any]
+    probabilities: Sequence[float]
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    duration_s: float | None
+    error: str | None
+
+
+@dataclass(frozen=True)
+class CachedCall:
+    """A logged reply that answers a repeated call."""
+
+    raw: str | None
+    parsed: dict[str, Any]
+    probabilities: list[float]
+    prompt_tokens: int
+    completion_tokens: int
+    duration_s: float
+
+
+def cache_key(fields: Mapping[str, Any], messages: Sequence[Message]) -> str:
+    """sha256 of ``fields`` (backend, model sha256, mode, options, purpose ...) and the messages."""
+    blob = json.dumps({**fields, "messages": [m.to_dict() for m in messages]}, sort_keys=True,
+                      ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class CallLog:
+    """The ``llm_calls`` table of a project database (created on first use)."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        if not db.read_only:
+            migrate(db.con, PACKAGE, MIGRATIONS)
+
+    def lookup(self, key: str) -> CachedCall | None:
+        """The newest error-free reply logged under ``key``, if any."""
+        row = self.db.con.cursor().execute(
+            "SELECT raw_reply, parsed_json, probabilities, prompt_tokens, completion_tokens, duration_s "
+            "FROM llm_calls WHERE cache_key = ? AND error IS NULL ORDER BY created_at DESC LIMIT 1",
+            [key]).fetchone()
+        if row is None:
+            return None
+        raw, parsed, probs, p_tok, c_tok, dur = row
+        return CachedCall(raw, json.loads(parsed), list(probs or []), p_tok or 0, c_tok or 0, dur or 0.0)
+
+    def record(self, call: CallRecord, context: CallContext = CallContext()) -> None:
+        """Append one call (its own transaction)."""
+        row = [uuid.uuid4().hex, call.key, context.run_id, context.case_id, context.agent, context.round,
+               call.purpose, call.backend, call.model, call.model_sha256,
+               json.dumps([m.to_dict() for m in call.messages], ensure_ascii=False),
+               json.dumps(dict(call.options), sort_keys=True), call.raw, json.dumps(dict(call.parsed)),
+               [float(p) for p in call.probabilities], call.prompt_tokens, call.completion_tokens,
+               call.duration_s, call.error, _dt.datetime.now()]
+        sql = (f"INSERT INTO llm_calls ({', '.join(_COLUMNS)}) "  # noqa: S608 (fixed column names)
+               f"VALUES ({', '.join('?' * len(_COLUMNS))})")
+        run_in_transaction(self.db, lambda cur: cur.execute(sql, row))
+
+    def count(self, run_id: str | None = None) -> int:
+        """Rows in the log (of one run when given)."""
+        row = self.db.con.cursor().execute(
+            "SELECT count(*) FROM llm_calls WHERE ? IS NULL OR run_id = ?", [run_id, run_id]).fetchone()
+        return int(row[0]) if row else 0

@@ -1,0 +1,253 @@
+"""A model behind an OpenAI-compatible HTTP server (llama.cpp server, vLLM, Ollama).
+
+Only the standard library is used (:mod:`urllib.request`), so the backend adds no
+dependency.  Both calls POST to ``{base_url}/v1/chat/completions``:
+
+- ``generate`` sends the messages with ``temperature``, ``seed`` and ``max_tokens``.
+  When ``options.json_schema`` is set it adds a ``response_format`` in one of two styles
+  chosen by the ``json_mode`` constructor argument:
+
+  * ``"json_object"`` (default; llama-cpp-python's server and llama.cpp's ``llama-server``):
+    ``{"type": "json_object", "schema": <schema>}``;
+  * ``"json_schema"`` (vLLM, the OpenAI API, Ollama >= 0.5):
+    ``{"type": "json_schema", "json_schema": {"name": "reply", "schema": <schema>,
+    "strict": true}}``.  llama-cpp-python's server rejects this style with an HTTP error.
+
+- ``score_options`` asks for one token (``max_tokens=1``, greedy) with ``logprobs: true,
+  top_logprobs: 20`` and reads the top log-probabilities of the first generated position.
+  A token counts for an option when it equals the option after leading whitespace (and the
+  byte-level / SentencePiece space markers ``Ġ`` and ``▁``) is stripped, so " A" and "A"
+  both count for "A"; when several tokens match, the largest log-probability is taken.
+  Options are therefore expected to be single tokens (the agents use letters).
+
+  An option missing from the top 20 gets the floor :data:`ABSENT_PENALTY` below the
+  smallest listed log-probability: ``min(listed) - log(20)``.  Its true probability is at
+  most the smallest listed one (otherwise it would have been listed), so the floor stays
+  below every listed option and keeps the ranking; dividing by 20 expresses "much less
+  likely than anything listed" without claiming the unknown tail (-inf would make a
+  renormalised vector degenerate).  Servers that return no ``logprobs`` (older Ollama)
+  raise :class:`BackendError`.
+
+Every failure (connection refused, timeout, HTTP 4xx/5xx, a body that is not the expected
+JSON) raises :class:`BackendError` with a one-line message naming the URL and the status.
+
+Identity: when the weights' hash is unknown (it usually is for a remote server),
+``model_sha256`` defaults to ``sha256(f"{base_url}|{model}")``.  It only identifies the
+endpoint and model name in cache keys; it does not notice the server swapping weights
+under the same name, so pass the real file hash when you know it.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import socket
+import time
+import urllib.error
+import urllib.request
+from typing import Any, Sequence
+
+from common.errors import ConfigError
+from runtime.backends import BackendError
+from runtime.messages import GenerationOptions, Message, OptionScores, Reply
+
+__all__ = ["OpenAICompatBackend", "JSON_MODES", "TOP_LOGPROBS", "ABSENT_PENALTY", "default_identity"]
+
+JSON_MODES = ("json_object", "json_schema")
+TOP_LOGPROBS = 20
+ABSENT_PENALTY = math.log(TOP_LOGPROBS)  # floor = min(listed logprobs) - ABSENT_PENALTY
+_SPACE_MARKERS = " \t\n\r\u0120\u2581"  # whitespace, "Ġ" (byte-level BPE), "▁" (SentencePiece)
+_DETAIL_CHARS = 200
+
+log = logging.getLogger(__name__)
+
+
+def default_identity(base_url: str, model: str) -> str:
+    """The stand-in ``model_sha256`` of an endpoint whose weights' hash is unknown."""
+    return hashlib.sha256(f"{base_url}|{model}".encode("utf-8")).hexdigest()
+
+
+def _one_line(text: str, limit: int = _DETAIL_CHARS) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[:limit - 3] + "..."
+
+
+def _error_detail(body: bytes) -> str:
+    """The server's error message from an error body (OpenAI, FastAPI or plain text)."""
+    text = body.decode("utf-8", errors="replace")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return _one_line(text)
+    if isinstance(data, dict):
+        err = data.get("error", data.get("detail", data))
+        if isinstance(err, dict) and "message" in err:
+            err = err["message"]
+        return _one_line(err if isinstance(err, str) else json.dumps(err))
+    return _one_line(text)
+
+
+class OpenAICompatBackend:
+    """A chat model served over the OpenAI-compatible API.
+
+    Parameters: base_url (``http://host:port``; a trailing ``/`` or ``/v1`` is removed),
+    model (the name the server knows the model by; llama-cpp-python's single-model server
+    ignores it), api_key (sent as ``Authorization: Bearer``), timeout in seconds per
+    request, model_sha256 (the weights' hash if known, else :func:`default_identity`),
+    json_mode (``"json_object"`` or ``"json_schema"``, see the module docstring).
+    """
+
+    name = "openai-http"
+
+    def __init__(self, base_url: str, model: str, *, api_key: str | None = None, timeout: float = 60,
+                 model_sha256: str | None = None, json_mode: str = "json_object") -> None:
+        base = base_url.strip().rstrip("/")
+        if base.endswith("/v1"):
+            base = base[:-3]
+        if not base.startswith(("http://", "https://")):
+            raise ConfigError("base_url", f"must start with http:// or https://, got {base_url!r}")
+        if not model:
+            raise ConfigError("model", "must be a non-empty model name")
+        if json_mode not in JSON_MODES:
+            raise ConfigError("json_mode", f"must be one of {JSON_MODES}, got {json_mode!r}")
+        if not timeout > 0:
+            raise ConfigError("timeout", f"must be > 0 seconds, got {timeout}")
+        self.base_url = base
+        self.model_id = model
+        self.api_key = api_key
+        self.timeout = float(timeout)
+        self.json_mode = json_mode
+        self.model_sha256 = model_sha256 or default_identity(base, model)
+
+    # ------------------------------------------------------------------- transport
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        return headers
+
+    def request(self, path: str, payload: dict[str, Any] | None = None) -> dict[str, Any]:
+        """GET (payload None) or POST JSON to ``base_url + path``; the decoded JSON object.
+
+        Raises :class:`BackendError` naming the URL and the status on any failure.
+        """
+        url = self.base_url + path
+        method = "GET" if payload is None else "POST"
+        data = None if payload is None else json.dumps(payload).encode("utf-8")
+        req = urllib.request.Request(url, data=data, headers=self._headers(), method=method)
+        log.debug("%s %s", method, url)
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                status, body = resp.status, resp.read()
+        except urllib.error.HTTPError as exc:
+            detail = _error_detail(exc.read() or b"")
+            raise BackendError(f"{method} {url} returned HTTP {exc.code} {exc.reason}"
+                               + (f": {detail}" if detail else "")) from None
+        except (TimeoutError, socket.timeout):
+            raise BackendError(f"{method} {url} failed: timed out after {self.timeout:g} s") from None
+        except urllib.error.URLError as exc:
+            reason = exc.reason
+            if isinstance(reason, (TimeoutError, socket.timeout)):
+                raise BackendError(f"{method} {url} failed: timed out after {self.timeout:g} s") from None
+            if isinstance(reason, ConnectionRefusedError):
+                raise BackendError(f"{method} {url} failed: connection refused (is the server running?)") from None
+            raise BackendError(f"{method} {url} failed: {_one_line(str(reason))}") from None
+        except (ConnectionError, OSError) as exc:  # reset or closed mid-response
+            raise BackendError(f"{method} {url} failed: {_one_line(str(exc) or type(exc).__name__)}") from None
+        try:
+            out = json.loads(body.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise BackendError(f"{method} {url} returned HTTP {status} with malformed JSON "
+                               f"({_one_line(str(exc), 80)}): {_one_line(body.decode('utf-8', 'replace'), 80)}"
+                               ) from None
+        if not isinstance(out, dict):
+            raise BackendError(f"{method} {url} returned HTTP {status} with a JSON {type(out).__name__}, "
+                               "not an object")
+        return out
+
+    def list_models(self) -> list[str]:
+        """Model ids listed by ``GET /v1/models``."""
+        out = self.request("/v1/models")
+        data = out.get("data")
+        if not isinstance(data, list):
+            raise BackendError(f"GET {self.base_url}/v1/models returned HTTP 200 without a 'data' list")
+        return [str(m.get("id")) for m in data if isinstance(m, dict)]
+
+    def _chat(self, messages: Sequence[Message], **fields: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        """POST a chat completion; the first choice and the whole reply."""
+        payload: dict[str, Any] = {"model": self.model_id, "messages": [m.to_dict() for m in messages]}
+        payload.update(fields)
+        out = self.request("/v1/chat/completions", payload)
+        choices = out.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise BackendError(f"POST {self.base_url}/v1/chat/completions returned HTTP 200 without choices")
+        return choices[0], out
+
+    def response_format(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """The ``response_format`` field for a JSON schema in this backend's ``json_mode``."""
+        if self.json_mode == "json_object":
+            return {"type": "json_object", "schema": schema}
+        return {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema, "strict": True}}
+
+    # -------------------------------------------------------------------- generate
+    def generate(self, messages: Sequence[Message], options: GenerationOptions) -> Reply:
+        fields: dict[str, Any] = {"temperature": options.temperature, "seed": options.seed,
+                                  "max_tokens": options.max_tokens}
+        if options.json_schema is not None:
+            fields["response_format"] = self.response_format(options.json_schema)
+        start = time.perf_counter()
+        choice, out = self._chat(messages, **fields)
+        message = choice.get("message")
+        if not isinstance(message, dict):
+            raise BackendError(f"POST {self.base_url}/v1/chat/completions returned HTTP 200 "
+                               "without choices[0].message")
+        usage = out.get("usage") or {}
+        return Reply(text=message.get("content") or "",
+                     prompt_tokens=int(usage.get("prompt_tokens", 0) or 0),
+                     completion_tokens=int(usage.get("completion_tokens", 0) or 0),
+                     duration_s=time.perf_counter() - start, raw=out)
+
+    # ----------------------------------------------------------------------- score
+    def _top_logprobs(self, choice: dict[str, Any]) -> list[tuple[str, float]]:
+        """(token, logprob) pairs of the first generated position."""
+        url = f"{self.base_url}/v1/chat/completions"
+        content = (choice.get("logprobs") or {}).get("content")
+        if not isinstance(content, list) or not content:
+            raise BackendError(f"POST {url} returned HTTP 200 without logprobs "
+                               "(does the server support 'logprobs'/'top_logprobs'?)")
+        first = content[0]
+        tops = first.get("top_logprobs") if isinstance(first, dict) else None
+        if not isinstance(tops, list) or not tops:
+            raise BackendError(f"POST {url} returned HTTP 200 without top_logprobs at the first position")
+        pairs = []
+        for item in tops:
+            try:
+                pairs.append((str(item["token"]), float(item["logprob"])))
+            except (KeyError, TypeError, ValueError):
+                raise BackendError(f"POST {url} returned a malformed top_logprobs entry: "
+                                   f"{_one_line(json.dumps(item), 80)}") from None
+        return pairs
+
+    def score_options(self, messages: Sequence[Message], options: Sequence[str]) -> OptionScores:
+        start = time.perf_counter()
+        choice, out = self._chat(messages, max_tokens=1, temperature=0.0, seed=0,
+                                 logprobs=True, top_logprobs=TOP_LOGPROBS)
+        pairs = self._top_logprobs(choice)
+        finite = [lp for _, lp in pairs if math.isfinite(lp)]
+        if not finite:
+            raise BackendError(f"POST {self.base_url}/v1/chat/completions returned no finite top logprobs")
+        floor = min(finite) - ABSENT_PENALTY
+        best: dict[str, float] = {}
+        for token, lp in pairs:
+            key = token.lstrip(_SPACE_MARKERS)
+            if math.isfinite(lp) and lp > best.get(key, -math.inf):
+                best[key] = lp
+        wanted = [o.lstrip(_SPACE_MARKERS) for o in options]
+        values = tuple(min(best.get(o, floor), 0.0) for o in wanted)
+        missing = [o for o in wanted if o not in best]
+        if missing:
+            log.debug("options %s not in the top %d; floor %.3f", missing, TOP_LOGPROBS, floor)
+        usage = out.get("usage") or {}
+        return OptionScores(values, prompt_tokens=int(usage.get("prompt_tokens", 0) or 0),
+                            duration_s=time.perf_counter() - start)

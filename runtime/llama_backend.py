@@ -1,0 +1,188 @@
+"""A GGUF model run in process through llama-cpp-python.
+
+``generate`` is a chat completion (optionally JSON-schema constrained).  ``score_options``
+formats the chat with the model's own template, evaluates the prompt once and reads the
+last position's logits (``llama_get_logits_ith(ctx, -1)``, which works without
+``logits_all``), returning the log-softmax value of each option's first token.
+
+Prefix reuse without changing results: llama.cpp's numbers depend slightly on how
+tokens are grouped into batches (measured: up to 0.08 in a log-probability between one
+80-token batch and 79 + 1).  So prompts are always evaluated in fixed blocks of
+:data:`BLOCK` tokens counted from position 0, then the last token alone.  A later call
+that shares a prefix (the same case in the next round) keeps the KV cache up to the
+last whole block they share and evaluates the rest in the same blocks, so a cached and a
+fresh evaluation give identical scores.  ``generate`` always starts from an empty cache
+for the same reason.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from runtime.backends import BackendError
+from runtime.gguf_info import check_gguf_file
+from runtime.messages import GenerationOptions, Message, OptionScores, Reply
+
+__all__ = ["LlamaCppBackend", "file_sha256", "detect_gpu_layers", "plain_prompt", "BLOCK"]
+
+BLOCK = 64  # tokens per evaluation block (see the module docstring)
+
+log = logging.getLogger(__name__)
+
+
+def plain_prompt(messages: Sequence[Message]) -> str:
+    """A transcript for base models without a chat template; ends where the answer starts."""
+    parts = []
+    for m in messages:
+        if m.role.value == "system":
+            parts.append(m.content.strip())
+        elif m.role.value == "user":
+            parts.append(f"Question:\n{m.content.strip()}")
+        else:
+            parts.append(f"Answer: {m.content.strip()}")
+    return "\n\n".join(parts) + "\n\nAnswer:"
+
+
+def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def detect_gpu_layers(requested: int | None) -> int:
+    """``requested`` when given, else -1 (all layers) if llama.cpp reports GPU offload
+    support, else 0."""
+    if requested is not None:
+        return int(requested)
+    try:
+        import llama_cpp
+
+        return -1 if bool(llama_cpp.llama_supports_gpu_offload()) else 0
+    except (ImportError, AttributeError):
+        return 0
+
+
+class LlamaCppBackend:
+    """In-process llama.cpp model.
+
+    Parameters: path to a .gguf file, n_ctx, n_threads (default: all cores), seed,
+    n_gpu_layers (None = detect: all layers on a GPU build, 0 otherwise).
+    Raises :class:`BackendError` for a missing or unreadable model file.
+    """
+
+    name = "llama.cpp"
+
+    def __init__(self, path: str | os.PathLike[str], *, n_ctx: int = 2048, n_threads: int | None = None,
+                 seed: int = 0, n_gpu_layers: int | None = None, sha256: str | None = None) -> None:
+        self.path = check_gguf_file(Path(path))
+        try:
+            from llama_cpp import Llama
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise BackendError(f"llama-cpp-python is not installed ({exc})") from None
+        self.n_gpu_layers = detect_gpu_layers(n_gpu_layers)
+        try:
+            self.llm = Llama(model_path=str(self.path), n_ctx=n_ctx, n_threads=n_threads or os.cpu_count(),
+                             seed=seed, n_gpu_layers=self.n_gpu_layers, verbose=False)
+        except (ValueError, RuntimeError) as exc:
+            raise BackendError(f"cannot load {self.path.name}: {exc}") from None
+        self.model_id = self.path.name
+        self.model_sha256 = sha256 or file_sha256(self.path)
+        template = self.llm.metadata.get("tokenizer.chat_template")
+        model = self.llm._model
+        # A base model (no chat template) is prompted with a plain transcript instead.
+        self.chat = bool(template)
+        self._formatter = Jinja2ChatFormatter(
+            template=template, eos_token=model.token_get_text(self.llm.token_eos()),
+            bos_token=model.token_get_text(self.llm.token_bos())) if template else None
+        self._lock = threading.Lock()  # one llama context: calls must not interleave
+        self.last_reused = 0  # prompt tokens taken from the KV cache by the last score_options
+
+    # ------------------------------------------------------------------ generate
+    def generate(self, messages: Sequence[Message], options: GenerationOptions) -> Reply:
+        kwargs: dict[str, Any] = {"temperature": options.temperature, "seed": options.seed,
+                                  "max_tokens": options.max_tokens}
+        if options.json_schema is not None and self.chat:
+            kwargs["response_format"] = {"type": "json_object", "schema": options.json_schema}
+        elif options.json_schema is not None:
+            from llama_cpp import LlamaGrammar
+
+            kwargs["grammar"] = LlamaGrammar.from_json_schema(json.dumps(options.json_schema), verbose=False)
+        start = time.perf_counter()
+        with self._lock:
+            self.llm.reset()
+            try:
+                if self.chat:
+                    out = self.llm.create_chat_completion(messages=[m.to_dict() for m in messages], **kwargs)
+                    text = out["choices"][0]["message"].get("content") or ""
+                else:
+                    out = self.llm.create_completion(prompt=plain_prompt(messages), stop=["\nQuestion:"],
+                                                     **kwargs)
+                    text = out["choices"][0].get("text") or ""
+            except ValueError as exc:  # e.g. prompt longer than the context
+                raise BackendError(str(exc)) from None
+        usage = out.get("usage", {})
+        return Reply(text=text,
+                     prompt_tokens=int(usage.get("prompt_tokens", 0)),
+                     completion_tokens=int(usage.get("completion_tokens", 0)),
+                     duration_s=time.perf_counter() - start)
+
+    # --------------------------------------------------------------------- score
+    def prompt_tokens(self, messages: Sequence[Message]) -> list[int]:
+        """Token ids of the chat prompt, ending where the assistant's reply starts."""
+        if self._formatter is None:
+            return self.llm.tokenize(plain_prompt(messages).encode("utf-8"), add_bos=True, special=False)
+        prompt = self._formatter(messages=[m.to_dict() for m in messages]).prompt
+        return self.llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
+
+    def option_token(self, option: str) -> int:
+        """First token of an option as the model would write it to start its reply."""
+        ids = self.llm.tokenize(option.encode("utf-8"), add_bos=False, special=False)
+        if not ids:
+            raise BackendError(f"option {option!r} has no tokens")
+        return int(ids[0])
+
+    def _eval_reusing_prefix(self, tokens: list[int]) -> int:
+        """Evaluate ``tokens`` in fixed blocks, reusing whole cached blocks; returns the
+        number of reused tokens."""
+        llm = self.llm
+        if len(tokens) > llm.n_ctx():
+            raise BackendError(f"prompt of {len(tokens)} tokens exceeds the context of {llm.n_ctx()}")
+        common = 0
+        for a, b in zip(llm._input_ids, tokens):
+            if a != b:
+                break
+            common += 1
+        body = len(tokens) - 1  # the last token is always evaluated alone
+        reuse = (min(common, body) // BLOCK) * BLOCK
+        llm.n_tokens = reuse
+        for start in range(reuse, body, BLOCK):
+            llm.eval(tokens[start:min(start + BLOCK, body)])
+        llm.eval(tokens[body:])
+        return reuse
+
+    def score_options(self, messages: Sequence[Message], options: Sequence[str]) -> OptionScores:
+        import llama_cpp
+
+        start = time.perf_counter()
+        with self._lock:
+            tokens = self.prompt_tokens(messages)
+            self.last_reused = self._eval_reusing_prefix(tokens)
+            ptr = llama_cpp.llama_get_logits_ith(self.llm.ctx, -1)
+            logits = np.ctypeslib.as_array(ptr, shape=(self.llm.n_vocab(),)).astype(np.float64)
+            ids = [self.option_token(o) for o in options]
+        top = float(logits.max())
+        log_z = top + math.log(float(np.exp(logits - top).sum()))
+        return OptionScores(tuple(float(logits[i]) - log_z for i in ids), prompt_tokens=len(tokens),
+                            duration_s=time.perf_counter() - start)

@@ -1,0 +1,76 @@
+"""``python -m dcem_clinical``, the pointer left at ``python -m sag``, and the clinical part of ``python -m dcem report``."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dcem.cli import main as dcem_main
+from dcem.core.config import MediatorConfig
+from dcem.store.database import Store
+from dcem_clinical.cli import main as sag_main
+from dcem_clinical.run import ClinicalSpec, run_clinical
+from tests.dcem_clinical.clinical_fakes import oracle_backend
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(*args: str, module: str = "dcem_clinical") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", module, *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--dataset", "nope"], "invalid choice"),
+    (["--scenario", "S7"], "scenario"),
+    (["--cases", "0"], "n_test"),
+    (["--agents", "file:/no/such/model.gguf"], "model.gguf"),
+    (["--agents", "mystery-model"], "unknown model key"),
+    (["--n-gpu-layers", "-3"], "--n-gpu-layers"),
+])
+def test_bad_cli_input_exits_2_with_one_line(args: list[str], needle: str, tmp_path: Path) -> None:
+    out = _run("run", "--db", str(tmp_path / "x.duckdb"), "--quiet", *args)
+    assert out.returncode == 2
+    lines = [ln for ln in out.stderr.strip().splitlines() if ln.strip()]
+    assert len(lines) == 1 and needle in lines[0] and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("args, new", [
+    (["run", "clinical", "--dataset", "medqa-tri"], "python -m dcem_clinical run --dataset medqa-tri"),
+    (["models", "--info"], "python -m dcem_clinical models --info"),
+])
+def test_old_sag_spelling_points_to_the_new_command(args: list[str], new: str) -> None:
+    out = _run(*args, module="sag")
+    assert out.returncode == 2 and out.stdout == ""
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and new in lines[0] and lines[0].startswith("moved:")
+
+
+def test_models_lists_the_registry(capsys: pytest.CaptureFixture[str]) -> None:
+    assert sag_main(["models"]) == 0
+    out = capsys.readouterr().out
+    assert "smollm2-135m" in out and "gemma3-270m" in out
+
+
+def test_dcem_report_prints_tables_6_7_1_for_clinical_runs(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "r.duckdb"
+    spec = ClinicalSpec(dataset="ddxplus8", scenarios=("S1", "S3b"), seeds=(0,), n_cal=12, n_test=8,
+                        agents=("fake-a", "fake-b"), base_config=MediatorConfig(prior="empirical", t_max=3),
+                        free_rounds=2)
+    with Store(db) as store:
+        run = run_clinical(store, spec, backends=[oracle_backend("ddxplus8", tag="a"),
+                                                  oracle_backend("ddxplus8", anchor=6, tag="b")]).run_id
+    assert dcem_main(["report", "--db", str(db), "--run", run]) == 0
+    out = capsys.readouterr().out
+    for title in ("Table 6", "Table 7", "Table 1", "== ddxplus8 =="):
+        assert title in out
+    assert "S3b" in out and "D-CEM w/o escalation" in out
+    assert dcem_main(["report", "--db", str(db), "--run", run, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    t7 = {(r["scenario"], r["metric"]): r["mean"] for r in data["table7"]}
+    assert 1.0 <= t7[("S1", "avg_rounds")] <= 3.0
+    assert {r["method"] for r in data["table6"]} == {"single", "free", "pool", "dcem"}

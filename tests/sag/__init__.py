@@ -1,1 +1,0 @@
-"""Tests for the sag package (local LLM agents and clinical datasets)."""
