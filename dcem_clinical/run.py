@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Sequence
 
 from dcem.core.config import MediatorConfig
 from dcem.errors import ConfigError
-from dcem.synthetic.spec import RunSummary
+from dcem.core.results import ScenarioResult
+from dcem.store.grid import GridPlan, Progress, RunSummary, run_grid
 from dcem.store.database import Store
 from runtime.backends import Backend
 from dcem_clinical.cell import CellSettings, run_clinical_cell, turns_per_cell
@@ -24,8 +24,6 @@ from dcem_clinical.agent import MODES
 from dcem.core.vocabulary import SCENARIOS
 
 __all__ = ["ClinicalSpec", "run_clinical", "make_backend", "DEFAULT_AGENTS"]
-
-log = logging.getLogger(__name__)
 
 DEFAULT_AGENTS = ("smollm2-135m", "gemma3-270m")
 
@@ -106,51 +104,34 @@ def make_backend(key: str, *, n_ctx: int = 2048, n_gpu_layers: int | None = None
 
 def run_clinical(store: Store, spec: ClinicalSpec, *, backends: Sequence[Backend] | None = None,
                  n_gpu_layers: int | None = None, n_threads: int | None = None,
-                 progress: Callable[[int, int, str], None] | None = None,
-                 cancel: Callable[[], bool] | None = None) -> RunSummary:
-    """Run every (scenario, seed) cell of ``spec`` not yet stored.
+                 progress: Progress | None = None, cancel: Callable[[], bool] | None = None) -> RunSummary:
+    """Run every (scenario, seed) cell of ``spec`` not yet stored (see :mod:`dcem.store.grid`).
 
-    backends : the two agents' backends (default: built from ``spec.agents``; the same key
-    twice shares one loaded model).  progress(done_turns, total_turns, label) is called
-    after every agent turn (cache hits included); cancel() is polled between cells.
+    backends : the two agents' backends (default: built from ``spec.agents`` when a cell
+    needs them; the same key twice shares one loaded model).  progress(done_turns,
+    total_turns, label) is called after every agent turn (cache hits included); cancel()
+    is polled between cells.
     """
     dataset = load_dataset(spec.dataset)
-    run_id = spec.run_id()
-    resumed = store.ensure_run(run_id, kind="clinical", spec=spec.to_dict(), config=spec.base_config,
-                               seeds=list(spec.seeds))
-    done = store.done_cells(run_id)
-    cells = [(s, k) for s in spec.scenarios for k in spec.seeds]
-    todo = [c for c in cells if c not in done]
-    if not todo:
-        store.finish_run(run_id)
-        return RunSummary(run_id, resumed, 0, len(cells), len(cells), True)
-    if backends is None:
-        built: dict[str, Backend] = {}
-        for key in spec.agents:
-            if key not in built:
-                built[key] = make_backend(key, n_ctx=spec.n_ctx, n_gpu_layers=n_gpu_layers, n_threads=n_threads)
-        backends = [built[key] for key in spec.agents]
     n_cal, n_test = dataset.default_sizes
     per_cell = turns_per_cell(spec.n_cal or n_cal, spec.n_test or n_test, 2, spec.base_config.t_max,
                               spec.free_rounds)
-    total, count = per_cell * len(todo), [0]
-    computed = 0
-    for scenario, seed in todo:
-        if cancel is not None and cancel():
-            log.info("run %s cancelled with %d cells left", run_id, len(todo) - computed)
-            return RunSummary(run_id, resumed, computed, len(cells) - computed, len(cells), False)
-        label = f"{spec.dataset} {scenario} seed {seed}"
+    plan = GridPlan(run_id=spec.run_id(), kind="clinical", spec=spec.to_dict(), config=spec.base_config,
+                    seeds=spec.seeds, cells=tuple((s, k) for s in spec.scenarios for k in spec.seeds),
+                    units_per_cell=per_cell, label=f"{spec.dataset} ")
+    loaded: list[Backend] = list(backends) if backends is not None else []
 
-        def tick(label: str = label) -> None:
-            count[0] += 1
-            if progress:
-                progress(min(count[0], total), total, label)
+    def compute(scenario: str, seed: int, tick: Callable[[], None]) -> ScenarioResult:
+        if not loaded:  # load models only when a cell needs them
+            loaded.extend(_build_backends(spec, n_gpu_layers=n_gpu_layers, n_threads=n_threads))
+        return run_clinical_cell(store, spec.run_id(), dataset, scenario, seed, loaded, spec.settings(), tick)
 
-        result = run_clinical_cell(store, run_id, dataset, scenario, seed, backends, spec.settings(), tick)
-        store.save_cell(run_id, result)
-        computed += 1
-        count[0] = per_cell * computed
-        if progress:
-            progress(count[0], total, f"{label} done")
-    store.finish_run(run_id)
-    return RunSummary(run_id, resumed, computed, len(cells) - computed, len(cells), True)
+    return run_grid(store, plan, compute, progress=progress, cancel=cancel)
+
+
+def _build_backends(spec: ClinicalSpec, *, n_gpu_layers: int | None, n_threads: int | None) -> list[Backend]:
+    built: dict[str, Backend] = {}
+    for key in spec.agents:
+        if key not in built:
+            built[key] = make_backend(key, n_ctx=spec.n_ctx, n_gpu_layers=n_gpu_layers, n_threads=n_threads)
+    return [built[key] for key in spec.agents]

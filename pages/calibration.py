@@ -4,7 +4,7 @@ import streamlit as st
 from dcem.calibration.sets import (CSV_COLUMNS, example_csv, parse_calibration_csv,
                                    stored_run_calibration_set, synthetic_calibration_set)
 from dcem.errors import DcemError
-from dcem.synthetic.spec import SCENARIOS
+from dcem.core.vocabulary import SCENARIOS
 from studio.charts import confusion_figure, recall_figure
 from studio.widgets import disclaimer, pick_run, store
 

@@ -3,7 +3,8 @@ import streamlit as st
 
 from dcem.core.config import MediatorConfig
 from dcem.errors import DcemError
-from dcem.synthetic.spec import SCENARIOS, SyntheticSpec, run_synthetic
+from dcem.core.vocabulary import SCENARIOS
+from dcem.synthetic.spec import SyntheticSpec, run_synthetic
 from dcem.analysis.report import COMPARISON_METRICS, comparison_table
 from dcem.analysis.run_compare import (changed_outcomes, export_tables, metric_deltas, round_curves,
                               settings_diff, to_csv_bytes, to_parquet_bytes)

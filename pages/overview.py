@@ -13,7 +13,7 @@ st.info("Research and teaching tool, not clinical advice. The mediator never giv
 st.write("D-CEM mediates a panel of diagnostic agents: it continues, challenges one agent on a "
          "dangerous alternative, certifies a low-risk decision, or escalates. Run an experiment "
          "from a terminal with `python -m dcem run synthetic` (or a clinical run of language-model "
-         "agents with `python -m sag run clinical`), then step through its cases on the "
+         "agents with `python -m dcem_clinical run`), then step through its cases on the "
          "Case walkthrough page.")
 
 db = store()

@@ -1,5 +1,5 @@
 """Presentation layer of the dashboard: Plotly figures and shared Streamlit widgets.
 
-Pages call these helpers and the ``dcem`` and ``sag`` libraries; no numerical logic
+Pages call these helpers and the libraries (``dcem``, ``dcem_clinical``, ``runtime``); no numerical logic
 lives here.
 """

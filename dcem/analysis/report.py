@@ -12,8 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from dcem.core.results import METHODS
-from dcem.core.vocabulary import method_label
+from dcem.core.vocabulary import method_label, order_methods
 
 __all__ = ["comparison_table", "compliance_table", "escalation_table", "format_table",
            "report_dict", "COMPARISON_METRICS"]
@@ -35,7 +34,7 @@ def comparison_table(metrics: pd.DataFrame) -> pd.DataFrame:
     if metrics.empty:
         return pd.DataFrame(columns=["scenario", "method", "metric", "mean", "std", "n"])
     out = _mean_std(metrics, ["scenario", "method", "metric"])
-    out["method"] = pd.Categorical(out["method"], [m for m in METHODS if m in set(out["method"])])
+    out["method"] = pd.Categorical(out["method"], order_methods(set(out["method"])))
     return out.sort_values(["scenario", "method", "metric"]).reset_index(drop=True)
 
 

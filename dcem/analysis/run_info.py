@@ -7,8 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from dcem.core.results import METHODS
-from dcem.core.vocabulary import mediated_methods
+from dcem.core.vocabulary import mediated_methods, order_methods
 from dcem.store.database import Store, StoreError
 
 __all__ = ["RUN_COLUMNS", "run_spec", "run_kind", "is_llm_run", "run_methods", "runs_overview",
@@ -52,7 +51,7 @@ def run_methods(store: Store, run_id: str, *, mediated_only: bool = False) -> li
     """The methods with stored outcomes, in display order (single, free, pool, dcem, dcem_noesc)."""
     found = {r[0] for r in store.con.execute("SELECT DISTINCT method FROM outcomes WHERE run_id = ?",
                                              [run_id]).fetchall()}
-    order = [m for m in METHODS if m in found] + sorted(found - set(METHODS))
+    order = order_methods(found)
     return [m for m in order if m in mediated_methods()] if mediated_only else order
 
 

@@ -13,6 +13,7 @@ import logging
 import os
 from typing import Any
 
+import duckdb
 import numpy as np
 import pandas as pd
 
@@ -76,7 +77,8 @@ class Store(Database):
                              "AND status <> 'finished'", [run_id])
             return True
         self.con.execute(
-            "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, NULL, 'running')",
+            "INSERT INTO runs (run_id, kind, spec_json, config_json, seeds, git_revision, created_at, "
+            "finished_at, status) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, 'running')",
             [run_id, kind, json.dumps(spec, sort_keys=True), json.dumps(config.to_dict(), sort_keys=True),
              list(seeds), git_revision(), _now()],
         )
@@ -102,8 +104,10 @@ class Store(Database):
             raise StoreError(f"no stored runs in {self.path}; run `python -m dcem run synthetic` first")
         return str(row[0])
 
-    def check_run(self, run_id: str) -> None:
-        if self.con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchone() is None:
+    def check_run(self, run_id: str, con: duckdb.DuckDBPyConnection | None = None) -> None:
+        """StoreError unless the run exists (read through ``con``, a cursor, when given)."""
+        row = (con or self.con).execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchone()
+        if row is None:
             raise StoreError(f"no run {run_id!r} in {self.path}")
 
     def done_cells(self, run_id: str) -> set[tuple[str, int]]:
@@ -125,7 +129,8 @@ class Store(Database):
                 self.con.unregister("_frame")
             p = result.panel
             self.con.execute(
-                "INSERT INTO cells VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO cells (run_id, scenario, seed, labels, confusion, prior, loss, high_risk, "
+                "config_json, info_json, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [run_id, result.scenario, int(result.seed), list(p.labels), p.confusion.tolist(),
                  p.prior.tolist(), p.loss.tolist(), [int(i) for i in result.high_risk],
                  json.dumps(result.config.to_dict(), sort_keys=True),

@@ -90,7 +90,8 @@ def save_preset(store: Store, name: str, config: MediatorConfig, loss: object | 
         now = _dt.datetime.now()
         if latest is not None and now <= latest:  # keep "latest save wins" strictly ordered
             now = latest + _dt.timedelta(microseconds=1)
-        cur.execute("INSERT INTO presets VALUES (?, ?, ?, ?, ?, ?, ?)",
+        cur.execute("INSERT INTO presets (preset_id, name, config_json, loss, labels, note, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
                     [preset_id, name, config_json, loss_rows, label_list, note, now])
 
     run_in_transaction(store, write)

@@ -1,26 +1,23 @@
-"""Run a synthetic experiment grid into the store, resumably.
+"""The synthetic experiment's specification, and its grid run into the store.
 
 A run is identified by a hash of its specification, so re-running the same command
-resumes an interrupted run (finished cells are skipped, never duplicated) and re-running
-a finished run does nothing.
+resumes an interrupted run (see :mod:`dcem.store.grid`).
 """
 from __future__ import annotations
 
 import hashlib
 import json
-import logging
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
 from dcem.core.config import MediatorConfig
 from dcem.core.vocabulary import SCENARIOS
 from dcem.errors import ConfigError
+from dcem.core.results import ScenarioResult
 from dcem.store.database import Store
+from dcem.store.grid import GridPlan, Progress, RunSummary, run_grid
 
-__all__ = ["SCENARIOS", "SyntheticSpec", "RunSummary", "run_synthetic"]
-
-log = logging.getLogger(__name__)
-
+__all__ = ["SyntheticSpec", "RunSummary", "run_synthetic"]
 
 
 @dataclass(frozen=True)
@@ -65,19 +62,8 @@ class SyntheticSpec:
         return "syn-" + hashlib.sha256(blob).hexdigest()[:12]
 
 
-@dataclass(frozen=True)
-class RunSummary:
-    run_id: str
-    resumed: bool
-    computed: int
-    skipped: int
-    total: int
-    complete: bool
-
-
 def run_synthetic(store: Store, spec: SyntheticSpec, *, run_id: str | None = None,
-                  progress: Callable[[int, int, str], None] | None = None,
-                  cancel: Callable[[], bool] | None = None) -> RunSummary:
+                  progress: Progress | None = None, cancel: Callable[[], bool] | None = None) -> RunSummary:
     """Run every (scenario, seed) cell of ``spec`` not yet stored under ``run_id``.
 
     progress(done, total, label) is called after each cell (and once at the start);
@@ -85,29 +71,12 @@ def run_synthetic(store: Store, spec: SyntheticSpec, *, run_id: str | None = Non
     """
     from dcem.synthetic.experiment import run_cell  # the world is heavy; import on use
 
-    run_id = run_id or spec.run_id()
-    resumed = store.ensure_run(run_id, kind="synthetic", spec=spec.to_dict(), config=spec.base_config,
-                               seeds=list(spec.seeds))
-    done = store.done_cells(run_id)
-    cells = [(s, k) for s in spec.scenarios for k in spec.seeds]
-    total = len(cells)
-    finished = sum(1 for c in cells if c in done)
-    computed = 0
-    if progress:
-        progress(finished, total, "resuming" if finished else "starting")
-    for scenario, seed in cells:
-        if (scenario, seed) in done:
-            continue
-        if cancel is not None and cancel():
-            log.info("run %s cancelled after %d of %d cells", run_id, finished, total)
-            return RunSummary(run_id, resumed, computed, total - computed, total, False)
-        result = run_cell(scenario, seed, base_config=spec.base_config, xi=spec.xi, t_max=spec.t_max,
-                          free_rounds=spec.free_rounds, n_train=spec.n_train, n_eval=spec.n_eval,
-                          ablation=spec.ablation)
-        store.save_cell(run_id, result)
-        computed += 1
-        finished += 1
-        if progress:
-            progress(finished, total, f"{scenario} seed {seed}")
-    store.finish_run(run_id)
-    return RunSummary(run_id, resumed, computed, total - computed, total, True)
+    plan = GridPlan(run_id=run_id or spec.run_id(), kind="synthetic", spec=spec.to_dict(), config=spec.base_config,
+                    seeds=spec.seeds, cells=tuple((s, k) for s in spec.scenarios for k in spec.seeds))
+
+    def compute(scenario: str, seed: int, tick: Callable[[], None]) -> ScenarioResult:
+        return run_cell(scenario, seed, base_config=spec.base_config, xi=spec.xi, t_max=spec.t_max,
+                        free_rounds=spec.free_rounds, n_train=spec.n_train, n_eval=spec.n_eval,
+                        ablation=spec.ablation)
+
+    return run_grid(store, plan, compute, progress=progress, cancel=cancel)

@@ -1,0 +1,74 @@
+"""The one grid runner: progress units, resume, cancel, bad plans."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dcem.core.config import MediatorConfig
+from dcem.core.results import ScenarioResult
+from dcem.errors import ConfigError
+from dcem.store.database import Store
+from dcem.store.grid import GridPlan, run_grid
+from tests.dcem.test_store import fake_result
+
+
+def _plan(**kw: object) -> GridPlan:
+    base = dict(run_id="g1", kind="test", spec={"k": 1}, config=MediatorConfig(), seeds=(0, 1),
+                cells=(("S1", 0), ("S1", 1)), units_per_cell=3, label="demo ")
+    base.update(kw)
+    return GridPlan(**base)  # type: ignore[arg-type]
+
+
+def _compute(calls: list[tuple[str, int]], ticks: int = 3):
+    def compute(scenario: str, seed: int, tick) -> ScenarioResult:  # type: ignore[no-untyped-def]
+        calls.append((scenario, seed))
+        for _ in range(ticks):
+            tick()
+        return fake_result(seed=seed, scenario=scenario, n=4, rounds=3)
+    return compute
+
+
+def test_progress_counts_units_and_a_rerun_computes_nothing(tmp_path: Path) -> None:
+    seen: list[tuple[int, int, str]] = []
+    calls: list[tuple[str, int]] = []
+    with Store(tmp_path / "g.duckdb") as store:
+        summary = run_grid(store, _plan(), _compute(calls), progress=lambda d, t, s: seen.append((d, t, s)))
+        assert summary.complete and summary.computed == 2 and not summary.resumed
+        assert [d for d, _, _ in seen] == [0, 1, 2, 3, 3, 4, 5, 6, 6]
+        assert {t for _, t, _ in seen} == {6} and seen[0][2] == "starting" and seen[-1][2] == "demo S1 seed 1"
+        again = run_grid(store, _plan(), _compute(calls))
+        assert again.resumed and again.computed == 0 and again.skipped == 2 and len(calls) == 2
+        assert store.con.execute("SELECT status FROM runs WHERE run_id = 'g1'").fetchone()[0] == "finished"
+
+
+def test_cancel_then_resume_stores_each_cell_once(tmp_path: Path) -> None:
+    calls: list[tuple[str, int]] = []
+    with Store(tmp_path / "g.duckdb") as store:
+        first = run_grid(store, _plan(), _compute(calls), cancel=lambda: len(calls) >= 1)
+        assert not first.complete and first.computed == 1 and store.done_cells("g1") == {("S1", 0)}
+        seen: list[int] = []
+        rest = run_grid(store, _plan(), _compute(calls), progress=lambda d, t, s: seen.append(d))
+        assert rest.complete and rest.computed == 1 and calls == [("S1", 0), ("S1", 1)]
+        assert seen[0] == 3  # the stored cell counts as done from the start
+        n = store.con.execute("SELECT count(*) FROM cells WHERE run_id = 'g1'").fetchone()[0]
+        assert n == 2
+
+
+def test_a_cell_that_fails_stores_nothing_of_itself(tmp_path: Path) -> None:
+    def broken(scenario: str, seed: int, tick) -> ScenarioResult:  # type: ignore[no-untyped-def]
+        if seed == 1:
+            raise RuntimeError("agent crashed")
+        return fake_result(seed=seed, scenario=scenario, n=4, rounds=3)
+    with Store(tmp_path / "g.duckdb") as store:
+        with pytest.raises(RuntimeError):
+            run_grid(store, _plan(), broken)
+        assert store.done_cells("g1") == {("S1", 0)}
+
+
+@pytest.mark.parametrize("kw, field", [({"cells": ()}, "cells"), ({"cells": (("S1", 0), ("S1", 0))}, "cells"),
+                                       ({"units_per_cell": 0}, "units_per_cell")])
+def test_bad_plans_are_refused(kw: dict[str, object], field: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        _plan(**kw)
+    assert info.value.field == field
