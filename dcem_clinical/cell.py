@@ -23,19 +23,22 @@ uniform vector for that turn and counts too.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from dcem.core.baselines import fixed_pool_probabilities, pooled_decision_probabilities, single_best
+from dcem.core.baselines import (best_agent, fixed_pool_probabilities, pooled_decision_probabilities,
+                                 single_best)
 from dcem.calibration.fitting import ALPHA, estimate_confusion, estimate_prior, fit_thresholds
 from dcem.core.config import MediatorConfig
 from dcem.core.deliberation import LiveRun, deliberate
 from dcem.errors import InputError
-from dcem.analysis.metrics import episode_metrics
+from dcem.analysis.metrics import evaluate_run
 from dcem.core.panel import Panel
 from dcem.core.policy import Action
-from dcem.core.results import METHODS, MethodRun, ScenarioResult
+from dcem.core.results import METHODS, MethodRun, ScenarioResult, decided_run
+from dcem.core.vocabulary import mediated_methods
 from dcem.synthetic.rule_agents import agent_accuracy
 from dcem.store.database import Store
 from runtime.backends import Backend
@@ -86,20 +89,98 @@ def _agents(store: Store, backends: Sequence[Backend], dataset: ClinicalDataset,
             for a, b in enumerate(backends)]
 
 
-def _method(method: str, reports: np.ndarray, probs: np.ndarray, action: np.ndarray, decision: np.ndarray,
-            rounds: np.ndarray, certified: np.ndarray, budget: np.ndarray, truth: np.ndarray,
-            dataset: ClinicalDataset, turns: list[dict[str, Any]], errors: float,
-            features: dict[tuple[int, int], tuple[str, ...]] | None = None,
-            extra: dict[str, float] | None = None) -> MethodRun:
-    metrics = episode_metrics(decision, action, rounds, truth, dataset.loss, dataset.high_risk, certified)
-    metrics["parse_error_rate"] = errors
-    metrics.update(extra or {})
-    return MethodRun(method, reports, action, decision, rounds, certified, budget, metrics, features or {},
-                     probs, turns)
-
-
 def _error_rate(turns: list[dict[str, Any]]) -> float:
     return float(np.mean([t["error"] is not None for t in turns])) if turns else 0.0
+
+
+def _evaluated(run: MethodRun, turns: list[dict[str, Any]], truth: np.ndarray, dataset: ClinicalDataset,
+               extra: dict[str, float] | None = None) -> MethodRun:
+    """``run`` with its turns and metrics, the parse-error rate among them."""
+    metrics = {"parse_error_rate": _error_rate(turns), **(extra or {})}
+    return evaluate_run(replace(run, turns=turns), truth=truth, loss=dataset.loss, high_risk=dataset.high_risk,
+                        extra=metrics)
+
+
+def _live(method: str, run: LiveRun) -> MethodRun:
+    return MethodRun(method, run.reports, run.outcome_action, run.outcome_decision, run.outcome_round,
+                     run.outcome_certified, run.outcome_budget, steer_features=dict(run.steer_features),
+                     probabilities=run.probabilities)
+
+
+class _Cell:
+    """One cell's cases, agents and panels: builds the LLM panels every method runs on."""
+
+    def __init__(self, store: Store, run_id: str, dataset: ClinicalDataset, scenario: str, seed: int,
+                 backends: Sequence[Backend], settings: CellSettings, progress: Callable[[], None] | None) -> None:
+        self.cal, self.test, self.notes = dataset.split(seed, settings.n_cal, settings.n_test)
+        if not self.cal or not self.test:
+            raise InputError("cases", f"the split of seed {seed} left CAL {len(self.cal)} / TEST "
+                             f"{len(self.test)} cases")
+        self.agents = _agents(store, backends, dataset, scenario, seed, settings)
+        self.run_id, self.scenario, self.seed, self.progress = run_id, scenario, seed, progress
+        self.dataset, self.settings = dataset, settings
+
+    def ids(self, cases: list[ClinicalCase], part: str) -> list[str]:
+        return [f"{self.scenario}-s{self.seed}-{part}-{c.source_id}" for c in cases]
+
+    def panel(self, part: str, cls: type[LlmPanel] = LlmPanel) -> LlmPanel:
+        cases = self.cal if part == "cal" else self.test
+        return cls(self.agents, self.ids(cases, part), [c.text for c in cases], run_id=self.run_id,
+                   progress=self.progress)
+
+
+def _calibrate(cell: _Cell) -> tuple[Panel, np.ndarray, Any, LlmPanel]:
+    """CAL: confusions, prior and accuracies from round 1; thresholds fitted on a D-CEM run.
+
+    Returns (panel, calibration accuracies (A,), the threshold fit, the CAL panel).
+    """
+    k, base = len(cell.dataset.labels), cell.settings.base_config
+    cal_truth = np.array([c.label for c in cell.cal])
+    cal_labels = np.argmax(cell.panel("cal").report(1), axis=-1)
+    cal_acc = agent_accuracy(cal_labels, cal_truth)
+    panel = Panel(cell.dataset.labels, estimate_confusion(cal_truth, cal_labels, k, alpha=ALPHA),
+                  estimate_prior(cal_truth, k, base.prior, alpha=ALPHA), cell.dataset.loss)
+    cal_panel = cell.panel("cal")
+    cal_run = deliberate(panel, cal_panel, base)
+    assert cal_run.probabilities is not None
+    fit = fit_thresholds(panel, cal_run.reports, cal_truth, base, probabilities=cal_run.probabilities)
+    return panel, cal_acc, fit, cal_panel
+
+
+def _mediated(cell: _Cell, panel: Panel, cfg: MediatorConfig, truth: np.ndarray
+              ) -> tuple[dict[str, MethodRun], LlmPanel]:
+    """D-CEM and D-CEM without escalation on TEST, live; also the D-CEM panel (its round-1
+    answers serve the one-shot methods)."""
+    runs: dict[str, MethodRun] = {}
+    first_panel: LlmPanel | None = None
+    for method, escalates in mediated_methods().items():
+        llm = cell.panel("test")
+        live = deliberate(panel, llm, cfg.with_changes(escalation=escalates))
+        runs[method] = _evaluated(_live(method, live), llm.turns, truth, cell.dataset,
+                                  action_mix(live.action, live.outcome_round))
+        first_panel = first_panel or llm
+    assert first_panel is not None
+    return runs, first_panel
+
+
+def _one_shot(panel: Panel, cfg: MediatorConfig, first_probs: np.ndarray, first_turns: list[dict[str, Any]],
+              cal_acc: np.ndarray, truth: np.ndarray, dataset: ClinicalDataset) -> dict[str, MethodRun]:
+    """Single (the CAL-best agent's round-1 answer) and the fixed-weight Pool of round 1."""
+    best = best_agent(cal_acc)
+    single = replace(single_best(np.argmax(first_probs, axis=-1), cal_acc), probabilities=first_probs[:, None])
+    pool = fixed_pool_probabilities(panel, first_probs, cal_acc, cfg)
+    return {"single": _evaluated(single, [t for t in first_turns if t["agent"] == best], truth, dataset),
+            "pool": _evaluated(pool, first_turns, truth, dataset)}
+
+
+def _free(cell: _Cell, panel: Panel, cfg: MediatorConfig, truth: np.ndarray) -> MethodRun:
+    """Free discussion: ``free_rounds`` rounds, each agent told the other's previous answer."""
+    free_panel = cell.panel("test", FreeTalkPanel)
+    assert isinstance(free_panel, FreeTalkPanel)
+    probs = free_panel.rounds(cell.settings.free_rounds)
+    run = decided_run("free", np.argmax(probs, axis=-1), pooled_decision_probabilities(panel, probs[:, -1], cfg),
+                      probs)
+    return _evaluated(run, free_panel.turns, truth, cell.dataset)
 
 
 def run_clinical_cell(store: Store, run_id: str, dataset: ClinicalDataset, scenario: str, seed: int,
@@ -107,76 +188,25 @@ def run_clinical_cell(store: Store, run_id: str, dataset: ClinicalDataset, scena
                       progress: Callable[[], None] | None = None) -> ScenarioResult:
     """Run every method of one (scenario, seed) cell with the given model backends."""
     started = time.perf_counter()
-    cal, test, notes = dataset.split(seed, settings.n_cal, settings.n_test)
-    if not cal or not test:
-        raise InputError("cases", f"the split of seed {seed} left CAL {len(cal)} / TEST {len(test)} cases")
-    agents = _agents(store, backends, dataset, scenario, seed, settings)
-    k, base = len(dataset.labels), settings.base_config
-
-    def ids(cases: list[ClinicalCase], part: str) -> list[str]:
-        return [f"{scenario}-s{seed}-{part}-{c.source_id}" for c in cases]
-
-    def panel_of(cases: list[ClinicalCase], part: str, cls: type[LlmPanel] = LlmPanel) -> LlmPanel:
-        return cls(agents, ids(cases, part), [c.text for c in cases], run_id=run_id, progress=progress)
-
-    # --- CAL: confusion, prior, accuracies from round 1; thresholds from a D-CEM run
-    cal_truth = np.array([c.label for c in cal])
-    cal_first = panel_of(cal, "cal").report(1)
-    cal_labels = np.argmax(cal_first, axis=-1)
-    cal_acc = agent_accuracy(cal_labels, cal_truth)
-    panel = Panel(dataset.labels, estimate_confusion(cal_truth, cal_labels, k, alpha=ALPHA),
-                  estimate_prior(cal_truth, k, base.prior, alpha=ALPHA), dataset.loss)
-    cal_panel = panel_of(cal, "cal")
-    cal_run = deliberate(panel, cal_panel, base)
-    assert cal_run.probabilities is not None
-    fit = fit_thresholds(panel, cal_run.reports, cal_truth, base, probabilities=cal_run.probabilities)
-    cfg = fit.config
-
-    # --- TEST
-    truth = np.array([c.label for c in test])
-    n = len(test)
-    runs: dict[str, MethodRun] = {}
-    live: dict[str, LiveRun] = {}
-    panels: dict[str, LlmPanel] = {}
-    for method, escalation in (("dcem", True), ("dcem_noesc", False)):
-        panels[method] = panel_of(test, "test")
-        live[method] = run = deliberate(panel, panels[method], cfg.with_changes(escalation=escalation))
-        runs[method] = _method(method, run.reports, run.probabilities, run.outcome_action,
-                               run.outcome_decision, run.outcome_round, run.outcome_certified,
-                               run.outcome_budget, truth, dataset, panels[method].turns,
-                               _error_rate(panels[method].turns), run.steer_features,
-                               action_mix(run.action, run.outcome_round))
-    first_probs = live["dcem"].probabilities[:, 0]  # type: ignore[index]
-    first_turns = [t for t in panels["dcem"].turns if t["round"] == 1]
-    ones, no = np.ones(n, dtype=np.int64), np.zeros(n, dtype=bool)
-    decide = np.full(n, Action.STOP_AND_DECIDE, dtype=np.int8)
-    single = single_best(np.argmax(first_probs, axis=-1), cal_acc)
-    best = int(np.argmax(cal_acc))
-    runs["single"] = _method("single", single.reports, first_probs[:, None], decide, single.decision, ones,
-                             no, no, truth, dataset, [t for t in first_turns if t["agent"] == best],
-                             _error_rate([t for t in first_turns if t["agent"] == best]))
-    pool = fixed_pool_probabilities(panel, first_probs, cal_acc, cfg)
-    runs["pool"] = _method("pool", pool.reports, first_probs[:, None], decide, pool.decision, ones, no, no,
-                           truth, dataset, first_turns, _error_rate(first_turns))
-    free_panel = panel_of(test, "test", FreeTalkPanel)
-    assert isinstance(free_panel, FreeTalkPanel)
-    free_probs = free_panel.rounds(settings.free_rounds)
-    free_decision = pooled_decision_probabilities(panel, free_probs[:, -1], cfg)
-    runs["free"] = _method("free", np.argmax(free_probs, axis=-1), free_probs, decide, free_decision,
-                           np.full(n, settings.free_rounds, dtype=np.int64), no, no, truth, dataset,
-                           free_panel.turns, _error_rate(free_panel.turns))
-    methods = {m: runs[m] for m in METHODS}
-    cues = sum(len(v) for v in panels["dcem"].cues.values())
+    cell = _Cell(store, run_id, dataset, scenario, seed, backends, settings, progress)
+    panel, cal_acc, fit, cal_panel = _calibrate(cell)
+    cfg, truth = fit.config, np.array([c.label for c in cell.test])
+    runs, dcem_panel = _mediated(cell, panel, cfg, truth)
+    first_probs = runs["dcem"].probabilities[:, 0]  # type: ignore[index]
+    first_turns = [t for t in dcem_panel.turns if t["round"] == 1]
+    runs.update(_one_shot(panel, cfg, first_probs, first_turns, cal_acc, truth, dataset))
+    runs["free"] = _free(cell, panel, cfg, truth)
     info: dict[str, Any] = {
         "dataset": dataset.name, "roles": list(scenario_roles(dataset.name, scenario)),
         "agents": [{"name": AGENT_NAMES[a], "model": b.model_id, "backend": b.name,
                     "model_sha256": b.model_sha256} for a, b in enumerate(backends)],
-        "calibration_accuracy": [float(v) for v in cal_acc], "best_agent": best,
-        "n_cal": len(cal), "n_test": n, "split_notes": notes, "threshold_fit": fit.report,
-        "free_rounds": settings.free_rounds, "mode": settings.mode, "temperature": settings.temperature,
-        "cal_parse_error_rate": _error_rate(cal_panel.turns),
-        "cues_listed": cues, "seconds": time.perf_counter() - started,
+        "calibration_accuracy": [float(v) for v in cal_acc], "best_agent": best_agent(cal_acc),
+        "n_cal": len(cell.cal), "n_test": len(cell.test), "split_notes": cell.notes,
+        "threshold_fit": fit.report, "free_rounds": settings.free_rounds, "mode": settings.mode,
+        "temperature": settings.temperature, "cal_parse_error_rate": _error_rate(cal_panel.turns),
+        "cues_listed": sum(len(v) for v in dcem_panel.cues.values()), "seconds": time.perf_counter() - started,
     }
-    return ScenarioResult(scenario, int(seed), panel, cfg, tuple(ids(test, "test")), truth,
-                          np.zeros((n, 0), dtype=np.int64), dataset.high_risk, methods, [], info,
-                          tuple(c.text for c in test), tuple(c.source_id for c in test))
+    n = len(cell.test)
+    return ScenarioResult(scenario, int(seed), panel, cfg, tuple(cell.ids(cell.test, "test")), truth,
+                          np.zeros((n, 0), dtype=np.int64), dataset.high_risk, {m: runs[m] for m in METHODS}, [],
+                          info, tuple(c.text for c in cell.test), tuple(c.source_id for c in cell.test))

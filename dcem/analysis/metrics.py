@@ -6,13 +6,15 @@ true label.  High-cost classes are given as label indices.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from dataclasses import replace
+from typing import Mapping, Sequence
 
 import numpy as np
 
 from dcem.core.policy import Action
+from dcem.core.results import MethodRun
 
-__all__ = ["METRIC_NAMES", "episode_metrics", "single_agent_high_risk_miss"]
+__all__ = ["METRIC_NAMES", "episode_metrics", "evaluate_run", "single_agent_high_risk_miss"]
 
 METRIC_NAMES = (
     "risk", "system_risk", "accuracy", "high_risk_miss", "harmful_consensus",
@@ -67,3 +69,12 @@ def single_agent_high_risk_miss(agent_reports: np.ndarray, truth: np.ndarray,
         return float("nan")
     misses = agent_reports[high] != truth[high, None]
     return float(misses.mean(axis=0).max())
+
+
+def evaluate_run(run: MethodRun, *, truth: np.ndarray, loss: np.ndarray, high_risk: Sequence[int],
+                 extra: Mapping[str, float] | None = None) -> MethodRun:
+    """``run`` with its Appendix E metrics against ``truth`` (plus ``extra`` ones)."""
+    metrics = episode_metrics(run.outcome_decision, run.outcome_action, run.outcome_round, truth, loss,
+                              high_risk, run.certified)
+    metrics.update(extra or {})
+    return replace(run, metrics=metrics)

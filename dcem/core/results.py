@@ -8,9 +8,10 @@ import numpy as np
 
 from dcem.core.config import MediatorConfig
 from dcem.core.panel import Panel
+from dcem.core.policy import Action
 from dcem.core.vocabulary import DEFAULT_METHODS
 
-__all__ = ["METHODS", "MethodRun", "ScenarioResult"]
+__all__ = ["METHODS", "MethodRun", "ScenarioResult", "decided_run"]
 
 # The D-CEM experiments' method keys, in display order (see dcem.core.vocabulary).
 METHODS = DEFAULT_METHODS
@@ -32,7 +33,8 @@ class MethodRun:
     certified, budget : bool ndarrays of shape (N,)
     steer_features : dict mapping (case index, round) to the feature/rule names S(t)
         of the DIFFERENTIAL_STEER issued in that round (mediated methods only).
-    metrics : dict of Appendix E metrics (see :func:`dcem.analysis.metrics.episode_metrics`).
+    metrics : dict of Appendix E metrics (see :func:`dcem.analysis.metrics.evaluate_run`);
+        empty until the run is evaluated against the truth.
     probabilities : float ndarray (N, T, A, K) of the agents' probability reports when the
         agents report vectors (language-model agents), else None; ``reports`` are then the
         argmax labels and the mediated methods are scored on the vectors.
@@ -47,10 +49,23 @@ class MethodRun:
     outcome_round: np.ndarray
     certified: np.ndarray
     budget: np.ndarray
-    metrics: dict[str, float]
+    metrics: dict[str, float] = field(default_factory=dict)
     steer_features: dict[tuple[int, int], tuple[str, ...]] = field(default_factory=dict)
     probabilities: np.ndarray | None = None
     turns: list[dict[str, Any]] = field(default_factory=list)
+
+
+def decided_run(method: str, reports: np.ndarray, decision: np.ndarray,
+                probabilities: np.ndarray | None = None) -> MethodRun:
+    """A method that decides every case after the rounds it played (the baselines).
+
+    reports : int (N, T, A); decision : int (N,).  Every case ends in STOP_AND_DECIDE at
+    round T, never certified, never by the budget rule.
+    """
+    n, rounds = reports.shape[:2]
+    return MethodRun(method, reports, np.full(n, int(Action.STOP_AND_DECIDE), dtype=np.int8),
+                     np.asarray(decision, dtype=np.int64), np.full(n, rounds, dtype=np.int64),
+                     np.zeros(n, dtype=bool), np.zeros(n, dtype=bool), probabilities=probabilities)
 
 
 @dataclass(frozen=True, eq=False)

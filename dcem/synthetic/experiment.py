@@ -19,24 +19,27 @@ partial-compliance ablation replays D-CEM at checkpoints.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
-from dcem.core.baselines import KAPPA, BaselineRun, fixed_pool, free_discussion, single_best
+from dcem.core.baselines import fixed_pool, single_best
 from dcem.calibration import fitting as calibration
 from dcem.calibration.fitting import ALPHA, estimate_confusion, estimate_prior
 from dcem.core.config import MediatorConfig
 from dcem.core.deliberation import LiveRun, deliberate
 from dcem.errors import InputError
-from dcem.analysis.metrics import episode_metrics, single_agent_high_risk_miss
+from dcem.analysis.metrics import evaluate_run, single_agent_high_risk_miss
 from dcem.core.panel import Panel
 from dcem.core.policy import Action
 from dcem.core.replay import score_reports
 from dcem.core.results import METHODS, MethodRun, ScenarioResult
+from dcem.core.vocabulary import mediated_methods
 from dcem.synthetic.rule_agents import SCENARIO_NAMES, RuleAgents, agent_accuracy
 from dcem.synthetic.rule_agents import scenario as build_scenario
 from dcem.core.steering import SteeringConfig, contrastive_template
+from dcem.synthetic.free_discussion import KAPPA, free_discussion
 from dcem.synthetic.generator import HIGH_RISK, LABELS, generate, rule_activations, synthetic_loss
 
 __all__ = ["ABLATION_XI", "ABLATION_HORIZON", "CHECKPOINTS", "DEFAULT_CONFIG", "run_cell", "seed_streams"]
@@ -58,16 +61,9 @@ def seed_streams(seed: int) -> dict[str, np.random.SeedSequence]:
     return dict(zip(_STREAMS, np.random.SeedSequence(seed).spawn(len(_STREAMS))))
 
 
-def _method_run(method: str, run: LiveRun | BaselineRun, truth: np.ndarray,
-                loss: np.ndarray) -> MethodRun:
-    if isinstance(run, LiveRun):
-        decision, action, rounds = run.outcome_decision, run.outcome_action, run.outcome_round
-        certified, budget, features = run.outcome_certified, run.outcome_budget, dict(run.steer_features)
-    else:
-        decision, action, rounds = run.decision, run.action, run.rounds
-        certified, budget, features = run.certified, run.budget, {}
-    metrics = episode_metrics(decision, action, rounds, truth, loss, HIGH_RISK, certified)
-    return MethodRun(method, run.reports, action, decision, rounds, certified, budget, metrics, features)
+def _live(method: str, run: LiveRun) -> MethodRun:
+    return MethodRun(method, run.reports, run.outcome_action, run.outcome_decision, run.outcome_round,
+                     run.outcome_certified, run.outcome_budget, steer_features=dict(run.steer_features))
 
 
 def _ablation(panel: Panel, cfg: MediatorConfig, make_agents: Callable[[float], RuleAgents],
@@ -99,6 +95,94 @@ def _ablation(panel: Panel, cfg: MediatorConfig, make_agents: Callable[[float], 
     return rows
 
 
+def _check_cell(scenario: str, seed: int, xi: float, n_train: int, n_eval: int) -> None:
+    if scenario not in SCENARIO_NAMES:
+        raise InputError("scenario", f"unknown scenario {scenario!r} (known: {', '.join(SCENARIO_NAMES)})")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InputError("seed", f"must be a non-negative integer, got {seed!r}")
+    if not 0.0 <= xi <= 1.0:
+        raise InputError("xi", f"compliance must lie in [0, 1], got {xi}")
+    if n_train < 10 or n_eval < 1:
+        raise InputError("n_train", f"need n_train >= 10 and n_eval >= 1, got {n_train}, {n_eval}")
+
+
+@dataclass(frozen=True, eq=False)
+class _World:
+    """A cell's data, calibration panel and agent factory (before thresholds are fitted)."""
+
+    scenario: Any  # rule_agents.Scenario
+    streams: dict[str, np.random.SeedSequence]
+    train: Any  # generator.Cases
+    est: Any
+    tune: Any
+    ev: Any
+    panel: Panel
+    cal_acc: np.ndarray
+    steering: SteeringConfig
+    template: np.ndarray | None
+
+    def agents(self, features: np.ndarray, report_seq: np.random.SeedSequence,
+               comp_seq: np.random.SeedSequence, xi: float) -> RuleAgents:
+        return RuleAgents(self.scenario, features, np.random.default_rng(report_seq),
+                          compliance_rng=np.random.default_rng(comp_seq), steering=self.steering, xi=xi,
+                          template=self.template)
+
+    def eval_agents(self, xi: float) -> RuleAgents:
+        return self.agents(self.ev.features, self.streams["eval"], self.streams["eval_compliance"], xi)
+
+
+def _world(scenario: str, seed: int, base: MediatorConfig, steer_cfg: SteeringConfig, n_train: int,
+           n_eval: int) -> _World:
+    """Generate the data, calibrate on round-1 reports of the estimation part."""
+    scen = build_scenario(scenario)
+    streams = seed_streams(int(seed))
+    train = generate(n_train, np.random.default_rng(streams["data"]))
+    ev = generate(n_eval, np.random.default_rng(streams["eval_data"]))
+    n_tune = min(N_TUNE, n_train // 5)
+    est, tune = train.subset(slice(0, n_train - n_tune)), train.subset(slice(n_train - n_tune, None))
+    # calibration: round-1 behaviour of the unsteered agents on the estimation part
+    cal_reports = RuleAgents(scen, est.features, np.random.default_rng(streams["calibration"])).report(1)
+    k = len(LABELS)
+    panel = Panel(LABELS, estimate_confusion(est.labels, cal_reports, k, alpha=ALPHA),
+                  estimate_prior(est.labels, k, base.prior, alpha=ALPHA), synthetic_loss())
+    template = None
+    if steer_cfg.reference == "template":
+        template = contrastive_template(rule_activations(est.features, scen.rules), est.labels,
+                                        scen.consequent, k, steer_cfg)
+    return _World(scen, streams, train, est, tune, ev, panel, agent_accuracy(cal_reports, est.labels),
+                  steer_cfg, template)
+
+
+def _methods(world: _World, cfg: MediatorConfig, xi: float, free_rounds: int, kappa: float) -> dict[str, MethodRun]:
+    """Every method on the evaluation cases, evaluated against the truth."""
+    panel, truth = world.panel, world.ev.labels
+    first = world.eval_agents(xi).report(1)
+    runs: dict[str, MethodRun] = {
+        "single": single_best(first, world.cal_acc),
+        "free": free_discussion(panel, world.eval_agents(xi), cfg, rounds=free_rounds, kappa=kappa),
+        "pool": fixed_pool(panel, first, world.cal_acc, cfg),
+    }
+    for method, escalates in mediated_methods().items():
+        runs[method] = _live(method, deliberate(panel, world.eval_agents(xi), cfg.with_changes(escalation=escalates)))
+    return {m: evaluate_run(runs[m], truth=truth, loss=panel.loss, high_risk=HIGH_RISK) for m in METHODS}
+
+
+def _info(world: _World, fit_report: dict[str, Any], xi: float, kappa: float, free_rounds: int) -> dict[str, Any]:
+    k, steer_cfg = len(LABELS), world.steering
+    info: dict[str, Any] = {
+        "calibration_accuracy": [float(v) for v in world.cal_acc],
+        "n_estimation": len(world.est), "n_tuning": len(world.tune), "n_eval": len(world.ev),
+        "class_rates_train": [float(v) for v in np.bincount(world.train.labels, minlength=k) / len(world.train)],
+        "threshold_fit": fit_report, "xi": xi, "kappa": kappa, "free_rounds": free_rounds,
+        "steering": {f: getattr(steer_cfg, f) for f in steer_cfg.__dataclass_fields__},
+        "rule_names": list(world.scenario.rule_names),
+        "initial_weights": world.scenario.weights.tolist(),
+    }
+    if world.template is not None:
+        info["template"] = world.template.tolist()
+    return info
+
+
 def run_cell(scenario: str, seed: int, *, base_config: MediatorConfig | None = None,
              xi: float = 1.0, t_max: int = 12, free_rounds: int = 22, n_train: int = 20000,
              n_eval: int = 100, ablation: bool = True, fit_thresholds: bool = True,
@@ -121,76 +205,20 @@ def run_cell(scenario: str, seed: int, *, base_config: MediatorConfig | None = N
 
     Returns a :class:`ScenarioResult` whose ``methods`` is keyed by ``METHODS``.
     """
-    if scenario not in SCENARIO_NAMES:
-        raise InputError("scenario", f"unknown scenario {scenario!r} (known: {', '.join(SCENARIO_NAMES)})")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise InputError("seed", f"must be a non-negative integer, got {seed!r}")
-    if not 0.0 <= xi <= 1.0:
-        raise InputError("xi", f"compliance must lie in [0, 1], got {xi}")
-    if n_train < 10 or n_eval < 1:
-        raise InputError("n_train", f"need n_train >= 10 and n_eval >= 1, got {n_train}, {n_eval}")
+    _check_cell(scenario, seed, xi, n_train, n_eval)
     base = (base_config or DEFAULT_CONFIG).with_changes(t_max=t_max)
-    steer_cfg = steering or SteeringConfig()
-    scen = build_scenario(scenario)
-    streams = seed_streams(int(seed))
-    train = generate(n_train, np.random.default_rng(streams["data"]))
-    ev = generate(n_eval, np.random.default_rng(streams["eval_data"]))
-    n_tune = min(N_TUNE, n_train // 5)
-    est, tune = train.subset(slice(0, n_train - n_tune)), train.subset(slice(n_train - n_tune, None))
-
-    # calibration: round-1 behaviour of the unsteered agents on the estimation part
-    cal_reports = RuleAgents(scen, est.features, np.random.default_rng(streams["calibration"])).report(1)
-    cal_acc = agent_accuracy(cal_reports, est.labels)
-    k = len(LABELS)
-    panel = Panel(LABELS, estimate_confusion(est.labels, cal_reports, k, alpha=ALPHA),
-                  estimate_prior(est.labels, k, base.prior, alpha=ALPHA), synthetic_loss())
-    template = None
-    if steer_cfg.reference == "template":
-        template = contrastive_template(rule_activations(est.features, scen.rules), est.labels,
-                                        scen.consequent, k, steer_cfg)
-
-    def agents(features: np.ndarray, report_seq: np.random.SeedSequence,
-               comp_seq: np.random.SeedSequence, x: float) -> RuleAgents:
-        return RuleAgents(scen, features, np.random.default_rng(report_seq),
-                          compliance_rng=np.random.default_rng(comp_seq), steering=steer_cfg, xi=x,
-                          template=template)
-
+    world = _world(scenario, seed, base, steering or SteeringConfig(), n_train, n_eval)
     cfg, fit_report = base, {}
     if fit_thresholds:
-        tune_run = deliberate(panel, agents(tune.features, streams["tune"], streams["tune_compliance"], xi), base)
-        fit = calibration.fit_thresholds(panel, tune_run.reports, tune.labels, base,
-                                         c_esc=c_esc, c_round=c_round)
+        tune_agents = world.agents(world.tune.features, world.streams["tune"], world.streams["tune_compliance"], xi)
+        fit = calibration.fit_thresholds(world.panel, deliberate(world.panel, tune_agents, base).reports,
+                                         world.tune.labels, base, c_esc=c_esc, c_round=c_round)
         cfg, fit_report = fit.config, fit.report
-
-    def eval_agents(x: float) -> RuleAgents:
-        return agents(ev.features, streams["eval"], streams["eval_compliance"], x)
-
-    truth, loss = ev.labels, panel.loss
-    first = eval_agents(xi).report(1)
-    runs: dict[str, LiveRun | BaselineRun] = {
-        "single": single_best(first, cal_acc),
-        "free": free_discussion(panel, eval_agents(xi), cfg, rounds=free_rounds, kappa=kappa),
-        "pool": fixed_pool(panel, first, cal_acc, cfg),
-        "dcem": deliberate(panel, eval_agents(xi), cfg),
-        "dcem_noesc": deliberate(panel, eval_agents(xi), cfg.with_changes(escalation=False)),
-    }
-    methods = {m: _method_run(m, runs[m], truth, loss) for m in METHODS}
-    rows = _ablation(panel, cfg, eval_agents, truth) if ablation else []
-    info: dict[str, Any] = {
-        "calibration_accuracy": [float(v) for v in cal_acc],
-        "n_estimation": len(est), "n_tuning": len(tune), "n_eval": len(ev),
-        "class_rates_train": [float(v) for v in np.bincount(train.labels, minlength=k) / len(train)],
-        "threshold_fit": fit_report, "xi": xi, "kappa": kappa, "free_rounds": free_rounds,
-        "steering": {f: getattr(steer_cfg, f) for f in steer_cfg.__dataclass_fields__},
-        "rule_names": list(scen.rule_names),
-        "initial_weights": scen.weights.tolist(),
-    }
-    if template is not None:
-        info["template"] = template.tolist()
+    methods = _methods(world, cfg, xi, free_rounds, kappa)
+    rows = _ablation(world.panel, cfg, world.eval_agents, world.ev.labels) if ablation else []
     log.info("cell %s/seed %d: dcem acc %.2f risk %.2f esc %.2f", scenario, seed,
              methods["dcem"].metrics["accuracy"], methods["dcem"].metrics["risk"],
              methods["dcem"].metrics["escalation_rate"])
-    case_ids = tuple(f"{scenario}-s{seed}-{i:03d}" for i in range(len(ev)))
-    return ScenarioResult(scenario, int(seed), panel, cfg, case_ids, truth, ev.features,
-                          HIGH_RISK, methods, rows, info)
-
+    case_ids = tuple(f"{scenario}-s{seed}-{i:03d}" for i in range(len(world.ev)))
+    return ScenarioResult(scenario, int(seed), world.panel, cfg, case_ids, world.ev.labels, world.ev.features,
+                          HIGH_RISK, methods, rows, _info(world, fit_report, xi, kappa, free_rounds))

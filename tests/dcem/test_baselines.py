@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dcem.core.baselines import best_agent, fixed_pool, free_discussion, single_best
+from dcem.core.baselines import best_agent, fixed_pool, single_best
+from dcem.synthetic.free_discussion import free_discussion
 from dcem.calibration.fitting import estimate_confusion, estimate_prior
 from dcem.core.config import MediatorConfig
 from dcem.core.decision import bayes_decision
@@ -28,12 +29,12 @@ def panel() -> Panel:
 
 def test_single_best_uses_the_calibration_best_agent() -> None:
     first = np.array([[0, 1], [2, 2], [1, 0]])
-    np.testing.assert_array_equal(single_best(first, np.array([0.4, 0.7])).decision, [1, 2, 0])
-    np.testing.assert_array_equal(single_best(first, np.array([0.9, 0.7])).decision, [0, 2, 1])
+    np.testing.assert_array_equal(single_best(first, np.array([0.4, 0.7])).outcome_decision, [1, 2, 0])
+    np.testing.assert_array_equal(single_best(first, np.array([0.9, 0.7])).outcome_decision, [0, 2, 1])
     assert best_agent(np.array([0.5, 0.5])) == 0
     run = single_best(first, np.array([0.4, 0.7]))
-    assert run.reports.shape == (3, 1, 2) and (run.rounds == 1).all()
-    assert (run.action == Action.STOP_AND_DECIDE).all() and not run.certified.any()
+    assert run.reports.shape == (3, 1, 2) and (run.outcome_round == 1).all()
+    assert (run.outcome_action == Action.STOP_AND_DECIDE).all() and not run.certified.any()
 
 
 def test_fixed_pool_weights_follow_calibration_accuracy(panel: Panel) -> None:
@@ -43,7 +44,7 @@ def test_fixed_pool_weights_follow_calibration_accuracy(panel: Panel) -> None:
     run = fixed_pool(panel, first, acc, cfg)
     post = report_posteriors(panel.confusion, panel.prior, first)
     q = log_pool(post, np.broadcast_to(acc / acc.sum(), first.shape))
-    np.testing.assert_array_equal(run.decision, bayes_decision(panel.loss, q).best)
+    np.testing.assert_array_equal(run.outcome_decision, bayes_decision(panel.loss, q).best)
     # weights are fixed: a different accuracy vector can change decisions, reports cannot move
     flipped = fixed_pool(panel, first, acc[::-1], cfg)
     assert flipped.reports.shape == (4, 1, 2)
@@ -56,9 +57,9 @@ def test_free_discussion_matches_round_one_and_herds(panel: Panel) -> None:
     first = RuleAgents(scen, cases.features, np.random.default_rng(4)).report(1)
     free = free_discussion(panel, RuleAgents(scen, cases.features, np.random.default_rng(4)), cfg,
                            rounds=22, kappa=1.0)
-    assert free.reports.shape == (400, 22, 2) and (free.rounds == 22).all()
+    assert free.reports.shape == (400, 22, 2) and (free.outcome_round == 22).all()
     np.testing.assert_array_equal(free.reports[:, 0], first)
-    np.testing.assert_array_equal(free.decision, assess_reports(panel, free.reports[:, -1], cfg).decision)
+    np.testing.assert_array_equal(free.outcome_decision, assess_reports(panel, free.reports[:, -1], cfg).decision)
     agree = (free.reports[:, :, 0] == free.reports[:, :, 1]).mean(axis=0)
     assert agree[-5:].mean() > agree[0] + 0.1  # the social bonus pulls the agents together
     quiet = free_discussion(panel, RuleAgents(scen, cases.features, np.random.default_rng(4)), cfg,

@@ -112,7 +112,7 @@ def test_fixed_pool_probabilities_on_one_hot_vectors_equals_fixed_pool() -> None
     acc = np.array([0.5, 0.8, 0.6])
     cfg = MediatorConfig(omega_min=0.0)
     hard, soft = fixed_pool(panel, first, acc, cfg), fixed_pool_probabilities(panel, np.eye(4)[first], acc, cfg)
-    for name in ("reports", "decision", "action", "rounds", "certified", "budget"):
+    for name in ("reports", "outcome_decision", "outcome_action", "outcome_round", "certified", "budget"):
         np.testing.assert_array_equal(getattr(soft, name), getattr(hard, name), err_msg=name)
     assert hard.probabilities is None and soft.probabilities is not None
     assert soft.probabilities.shape == (200, 1, 3, 4)
@@ -127,7 +127,7 @@ def test_fixed_pool_probabilities_uses_soft_posteriors(world: tuple) -> None:
     np.testing.assert_array_equal(run.reports[:, 0], probs[:, 0].argmax(-1))
     np.testing.assert_allclose(run.probabilities[:, 0], probs[:, 0])
     labelled = fixed_pool(panel, run.reports[:, 0], acc, cfg)
-    assert (run.decision != labelled.decision).any()  # the soft mass moves some decisions
+    assert (run.outcome_decision != labelled.outcome_decision).any()  # the soft mass moves some decisions
     with pytest.raises(InputError, match="first_probs"):
         fixed_pool_probabilities(panel, probs[:, 0, :2], acc, cfg)
     with pytest.raises(InputError, match="first_probs"):
@@ -145,7 +145,7 @@ def test_pooled_decision_probabilities_is_the_mediator_decision(world: tuple) ->
     np.testing.assert_array_equal(pooled_decision_probabilities(panel, np.eye(3)[labels], cfg),
                                   assess_reports(panel, labels, cfg).decision)
     # the single best works on the argmax labels as they are
-    np.testing.assert_array_equal(single_best(argmax_labels(probs[:, 0]), np.array([0.1, 0.9, 0.3])).decision,
+    np.testing.assert_array_equal(single_best(argmax_labels(probs[:, 0]), np.array([0.1, 0.9, 0.3])).outcome_decision,
                                   probs[:, 0, 1].argmax(-1))
     with pytest.raises(InputError, match="probabilities"):
         pooled_decision_probabilities(panel, probs, cfg)
