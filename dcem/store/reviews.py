@@ -53,11 +53,6 @@ _SELECT_REVIEWS = "SELECT " + ", ".join(REVIEW_COLUMNS) + " FROM reviews"
 _LATEST = "row_number() OVER (PARTITION BY {part} ORDER BY created_at DESC, review_id DESC) = 1"
 
 
-def _check_run(cur: duckdb.DuckDBPyConnection, store: Store, run_id: str) -> None:
-    if cur.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchone() is None:
-        raise StoreError(f"no run {run_id!r} in {store.path}")
-
-
 def _text(value: object, field: str) -> str:
     if not isinstance(value, str):
         raise InputError(field, f"must be text, got {type(value).__name__}")
@@ -114,7 +109,8 @@ def record_review(store: Store, *, run_id: str, case_id: str, method: str, final
         latest, now = (row[0] if row else None), _dt.datetime.now()
         if latest is not None and now <= latest:  # keep "the latest review is current" strict
             now = latest + _dt.timedelta(microseconds=1)
-        cur.execute("INSERT INTO reviews VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        cur.execute("INSERT INTO reviews (review_id, run_id, case_id, method, final_label, comment, reviewer, "
+                    "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     [review_id, run_id, case_id, method, final_label, comment, reviewer, now])
 
     run_in_transaction(store, write)
@@ -124,7 +120,7 @@ def record_review(store: Store, *, run_id: str, case_id: str, method: str, final
 def review_history(store: Store, run_id: str, case_id: str | None = None) -> pd.DataFrame:
     """Every review of the run (or of one case), oldest first."""
     with cursor(store) as cur:
-        _check_run(cur, store, run_id)
+        store.check_run(run_id, cur)
         return cur.execute(
             _SELECT_REVIEWS + " WHERE run_id = ? AND (? IS NULL OR case_id = ?) ORDER BY created_at, review_id",
             [run_id, case_id, case_id]).df()
@@ -133,7 +129,7 @@ def review_history(store: Store, run_id: str, case_id: str | None = None) -> pd.
 def current_reviews(store: Store, run_id: str) -> pd.DataFrame:
     """The current (latest) review of every reviewed (case, method) of the run."""
     with cursor(store) as cur:
-        _check_run(cur, store, run_id)
+        store.check_run(run_id, cur)
         return cur.execute(
             _SELECT_REVIEWS + " WHERE run_id = ? QUALIFY " + _LATEST.format(part="case_id, method")
             + " ORDER BY case_id, method", [run_id]).df()
@@ -183,7 +179,7 @@ def escalation_queue(store: Store, run_id: str, method: str = "dcem") -> pd.Data
     if method not in mediated_methods():
         raise InputError("method", f"only mediated methods escalate ({', '.join(mediated_methods())}), got {method!r}")
     with cursor(store) as cur:
-        _check_run(cur, store, run_id)
+        store.check_run(run_id, cur)
         frame = cur.execute(
             "WITH esc AS (SELECT case_id, decision, rounds, budget, truth FROM outcomes "
             "  WHERE run_id = ? AND method = ? AND action = 'STOP_AND_ESCALATE'), "
@@ -227,7 +223,7 @@ def export_reviews(store: Store, run_id: str) -> pd.DataFrame:
     mediator_label) and ``is_current`` (the latest review of its case and method).
     """
     with cursor(store) as cur:
-        _check_run(cur, store, run_id)
+        store.check_run(run_id, cur)
         frame = cur.execute(
             "SELECT r.review_id, r.run_id, r.case_id, r.method, c.scenario, c.seed, "
             "  cl.labels[c.truth + 1] AS truth_label, o.action AS mediator_action, "
@@ -250,7 +246,7 @@ def reviewed_as_calibration_rows(store: Store, run_id: str, method: str | None =
     named "agent 1", "agent 2", ... in panel order.
     """
     with cursor(store) as cur:
-        _check_run(cur, store, run_id)
+        store.check_run(run_id, cur)
         rows = cur.execute(
             "WITH latest AS (SELECT case_id, method, final_label FROM reviews "
             "  WHERE run_id = ? AND (? IS NULL OR method = ?) QUALIFY " + _LATEST.format(part="case_id") + ") "
