@@ -1,0 +1,217 @@
+"""Per-benchmark readers behind :func:`clinical.questions.load_benchmark`.
+
+Each reader turns one shipped benchmark folder under ``data/`` into :class:`SourceRow`
+records, the rows as stored plus where they came from; :mod:`clinical.questions`
+validates them and builds the :class:`~clinical.questions.QuestionItem` objects, so every
+benchmark and every user file goes through the same checks.
+
+=====================  ====================================  =============================
+benchmark              file (under ``data/``)                item id
+=====================  ====================================  =============================
+``medqa``              ``medqa/medqa_us_4opt_test.jsonl``    ``medqa-NNNN`` (0-based row,
+                                                             as in MedQA-Tri)
+``medmcqa``            ``medmcqa/test.jsonl``                ``realidx`` (MedMCQA UUID)
+``mmlu-medical``       ``mmlu_medical/test.jsonl``           ``realidx``
+``mmlu-pro-health``    ``mmlu_pro_health/test.jsonl``        ``realidx`` (``question_id``)
+``mmlu-pro-biology``   ``mmlu_pro_biology/test.jsonl``       ``question_id``
+``pubmedqa``           ``pubmedqa/test_ground_truth.json``   PMID
+                       + ``pubmedqa/ori_pqal.json``
+=====================  ====================================  =============================
+
+Choices made here:
+
+* **MedMCQA drops the ``missing_resource`` ids of ``subsets.json``** (80 questions that
+  refer to an image or figure the text does not include, e.g. "Diagnosis of the following
+  ECG"), because agents only read text: 2,816 - 80 = 2,736 items, the upstream
+  ``test_good.jsonl``.  MMLU-medical and MMLU-Pro health keep all their rows (the usual
+  1,089 and 818) and mark such ids with the meta entry ``("subsets", "missing_resource")``
+  so a caller can drop them; the MedAgentsBench ``hard`` set is marked the same way.
+* Where a row carries both ``answer_idx`` and the answer text, the two must agree.
+* MMLU-Pro biology stores options as a list: they get the letters A, B, C, ... in order,
+  and its ``answer_index`` must match ``answer``.
+* PubMedQA uses the 500 PMIDs of the official test split (``test_ground_truth.json``, in
+  file order) in the reasoning-required setting: options A = yes, B = no, C = maybe; the
+  answer is ``final_decision`` (it must equal the ground-truth file); the context is each
+  abstract section as ``"LABEL: text"``, one per line; ``LONG_ANSWER`` is never shown.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from common.errors import InputError
+
+__all__ = ["SourceRow", "READERS", "PUBMEDQA_OPTIONS"]
+
+PUBMEDQA_OPTIONS: tuple[tuple[str, str], ...] = (("A", "yes"), ("B", "no"), ("C", "maybe"))
+_FIELD = "data_dir"
+
+
+@dataclass(frozen=True)
+class SourceRow:
+    """One question as stored, not yet validated.
+
+    ``where`` names the file and line (or key) for error messages; ``options`` is the
+    stored value (a dict of letter -> text, or a list of texts in letter order).
+    """
+
+    where: str
+    item_id: object
+    question: object
+    options: object
+    answer: object
+    context: object = ""
+    meta: tuple[tuple[str, str], ...] = ()
+
+
+def _file(data_dir: Path, relative: str) -> Path:
+    path = data_dir / relative
+    if not path.is_file():
+        raise InputError(_FIELD, f"{relative} not found in {data_dir}")
+    return path
+
+
+def _read_json(data_dir: Path, relative: str) -> object:
+    try:
+        return json.loads(_file(data_dir, relative).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(_FIELD, f"{relative}: not valid JSON: {exc.msg} (line {exc.lineno})") from None
+
+
+def _read_jsonl(data_dir: Path, relative: str) -> list[tuple[str, dict[str, object]]]:
+    """``(where, row)`` for every non-blank line of a JSONL file."""
+    rows: list[tuple[str, dict[str, object]]] = []
+    text = _file(data_dir, relative).read_text(encoding="utf-8")
+    for line_no, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        where = f"{relative} line {line_no}"
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(_FIELD, f"{where}: not valid JSON: {exc.msg}") from None
+        if not isinstance(row, dict):
+            raise InputError(_FIELD, f"{where}: expected a JSON object")
+        rows.append((where, row))
+    return rows
+
+
+def _subsets(data_dir: Path, relative: str) -> dict[str, frozenset[str]]:
+    raw = _read_json(data_dir, relative)
+    if not isinstance(raw, dict) or not all(isinstance(v, list) for v in raw.values()):
+        raise InputError(_FIELD, f"{relative}: expected an object of subset name -> list of ids")
+    return {str(name): frozenset(str(i) for i in ids) for name, ids in raw.items()}
+
+
+def _subset_meta(item_id: str, subsets: dict[str, frozenset[str]]) -> tuple[tuple[str, str], ...]:
+    names = [name for name, ids in sorted(subsets.items()) if item_id in ids]
+    return (("subsets", ",".join(names)),) if names else ()
+
+
+def _checked_answer(where: str, row: dict[str, object]) -> object:
+    """``answer_idx``, after checking that the stored answer text matches it."""
+    letter, options, text = row.get("answer_idx"), row.get("options"), row.get("answer")
+    if isinstance(options, dict) and isinstance(letter, str) and letter in options \
+            and text is not None and options[letter] != text:
+        raise InputError(_FIELD, f"{where}: answer: text differs from option {letter}")
+    return letter
+
+
+def _meta(row: dict[str, object], *keys: tuple[str, str]) -> tuple[tuple[str, str], ...]:
+    """``(name, str(row[key]))`` for each ``(key, name)`` whose value is present."""
+    return tuple((name, str(row[key])) for key, name in keys if row.get(key) is not None)
+
+
+def read_medqa(data_dir: Path) -> list[SourceRow]:
+    """MedQA-USMLE 4-option test (1,273 rows); meta ``step`` from ``meta_info``."""
+    return [SourceRow(where, f"medqa-{i:04d}", row.get("question"), row.get("options"),
+                      _checked_answer(where, row), meta=_meta(row, ("meta_info", "step")))
+            for i, (where, row) in enumerate(_read_jsonl(data_dir, "medqa/medqa_us_4opt_test.jsonl"))]
+
+
+def read_medmcqa(data_dir: Path) -> list[SourceRow]:
+    """MedMCQA dev single-answer rows without the ``missing_resource`` ids (2,736)."""
+    subsets = _subsets(data_dir, "medmcqa/subsets.json")
+    missing = subsets.get("missing_resource", frozenset())
+    out: list[SourceRow] = []
+    for where, row in _read_jsonl(data_dir, "medmcqa/test.jsonl"):
+        item_id = str(row.get("realidx"))
+        if item_id in missing:
+            continue
+        out.append(SourceRow(where, row.get("realidx"), row.get("question"), row.get("options"),
+                             _checked_answer(where, row), meta=_subset_meta(item_id, subsets)))
+    return out
+
+
+def _read_medagents(data_dir: Path, folder: str, meta_keys: tuple[tuple[str, str], ...]
+                    ) -> list[SourceRow]:
+    """A MedAgentsBench-style folder (``test.jsonl`` with dict options, ``subsets.json``)."""
+    subsets = _subsets(data_dir, f"{folder}/subsets.json")
+    return [SourceRow(where, row.get("realidx"), row.get("question"), row.get("options"),
+                      _checked_answer(where, row),
+                      meta=_meta(row, *meta_keys) + _subset_meta(str(row.get("realidx")), subsets))
+            for where, row in _read_jsonl(data_dir, f"{folder}/test.jsonl")]
+
+
+def read_mmlu_medical(data_dir: Path) -> list[SourceRow]:
+    """MMLU test, six medical subjects (1,089 rows); meta ``subject``."""
+    return _read_medagents(data_dir, "mmlu_medical", (("subject", "subject"),))
+
+
+def read_mmlu_pro_health(data_dir: Path) -> list[SourceRow]:
+    """MMLU-Pro health category (818 rows, 3-10 options); meta ``src``."""
+    return _read_medagents(data_dir, "mmlu_pro_health", (("src", "src"),))
+
+
+def read_mmlu_pro_biology(data_dir: Path) -> list[SourceRow]:
+    """MMLU-Pro biology category (717 rows, options as a list); meta ``src``."""
+    out: list[SourceRow] = []
+    for where, row in _read_jsonl(data_dir, "mmlu_pro_biology/test.jsonl"):
+        answer, index = row.get("answer"), row.get("answer_index")
+        if isinstance(answer, str) and isinstance(index, int) and answer != chr(ord("A") + index):
+            raise InputError(_FIELD, f"{where}: answer: {answer!r} does not match answer_index {index}")
+        out.append(SourceRow(where, row.get("question_id"), row.get("question"), row.get("options"),
+                             answer, meta=_meta(row, ("src", "src"))))
+    return out
+
+
+def _pubmedqa_context(where: str, record: dict[str, object]) -> str:
+    contexts, labels = record.get("CONTEXTS"), record.get("LABELS")
+    if not isinstance(contexts, list) or not isinstance(labels, list) or len(contexts) != len(labels):
+        raise InputError(_FIELD, f"{where}: CONTEXTS and LABELS must be lists of the same length")
+    return "\n".join(f"{label}: {text}" for label, text in zip(labels, contexts))
+
+
+def read_pubmedqa(data_dir: Path) -> list[SourceRow]:
+    """PubMedQA PQA-L official test split (500 PMIDs); meta ``year`` where known."""
+    truth = _read_json(data_dir, "pubmedqa/test_ground_truth.json")
+    records = _read_json(data_dir, "pubmedqa/ori_pqal.json")
+    if not isinstance(truth, dict) or not isinstance(records, dict):
+        raise InputError(_FIELD, "pubmedqa: both JSON files must hold an object keyed by PMID")
+    letters = {text: letter for letter, text in PUBMEDQA_OPTIONS}
+    out: list[SourceRow] = []
+    for pmid, label in truth.items():
+        where = f"pubmedqa/ori_pqal.json PMID {pmid}"
+        record = records.get(pmid)
+        if not isinstance(record, dict):
+            raise InputError(_FIELD, f"{where}: test PMID missing from ori_pqal.json")
+        decision = record.get("final_decision")
+        if decision != label:
+            raise InputError(_FIELD, f"{where}: final_decision {decision!r} differs from the test "
+                                     f"ground truth {label!r}")
+        out.append(SourceRow(where, pmid, record.get("QUESTION"), [t for _, t in PUBMEDQA_OPTIONS],
+                             letters.get(str(decision), decision), _pubmedqa_context(where, record),
+                             _meta(record, ("YEAR", "year"))))
+    return out
+
+
+READERS: dict[str, Callable[[Path], list[SourceRow]]] = {
+    "medqa": read_medqa,
+    "medmcqa": read_medmcqa,
+    "mmlu-medical": read_mmlu_medical,
+    "mmlu-pro-health": read_mmlu_pro_health,
+    "mmlu-pro-biology": read_mmlu_pro_biology,
+    "pubmedqa": read_pubmedqa,
+}

@@ -1,0 +1,260 @@
+"""Multiple-choice question benchmarks and user question files, as :class:`QuestionItem`.
+
+``load_benchmark(name)`` reads one shipped benchmark (:data:`BENCHMARKS`) from the
+project's ``data/`` folder (see :mod:`clinical.question_sources` for each file, id and
+the rows left out: MedMCQA drops its 80 ``missing_resource`` questions, which need an
+image); ``load_jsonl_items(path)`` reads a user's JSONL file, one question per line::
+
+    {"id": "q1", "question": "...", "options": {"A": "...", "B": "..."}, "answer": "B"}
+
+``id`` is a non-empty string or a whole number; ``options`` is an object whose keys are
+single capital letters in order from A (at least two, at most 26) with non-empty texts,
+or a list of texts that get the letters A, B, ... in order; ``answer`` is one of the
+letters; an optional ``context`` string is kept (other keys are ignored).  Blank lines
+are skipped.  Any problem raises :class:`~common.errors.InputError` on field ``path``
+whose message starts with the line number and the field, e.g.
+``line 3: answer: 'E' is not among the options A-D``; nothing partial is returned.
+Question, option and answer texts are stripped of surrounding whitespace.
+
+``sample_items(items, n, rng)`` draws ``n`` items without replacement and returns them
+in their original order, so a seed gives the same subset and the same order.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from common.errors import InputError
+from clinical.question_sources import READERS, SourceRow
+
+__all__ = ["QuestionItem", "BENCHMARKS", "DEFAULT_DATA_DIR", "load_benchmark", "load_jsonl_items",
+           "parse_jsonl_items", "sample_items"]
+
+BENCHMARKS: tuple[str, ...] = tuple(READERS)
+DEFAULT_DATA_DIR = Path(__file__).resolve().parents[1] / "data"
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+@dataclass(frozen=True)
+class QuestionItem:
+    """One multiple-choice question.
+
+    ``options`` are ``(letter, text)`` pairs in letter order A, B, C, ...; ``answer`` is
+    one of those letters; ``context`` is reading material shown with the question
+    (PubMedQA's abstract, empty elsewhere); ``meta`` holds ``(name, value)`` pairs such as
+    the MMLU subject or the MMLU-Pro source.
+    """
+
+    item_id: str
+    question: str
+    options: tuple[tuple[str, str], ...]
+    answer: str
+    benchmark: str
+    context: str = ""
+    meta: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        letters = tuple(letter for letter, _ in self.options)
+        if len(letters) < 2 or letters != tuple(_LETTERS[: len(letters)]):
+            raise InputError("options", f"item {self.item_id!r}: need two or more options lettered "
+                                        "A, B, C, ... in order")
+        if self.answer not in letters:
+            raise InputError("answer", f"item {self.item_id!r}: {self.answer!r} is not among the "
+                                       f"options {_span(letters)}")
+
+    @property
+    def letters(self) -> tuple[str, ...]:
+        """The option letters, ``("A", "B", ...)``."""
+        return tuple(letter for letter, _ in self.options)
+
+    @property
+    def answer_index(self) -> int:
+        """0-based position of the correct option."""
+        return self.letters.index(self.answer)
+
+    def option_text(self, letter: str) -> str:
+        """Text of option ``letter``."""
+        for key, text in self.options:
+            if key == letter:
+                return text
+        raise InputError("letter", f"{letter!r} is not among the options {_span(self.letters)} "
+                                   f"of item {self.item_id!r}")
+
+    def meta_value(self, name: str, default: str = "") -> str:
+        """The ``meta`` value called ``name`` (``default`` if absent)."""
+        return dict(self.meta).get(name, default)
+
+
+def _span(letters: Sequence[str]) -> str:
+    return f"{letters[0]}-{letters[-1]}" if letters else "(none)"
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return "a string"
+
+
+class _RowError(Exception):
+    """A problem with one field of one row; turned into an InputError by the caller."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+
+
+def _item_id(value: object) -> str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if value is None:
+        raise _RowError("id", "missing")
+    if not isinstance(value, str):
+        raise _RowError("id", f"must be a string or a whole number, got {_json_type(value)}")
+    if not value.strip():
+        raise _RowError("id", "is empty")
+    return value.strip()
+
+
+def _text(field: str, value: object, *, allow_empty: bool = False) -> str:
+    if value is None and not allow_empty:
+        raise _RowError(field, "missing")
+    if not isinstance(value, str):
+        raise _RowError(field, f"must be a string, got {_json_type(value)}")
+    if not value.strip() and not allow_empty:
+        raise _RowError(field, "is empty")
+    return value.strip()
+
+
+def _options(value: object) -> tuple[tuple[str, str], ...]:
+    if isinstance(value, list):
+        pairs = list(zip(_LETTERS, value)) if len(value) <= len(_LETTERS) else []
+    elif isinstance(value, dict):
+        pairs = list(value.items())
+        keys = [key for key, _ in pairs]
+        if keys != list(_LETTERS[: len(keys)]):
+            shown = ", ".join(repr(k) for k in keys)
+            raise _RowError("options", f"keys must be single capital letters in order from A, got {shown}")
+    elif value is None:
+        raise _RowError("options", "missing")
+    else:
+        raise _RowError("options", f"must be an object of letter -> text, got {_json_type(value)}")
+    if len(value) > len(_LETTERS):
+        raise _RowError("options", f"at most {len(_LETTERS)} options, got {len(value)}")
+    if len(pairs) < 2:
+        raise _RowError("options", f"need at least two options, got {len(pairs)}")
+    out: list[tuple[str, str]] = []
+    for letter, text in pairs:
+        if not isinstance(text, str):
+            raise _RowError("options", f"option {letter} must be a string, got {_json_type(text)}")
+        if not text.strip():
+            raise _RowError("options", f"option {letter} is empty")
+        out.append((letter, text.strip()))
+    return tuple(out)
+
+
+def _answer(value: object, letters: Sequence[str]) -> str:
+    if value is None:
+        raise _RowError("answer", "missing")
+    if not isinstance(value, str):
+        raise _RowError("answer", f"must be an option letter, got {_json_type(value)}")
+    if value.strip() not in letters:
+        raise _RowError("answer", f"{value.strip()!r} is not among the options {_span(letters)}")
+    return value.strip()
+
+
+def _build(rows: Sequence[SourceRow], benchmark: str, error_field: str) -> tuple[QuestionItem, ...]:
+    """Validate every row and build the items; ids must be unique."""
+    items: list[QuestionItem] = []
+    first_seen: dict[str, str] = {}
+    for row in rows:
+        try:
+            item_id = _item_id(row.item_id)
+            question = _text("question", row.question)
+            options = _options(row.options)
+            answer = _answer(row.answer, [letter for letter, _ in options])
+            context = _text("context", row.context, allow_empty=True)
+            if item_id in first_seen:
+                raise _RowError("id", f"duplicate id {item_id!r} (first at {first_seen[item_id]})")
+        except _RowError as exc:
+            raise InputError(error_field, f"{row.where}: {exc}") from None
+        first_seen[item_id] = row.where
+        items.append(QuestionItem(item_id, question, options, answer, benchmark, context, row.meta))
+    return tuple(items)
+
+
+def load_benchmark(name: str, *, data_dir: Path | str | None = None) -> tuple[QuestionItem, ...]:
+    """Every item of benchmark ``name`` (one of :data:`BENCHMARKS`), in file order.
+
+    ``data_dir`` defaults to the project's ``data/`` folder.
+    """
+    if name not in READERS:
+        raise InputError("benchmark", f"unknown benchmark {name!r} (known: {', '.join(BENCHMARKS)})")
+    folder = DEFAULT_DATA_DIR if data_dir is None else Path(data_dir)
+    return _build(READERS[name](folder), name, "data_dir")
+
+
+def _check_benchmark_name(benchmark: object) -> str:
+    if not isinstance(benchmark, str) or not benchmark.strip():
+        raise InputError("benchmark", "must be a non-empty name, e.g. 'custom'")
+    return benchmark.strip()
+
+
+def parse_jsonl_items(text: str, *, benchmark: str = "custom") -> tuple[QuestionItem, ...]:
+    """The items of JSONL ``text`` (format in the module docstring); errors on field ``path``."""
+    name = _check_benchmark_name(benchmark)
+    rows: list[SourceRow] = []
+    for line_no, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        where = f"line {line_no}"
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError("path", f"{where}: not valid JSON: {exc.msg} (column {exc.colno})") from None
+        if not isinstance(obj, dict):
+            raise InputError("path", f"{where}: expected a JSON object, got {_json_type(obj)}")
+        rows.append(SourceRow(where, obj.get("id"), obj.get("question"), obj.get("options"),
+                              obj.get("answer"), obj.get("context", "")))
+    if not rows:
+        raise InputError("path", "the file has no questions (it is empty or blank)")
+    return _build(rows, name, "path")
+
+
+def load_jsonl_items(path: Path | str, *, benchmark: str = "custom") -> tuple[QuestionItem, ...]:
+    """Read a user's question file (UTF-8 JSONL, format in the module docstring)."""
+    file = Path(path)
+    if not file.is_file():
+        raise InputError("path", f"file not found: {file}")
+    try:
+        text = file.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError("path", f"not UTF-8 text (byte {exc.start})") from None
+    return parse_jsonl_items(text, benchmark=benchmark)
+
+
+def sample_items(items: Sequence[QuestionItem], n: int, rng: np.random.Generator
+                 ) -> tuple[QuestionItem, ...]:
+    """``n`` items drawn without replacement, kept in their order in ``items``.
+
+    ``n`` larger than ``len(items)`` returns them all.  The same ``rng`` seed gives the
+    same items.
+    """
+    if not isinstance(rng, np.random.Generator):
+        raise InputError("rng", "pass a numpy.random.Generator, e.g. numpy.random.default_rng(seed)")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise InputError("n", f"must be a whole number >= 1, got {n!r}")
+    if n >= len(items):
+        return tuple(items)
+    chosen = np.sort(rng.choice(len(items), size=int(n), replace=False))
+    return tuple(items[int(i)] for i in chosen)
