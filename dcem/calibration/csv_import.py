@@ -191,6 +191,97 @@ def _records(text: str, max_rows: int) -> tuple[dict[str, int], list[tuple[int, 
     return index, rows, warnings
 
 
+_Row = tuple[int, list[str]]  # (line, [case_id, agent, reported_label, true_label])
+
+
+def _check_row(line: int, values: list[str], given_set: set[str] | None, given_text: str) -> None:
+    """Reject a row with an empty value or (with a given label list) an unknown label."""
+    for col, value in zip(CSV_COLUMNS, values):
+        if not value:
+            raise InputError(col, f"line {line} has an empty {col}")
+    if given_set is not None:
+        _, _, reported, true = values
+        for col, value in (("true_label", true), ("reported_label", reported)):
+            if value not in given_set:
+                raise InputError(col, f"line {line}: label {value!r} is not one of the given "
+                                 f"labels ({given_text})")
+
+
+def _index_rows(rows: list[_Row], given: tuple[str, ...] | None
+                ) -> tuple[dict[tuple[str, str], int], dict[str, tuple[str, int]], dict[str, int]]:
+    """Check every row in file order; index them.
+
+    Returns the first line of each (case, agent) pair, each case's (true label, first
+    line) and each agent's position of first appearance.  Raises on duplicated pairs
+    and on cases with conflicting true labels.
+    """
+    given_set = set(given) if given is not None else None
+    given_text = ", ".join(given) if given is not None else ""
+    pair_line: dict[tuple[str, str], int] = {}
+    case_truth: dict[str, tuple[str, int]] = {}
+    agent_order: dict[str, int] = {}
+    for line, values in rows:
+        _check_row(line, values, given_set, given_text)
+        case, agent, _, true = values
+        first = pair_line.setdefault((case, agent), line)
+        if first != line:
+            raise InputError("file", f"line {line}: case {case!r} already has a row for agent "
+                             f"{agent!r} (line {first}); give one row per case and agent")
+        known = case_truth.setdefault(case, (true, line))
+        if known[0] != true:
+            raise InputError("true_label", f"line {line}: case {case!r} has true label {true!r} but "
+                             f"line {known[1]} gives {known[0]!r}; a case has one true label")
+        agent_order.setdefault(agent, len(agent_order))
+    return pair_line, case_truth, agent_order
+
+
+def _given_labels(given: tuple[str, ...], true_seen: set[str]) -> tuple[str, ...]:
+    """The caller's label list, after checking that every class has calibration rows."""
+    for lab in given:
+        if lab not in true_seen:
+            raise InputError("true_label", f"class {lab!r} has no calibration rows (no row has "
+                             f"true_label {lab!r}); add cases of it or leave it out of the labels")
+    return given
+
+
+def _found_labels(true_seen: set[str], reported_seen: set[str], warnings: list[str]) -> tuple[str, ...]:
+    """Sorted union of true and reported labels; warns about report-only labels."""
+    label_tuple = tuple(sorted(true_seen | reported_seen))
+    if len(label_tuple) < 2:
+        raise InputError("labels", f"found only 1 label ({label_tuple[0]!r}); at least 2 distinct "
+                         "labels are needed")
+    for lab in label_tuple:
+        if lab not in true_seen:
+            warnings.append(f"class {lab!r} appears only as a reported label; it has no "
+                            "calibration rows, so its confusion rows are the smoothing default")
+    return label_tuple
+
+
+def _skipped_case_warnings(agents: tuple[str, ...], cases: list[str],
+                           pair_line: dict[tuple[str, str], int]) -> list[str]:
+    """One warning per agent that has no row for some cases."""
+    out: list[str] = []
+    for name in agents:
+        missing = [c for c in cases if (c, name) not in pair_line]
+        if missing:
+            shown = ", ".join(repr(c) for c in missing[:3]) + (", ..." if len(missing) > 3 else "")
+            out.append(f"agent {name!r} has no row for {len(missing)} of {len(cases)} cases "
+                       f"({shown}); its confusion matrix uses only the cases it answered")
+    return out
+
+
+def _parsed(rows: list[_Row], label_tuple: tuple[str, ...], agent_order: dict[str, int],
+            warnings: list[str]) -> ParsedCsv:
+    """The rows as index arrays: truth, agent, report int64 (n_rows,) each."""
+    lab_index = {lab: i for i, lab in enumerate(label_tuple)}
+    return ParsedCsv(
+        labels=label_tuple, agents=tuple(agent_order), case_ids=tuple(v[0] for _, v in rows),
+        truth=np.array([lab_index[v[3]] for _, v in rows], dtype=np.int64),
+        agent=np.array([agent_order[v[1]] for _, v in rows], dtype=np.int64),
+        report=np.array([lab_index[v[2]] for _, v in rows], dtype=np.int64),
+        warnings=tuple(warnings))
+
+
 def parse_csv_rows(data: bytes | str, *, labels: Sequence[str] | None = None,
                    max_bytes: int = MAX_BYTES, max_rows: int = MAX_ROWS) -> ParsedCsv:
     """Parse and validate a calibration CSV (format in the module docstring).
@@ -207,61 +298,14 @@ def parse_csv_rows(data: bytes | str, *, labels: Sequence[str] | None = None,
     if not rows:
         raise InputError("file", "has a header but no data rows; at least one agent and one case "
                          "are needed")
-    given_set = set(given) if given is not None else None
-    given_text = ", ".join(given) if given is not None else ""
-    pair_line: dict[tuple[str, str], int] = {}
-    case_truth: dict[str, tuple[str, int]] = {}
-    agent_order: dict[str, int] = {}
-    for line, values in rows:
-        for col, value in zip(CSV_COLUMNS, values):
-            if not value:
-                raise InputError(col, f"line {line} has an empty {col}")
-        case, agent, reported, true = values
-        if given_set is not None:
-            for col, value in (("true_label", true), ("reported_label", reported)):
-                if value not in given_set:
-                    raise InputError(col, f"line {line}: label {value!r} is not one of the given "
-                                     f"labels ({given_text})")
-        first = pair_line.setdefault((case, agent), line)
-        if first != line:
-            raise InputError("file", f"line {line}: case {case!r} already has a row for agent "
-                             f"{agent!r} (line {first}); give one row per case and agent")
-        known = case_truth.setdefault(case, (true, line))
-        if known[0] != true:
-            raise InputError("true_label", f"line {line}: case {case!r} has true label {true!r} but "
-                             f"line {known[1]} gives {known[0]!r}; a case has one true label")
-        agent_order.setdefault(agent, len(agent_order))
+    pair_line, case_truth, agent_order = _index_rows(rows, given)
     true_seen = {t for t, _ in case_truth.values()}
     reported_seen = {v[2] for _, v in rows}
     if given is not None:
-        label_tuple = given
-        for lab in given:
-            if lab not in true_seen:
-                raise InputError("true_label", f"class {lab!r} has no calibration rows (no row has "
-                                 f"true_label {lab!r}); add cases of it or leave it out of the labels")
+        label_tuple = _given_labels(given, true_seen)
     else:
-        label_tuple = tuple(sorted(true_seen | reported_seen))
-        if len(label_tuple) < 2:
-            raise InputError("labels", f"found only 1 label ({label_tuple[0]!r}); at least 2 distinct "
-                             "labels are needed")
-        for lab in label_tuple:
-            if lab not in true_seen:
-                warnings.append(f"class {lab!r} appears only as a reported label; it has no "
-                                "calibration rows, so its confusion rows are the smoothing default")
+        label_tuple = _found_labels(true_seen, reported_seen, warnings)
     if not agent_order:  # unreachable with at least one row, kept as a guard
         raise InputError("agent", "at least one agent is required")
-    agents = tuple(agent_order)
-    cases = list(case_truth)
-    for name in agents:
-        missing = [c for c in cases if (c, name) not in pair_line]
-        if missing:
-            shown = ", ".join(repr(c) for c in missing[:3]) + (", ..." if len(missing) > 3 else "")
-            warnings.append(f"agent {name!r} has no row for {len(missing)} of {len(cases)} cases "
-                            f"({shown}); its confusion matrix uses only the cases it answered")
-    lab_index = {lab: i for i, lab in enumerate(label_tuple)}
-    return ParsedCsv(
-        labels=label_tuple, agents=agents, case_ids=tuple(v[0] for _, v in rows),
-        truth=np.array([lab_index[v[3]] for _, v in rows], dtype=np.int64),
-        agent=np.array([agent_order[v[1]] for _, v in rows], dtype=np.int64),
-        report=np.array([lab_index[v[2]] for _, v in rows], dtype=np.int64),
-        warnings=tuple(warnings))
+    warnings += _skipped_case_warnings(tuple(agent_order), list(case_truth), pair_line)
+    return _parsed(rows, label_tuple, agent_order, warnings)

@@ -166,6 +166,121 @@ def soft_states(panel: Panel, probabilities: np.ndarray, cfg: MediatorConfig) ->
     return assess_probabilities(panel, probs[:, : min(probs.shape[1], cfg.t_max)], cfg)
 
 
+def _trajectory_inputs(panel: Panel, reports: np.ndarray | None, probabilities: np.ndarray | None,
+                       base: MediatorConfig) -> tuple[RoundState | None, int]:
+    """Soft states (None for label reports) and the number of trajectories N_cal.
+
+    reports : int (N_cal, T, A) or None; probabilities : (N_cal, T, A, K) or None.
+    Raises :class:`InputError` when neither is given or their shapes disagree.
+    """
+    if probabilities is not None:
+        states = soft_states(panel, probabilities, base)
+        shape = np.shape(probabilities)[:3]
+        if reports is not None and np.shape(reports) != shape:
+            raise InputError("reports", f"shape {np.shape(reports)} does not match probabilities {shape}")
+        return states, shape[0]
+    if reports is None:
+        raise InputError("reports", "reports (or probabilities) are required")
+    return None, reports.shape[0]
+
+
+def _observed_energy_margin(panel: Panel, reports: np.ndarray | None, states: RoundState | None,
+                            base: MediatorConfig) -> tuple[np.ndarray, np.ndarray]:
+    """Every observed energy and margin, flattened to (N_cal * T,) each.
+
+    From the soft ``states`` when given, else from replaying ``reports`` under ``base``.
+    """
+    if states is None:
+        detail = score_reports(panel, reports, base, detail=True)
+        assert detail.state is not None
+        return detail.energy.ravel(), detail.margin.ravel()
+    return states.energy.ravel(), states.margin.ravel()
+
+
+def _threshold_candidates(energies: np.ndarray, margins: np.ndarray,
+                          grid: ThresholdGrid) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted candidates: eps (E,) for eps_safe / eps_low and m (M,) for m_safe.
+
+    eps: energy cut points plus one below all (never certify) and one above all
+    (never escalate); m: margin cut points plus 0.
+    """
+    e_cuts = _cuts(energies, grid.max_levels)
+    lo, hi = float(energies.min()), float(energies.max())
+    eps_cands = np.unique(np.concatenate([[max(lo / 2.0, 0.0)] if lo > 0 else [0.0], e_cuts, [hi + 1.0]]))
+    m_cands = np.unique(np.concatenate([[0.0], _cuts(margins, grid.max_margins)]))
+    return eps_cands, m_cands
+
+
+class _CachedObjective:
+    """Costed objective J of a candidate config, memoised on its four thresholds.
+
+    ``evaluations`` counts the distinct candidates actually scored.
+    """
+
+    def __init__(self, panel: Panel, reports: np.ndarray | None, states: RoundState | None,
+                 truth: np.ndarray, c_esc: float, c_round: float) -> None:
+        self.panel, self.reports, self.states, self.truth = panel, reports, states, truth
+        self.c_esc, self.c_round = c_esc, c_round
+        self.evaluations = 0
+        self._cache: dict[tuple[float, float, float, float], float] = {}
+
+    def _run(self, cfg: MediatorConfig) -> Scored:
+        # thresholds are policy-only fields: the soft states are reused for every candidate
+        if self.states is None:
+            return score_reports(self.panel, self.reports, cfg)
+        return score_states(self.states, cfg)
+
+    def __call__(self, cfg: MediatorConfig) -> float:
+        key = (cfg.eps_safe, cfg.eps_low, cfg.m_safe, cfg.delta)
+        if key not in self._cache:
+            self.evaluations += 1
+            self._cache[key] = costed_objective(self._run(cfg), self.truth, self.panel.loss,
+                                                c_esc=self.c_esc, c_round=self.c_round)
+        return self._cache[key]
+
+
+def _search_safe(best: MediatorConfig, best_j: float, eps_cands: np.ndarray, m_cands: np.ndarray,
+                 score: _CachedObjective) -> tuple[MediatorConfig, float]:
+    """One pass over (eps_safe, m_safe) in E x M, eps_low lifted above eps_safe when needed."""
+    for es in eps_cands:
+        above = eps_cands[eps_cands > es]
+        if above.size == 0:
+            continue
+        # keep eps_safe < eps_low: lift eps_low to the next candidate when needed
+        el = best.eps_low if best.eps_low > es else float(above[0])
+        for ms in m_cands:
+            cand = best.with_changes(eps_safe=float(es), eps_low=el, m_safe=float(ms))
+            j = score(cand)
+            if j < best_j:
+                best, best_j = cand, j
+    return best, best_j
+
+
+def _search_low(best: MediatorConfig, best_j: float, eps_cands: np.ndarray,
+                deltas: tuple[float, ...], score: _CachedObjective) -> tuple[MediatorConfig, float]:
+    """One pass over (eps_low, delta) in E x D, skipping eps_low <= eps_safe."""
+    for el in eps_cands:
+        for d in deltas:
+            if el <= best.eps_safe:
+                continue
+            cand = best.with_changes(eps_low=float(el), delta=float(d))
+            j = score(cand)
+            if j < best_j:
+                best, best_j = cand, j
+    return best, best_j
+
+
+def _coordinate_search(base: MediatorConfig, eps_cands: np.ndarray, m_cands: np.ndarray,
+                       grid: ThresholdGrid, score: _CachedObjective) -> tuple[MediatorConfig, float, float]:
+    """``grid.sweeps`` sweeps of coordinate search from ``base``: (best, J(best), J(base))."""
+    best = base
+    best_j = start_j = score(base)
+    for _ in range(grid.sweeps):
+        best, best_j = _search_safe(best, best_j, eps_cands, m_cands, score)
+        best, best_j = _search_low(best, best_j, eps_cands, grid.deltas, score)
+    return best, best_j, start_j
+
+
 def fit_thresholds(panel: Panel, reports: np.ndarray | None, truth: np.ndarray,
                    base: MediatorConfig, *, c_esc: float = C_ESC, c_round: float = C_ROUND,
                    grid: ThresholdGrid | None = None,
@@ -194,67 +309,14 @@ def fit_thresholds(panel: Panel, reports: np.ndarray | None, truth: np.ndarray,
     """
     grid = grid or ThresholdGrid()
     y = np.asarray(truth, dtype=np.intp)
-    states: RoundState | None = None
-    if probabilities is not None:
-        states = soft_states(panel, probabilities, base)
-        shape = np.shape(probabilities)[:3]
-        if reports is not None and np.shape(reports) != shape:
-            raise InputError("reports", f"shape {np.shape(reports)} does not match probabilities {shape}")
-        n_traj = shape[0]
-    elif reports is None:
-        raise InputError("reports", "reports (or probabilities) are required")
-    else:
-        n_traj = reports.shape[0]
+    states, n_traj = _trajectory_inputs(panel, reports, probabilities, base)
     if n_traj != y.shape[0]:
         raise InputError("truth", f"{y.shape[0]} labels for {n_traj} trajectories")
-
-    def run(cfg: MediatorConfig) -> Scored:
-        # thresholds are policy-only fields: the soft states are reused for every candidate
-        return score_reports(panel, reports, cfg) if states is None else score_states(states, cfg)
-
-    if states is None:
-        detail = score_reports(panel, reports, base, detail=True)
-        assert detail.state is not None
-        energies, margins = detail.energy.ravel(), detail.margin.ravel()
-    else:
-        energies, margins = states.energy.ravel(), states.margin.ravel()
-    e_cuts = _cuts(energies, grid.max_levels)
-    lo, hi = float(energies.min()), float(energies.max())
-    eps_cands = np.unique(np.concatenate([[max(lo / 2.0, 0.0)] if lo > 0 else [0.0], e_cuts, [hi + 1.0]]))
-    m_cands = np.unique(np.concatenate([[0.0], _cuts(margins, grid.max_margins)]))
-    evals = 0
-    cache: dict[tuple[float, float, float, float], float] = {}
-
-    def score(cfg: MediatorConfig) -> float:
-        nonlocal evals
-        key = (cfg.eps_safe, cfg.eps_low, cfg.m_safe, cfg.delta)
-        if key not in cache:
-            evals += 1
-            cache[key] = costed_objective(run(cfg), y, panel.loss, c_esc=c_esc, c_round=c_round)
-        return cache[key]
-
-    best = base
-    best_j = start_j = score(base)
-    for _ in range(grid.sweeps):
-        for es in eps_cands:
-            above = eps_cands[eps_cands > es]
-            if above.size == 0:
-                continue
-            # keep eps_safe < eps_low: lift eps_low to the next candidate when needed
-            el = best.eps_low if best.eps_low > es else float(above[0])
-            for ms in m_cands:
-                cand = best.with_changes(eps_safe=float(es), eps_low=el, m_safe=float(ms))
-                j = score(cand)
-                if j < best_j:
-                    best, best_j = cand, j
-        for el in eps_cands:
-            for d in grid.deltas:
-                if el <= best.eps_safe:
-                    continue
-                cand = best.with_changes(eps_low=float(el), delta=float(d))
-                j = score(cand)
-                if j < best_j:
-                    best, best_j = cand, j
+    energies, margins = _observed_energy_margin(panel, reports, states, base)
+    eps_cands, m_cands = _threshold_candidates(energies, margins, grid)
+    score = _CachedObjective(panel, reports, states, y, c_esc, c_round)
+    best, best_j, start_j = _coordinate_search(base, eps_cands, m_cands, grid, score)
+    evals = score.evaluations
     log.debug("threshold fit: J %.4f -> %.4f in %d evaluations", start_j, best_j, evals)
     report = {
         "objective_base": start_j, "objective": best_j, "evaluations": evals,

@@ -37,8 +37,8 @@ from dcem.core.config import MediatorConfig
 from dcem.core.energy import windowed_descent
 from dcem.errors import InputError
 from dcem.core.panel import Panel
-from dcem.core.policy import Action, policy_step
-from dcem.core.state import assess_probabilities, assess_reports
+from dcem.core.policy import Action, StepResult, policy_step
+from dcem.core.state import RoundState, assess_probabilities, assess_reports
 
 __all__ = ["SteerRequest", "Agents", "LiveRun", "deliberate", "first_terminal"]
 
@@ -123,6 +123,118 @@ def first_terminal(action: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.where(has, np.argmax(terminal, axis=1), action.shape[1] - 1), has
 
 
+@dataclass(eq=False)
+class _Buffers:
+    """What a live run has recorded so far, for N cases, T = t_max rounds, A agents, K labels.
+
+    reports : int (N, T, A); energy, margin, descent : (N, T); decision, steer_agent,
+    steer_current, steer_alternative : int (N, T); action : int8 (N, T); certified,
+    budget : bool (N, T); issued : bool (N, A, K, K), challenges sent so far;
+    finished : bool (N,), a terminal action was taken; probabilities : (N, T, A, K)
+    normalised probability reports, or None for label agents.  Rounds not yet played
+    hold uninitialised values.
+    """
+
+    reports: np.ndarray
+    energy: np.ndarray
+    margin: np.ndarray
+    descent: np.ndarray
+    decision: np.ndarray
+    action: np.ndarray
+    steer_agent: np.ndarray
+    steer_current: np.ndarray
+    steer_alternative: np.ndarray
+    certified: np.ndarray
+    budget: np.ndarray
+    issued: np.ndarray
+    finished: np.ndarray
+    probabilities: np.ndarray | None
+
+
+def _empty_buffers(n: int, horizon: int, a: int, k: int, soft: bool) -> _Buffers:
+    """Buffers for N = n cases over T = horizon rounds (probabilities only when soft)."""
+    return _Buffers(
+        reports=np.empty((n, horizon, a), dtype=np.int64), energy=np.empty((n, horizon)),
+        margin=np.empty((n, horizon)), descent=np.empty((n, horizon)),
+        decision=np.empty((n, horizon), dtype=np.int64), action=np.empty((n, horizon), dtype=np.int8),
+        steer_agent=np.empty((n, horizon), dtype=np.int64),
+        steer_current=np.empty((n, horizon), dtype=np.int64),
+        steer_alternative=np.empty((n, horizon), dtype=np.int64),
+        certified=np.empty((n, horizon), dtype=bool), budget=np.empty((n, horizon), dtype=bool),
+        issued=np.zeros((n, a, k, k), dtype=bool), finished=np.zeros(n, dtype=bool),
+        probabilities=np.empty((n, horizon, a, k)) if soft else None)
+
+
+def _soft_round(panel: Panel, got: np.ndarray, cfg: MediatorConfig, t: int,
+                size: tuple[int, int, int], buf: _Buffers) -> RoundState:
+    """State of round t from probability reports ``got`` (N, A, K); records them."""
+    if got.shape != size:
+        raise InputError("reports", f"round {t}: expected probabilities of shape {size}, "
+                         f"got {got.shape}")
+    state = assess_probabilities(panel, got, cfg)
+    buf.probabilities[:, t - 1] = got / got.sum(axis=-1, keepdims=True)  # type: ignore[index]
+    buf.reports[:, t - 1] = state.reports
+    return state
+
+
+def _label_round(panel: Panel, got: np.ndarray, cfg: MediatorConfig, t: int,
+                 size: tuple[int, int], buf: _Buffers) -> RoundState:
+    """State of round t from label reports ``got`` int (N, A); records them."""
+    if got.shape != size:
+        raise InputError("reports", f"round {t}: expected shape {size}, got {got.shape}")
+    buf.reports[:, t - 1] = got
+    return assess_reports(panel, buf.reports[:, t - 1], cfg)
+
+
+def _policy_round(state: RoundState, cfg: MediatorConfig, t: int, buf: _Buffers) -> StepResult:
+    """Record round t's state, descent and policy step (from the challenges issued before it)."""
+    i = t - 1
+    buf.energy[:, i] = state.energy
+    buf.margin[:, i] = state.margin
+    buf.decision[:, i] = state.decision
+    buf.descent[:, i] = windowed_descent(buf.energy[:, :t], cfg.window)[:, -1]
+    step = policy_step(state, buf.descent[:, i], buf.issued, t, cfg)
+    buf.action[:, i] = step.action
+    buf.steer_agent[:, i] = step.steer_agent
+    buf.steer_current[:, i] = step.steer_current
+    buf.steer_alternative[:, i] = step.steer_alternative
+    buf.certified[:, i], buf.budget[:, i] = step.certified, step.budget
+    return step
+
+
+def _steer_round(agents: Agents, state: RoundState, step: StepResult, t: int, buf: _Buffers,
+                 steer_after_terminal: bool, features: dict[tuple[int, int], tuple[str, ...]]) -> None:
+    """Record round t's challenges as issued, deliver them, then mark terminal cases finished.
+
+    Steers go to every steered case, or (``steer_after_terminal=False``) only to cases
+    without an earlier terminal action; S(t) of each delivered row goes into ``features``.
+    """
+    hit = np.flatnonzero(step.action == Action.DIFFERENTIAL_STEER)
+    if hit.size:
+        buf.issued[hit, step.steer_agent[hit], step.steer_current[hit], step.steer_alternative[hit]] = True
+    send = hit if steer_after_terminal else hit[~buf.finished[hit]]
+    if send.size:
+        request = SteerRequest(t, send, step.steer_agent[send], step.steer_current[send],
+                               step.steer_alternative[send], state.agent_risk[send])
+        names = agents.steer(request)
+        for case, s in zip(send.tolist(), names):
+            features[(case, t)] = tuple(s)
+    buf.finished |= (step.action == Action.STOP_AND_DECIDE) | (step.action == Action.STOP_AND_ESCALATE)
+
+
+def _live_run(buf: _Buffers, n: int, features: dict[tuple[int, int], tuple[str, ...]]) -> LiveRun:
+    """The finished run: per-round records plus each case's outcome at its first terminal round."""
+    first, has = first_terminal(buf.action)
+    rows = np.arange(n)
+    out_action = np.where(has, buf.action[rows, first], Action.PENDING).astype(np.int8)
+    out_cert = buf.certified[rows, first] & (out_action == Action.STOP_AND_DECIDE)
+    out_budget = buf.budget[rows, first] & has
+    return LiveRun(buf.reports, buf.energy, buf.margin, buf.descent, buf.decision, buf.action,
+                   buf.steer_agent, buf.steer_current, buf.steer_alternative, buf.certified,
+                   buf.budget, out_action, first + 1, buf.decision[rows, first], out_cert,
+                   out_budget, features, buf.probabilities)
+
+
 def deliberate(panel: Panel, agents: Agents, cfg: MediatorConfig, *,
                steer_after_terminal: bool = True) -> LiveRun:
     """Play ``cfg.t_max`` rounds of mediated deliberation for every case.
@@ -137,63 +249,18 @@ def deliberate(panel: Panel, agents: Agents, cfg: MediatorConfig, *,
     if agents.n_agents != panel.n_agents:
         raise InputError("agents", f"panel has {panel.n_agents} agents, got {agents.n_agents}")
     n, a, k, horizon = agents.n_cases, panel.n_agents, panel.n_labels, cfg.t_max
-    reports = np.empty((n, horizon, a), dtype=np.int64)
-    energy = np.empty((n, horizon))
-    margin = np.empty((n, horizon))
-    descent = np.empty((n, horizon))
-    decision = np.empty((n, horizon), dtype=np.int64)
-    action = np.empty((n, horizon), dtype=np.int8)
-    s_agent = np.empty((n, horizon), dtype=np.int64)
-    s_cur = np.empty((n, horizon), dtype=np.int64)
-    s_alt = np.empty((n, horizon), dtype=np.int64)
-    certified = np.empty((n, horizon), dtype=bool)
-    budget = np.empty((n, horizon), dtype=bool)
-    issued = np.zeros((n, a, k, k), dtype=bool)
-    finished = np.zeros(n, dtype=bool)
-    features: dict[tuple[int, int], tuple[str, ...]] = {}
     soft = bool(getattr(agents, "soft_reports", False))
-    probabilities = np.empty((n, horizon, a, k)) if soft else None
+    buf = _empty_buffers(n, horizon, a, k, soft)
+    features: dict[tuple[int, int], tuple[str, ...]] = {}
     for i in range(horizon):
         t = i + 1
         got = np.asarray(agents.report(t))
         if soft:
-            if got.shape != (n, a, k):
-                raise InputError("reports", f"round {t}: expected probabilities of shape {(n, a, k)}, "
-                                 f"got {got.shape}")
-            state = assess_probabilities(panel, got, cfg)
-            probabilities[:, i] = got / got.sum(axis=-1, keepdims=True)  # type: ignore[index]
-            reports[:, i] = state.reports
+            state = _soft_round(panel, got, cfg, t, (n, a, k), buf)
         else:
-            if got.shape != (n, a):
-                raise InputError("reports", f"round {t}: expected shape {(n, a)}, got {got.shape}")
-            reports[:, i] = got
-            state = assess_reports(panel, reports[:, i], cfg)
-        energy[:, i] = state.energy
-        margin[:, i] = state.margin
-        decision[:, i] = state.decision
-        descent[:, i] = windowed_descent(energy[:, :t], cfg.window)[:, -1]
-        step = policy_step(state, descent[:, i], issued, t, cfg)
-        action[:, i] = step.action
-        s_agent[:, i], s_cur[:, i], s_alt[:, i] = step.steer_agent, step.steer_current, step.steer_alternative
-        certified[:, i], budget[:, i] = step.certified, step.budget
-        hit = np.flatnonzero(step.action == Action.DIFFERENTIAL_STEER)
-        if hit.size:
-            issued[hit, step.steer_agent[hit], step.steer_current[hit], step.steer_alternative[hit]] = True
-        send = hit if steer_after_terminal else hit[~finished[hit]]
-        if send.size:
-            request = SteerRequest(t, send, step.steer_agent[send], step.steer_current[send],
-                                   step.steer_alternative[send], state.agent_risk[send])
-            names = agents.steer(request)
-            for case, s in zip(send.tolist(), names):
-                features[(case, t)] = tuple(s)
-        finished |= (step.action == Action.STOP_AND_DECIDE) | (step.action == Action.STOP_AND_ESCALATE)
-    first, has = first_terminal(action)
-    rows = np.arange(n)
-    out_action = np.where(has, action[rows, first], Action.PENDING).astype(np.int8)
-    out_cert = certified[rows, first] & (out_action == Action.STOP_AND_DECIDE)
-    out_budget = budget[rows, first] & has
+            state = _label_round(panel, got, cfg, t, (n, a), buf)
+        step = _policy_round(state, cfg, t, buf)
+        _steer_round(agents, state, step, t, buf, steer_after_terminal, features)
     log.debug("deliberated %d cases x %d rounds: %d steers", n, horizon,
-              int((action == Action.DIFFERENTIAL_STEER).sum()))
-    return LiveRun(reports, energy, margin, descent, decision, action, s_agent, s_cur, s_alt,
-                   certified, budget, out_action, first + 1, decision[rows, first], out_cert,
-                   out_budget, features, probabilities)
+              int((buf.action == Action.DIFFERENTIAL_STEER).sum()))
+    return _live_run(buf, n, features)

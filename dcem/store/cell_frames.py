@@ -15,8 +15,9 @@ import numpy as np
 import pandas as pd
 
 from dcem.core.policy import NO_TARGET, Action
-from dcem.core.replay import score_probabilities, score_reports
+from dcem.core.replay import Scored, score_probabilities, score_reports
 from dcem.core.results import MethodRun, ScenarioResult
+from dcem.core.state import RoundState
 from dcem.core.vocabulary import mediated_methods
 
 __all__ = ["cell_frames"]
@@ -81,56 +82,92 @@ def _turn_row(run_id: str, result: ScenarioResult, method: str, turn: dict[str, 
             "cache_key": turn.get("cache_key")}
 
 
-def _trace_frame(run_id: str, result: ScenarioResult, run: MethodRun) -> pd.DataFrame:
-    reports = np.asarray(run.reports, dtype=np.int64)
+def _flat_rows(a: np.ndarray, flat: int) -> list[Any]:
+    """(N, T, ...) as a list of ``flat`` = N * T per-round rows (nested lists)."""
+    return a.reshape(flat, *a.shape[2:]).tolist()
+
+
+def _report_columns(run_id: str, result: ScenarioResult, method: str, reports: np.ndarray) -> pd.DataFrame:
+    """Key and report columns, one row per (case, round); reports : int (N, T, A)."""
     n, rounds, _ = reports.shape
     case_col = np.repeat(np.asarray(result.case_ids, dtype=object), rounds)
-    frame = pd.DataFrame({
-        "run_id": run_id, "case_id": case_col, "method": run.method,
+    return pd.DataFrame({
+        "run_id": run_id, "case_id": case_col, "method": method,
         "round": np.tile(np.arange(1, rounds + 1), n),
         "reports": list(reports.reshape(n * rounds, -1).tolist()),
     })
+
+
+def _run_probabilities(run: MethodRun, reports: np.ndarray) -> np.ndarray | None:
+    """The run's probability reports (N, T, A, K) as floats, or None for label agents.
+
+    Raises ValueError when their leading shape differs from ``reports`` (N, T, A).
+    """
     probs = None if run.probabilities is None else np.asarray(run.probabilities, dtype=float)
+    if probs is not None and probs.shape[:3] != reports.shape:
+        raise ValueError(f"{run.method}: probabilities {probs.shape} do not match reports {reports.shape}")
+    return probs
+
+
+def _replay_detail(result: ScenarioResult, method: str, reports: np.ndarray,
+                   probs: np.ndarray | None) -> Scored:
+    """Detailed replay of a mediated method's trajectories (N, T, A), with its escalation.
+
+    The horizon is raised to T when the cell's config is shorter.  Uses the
+    probability vectors (N, T, A, K) when given, else the labels.
+    """
+    cfg = result.config.with_changes(escalation=mediated_methods()[method])
+    if cfg.t_max < reports.shape[1]:
+        cfg = cfg.with_changes(t_max=reports.shape[1])
     if probs is not None:
-        if probs.shape[:3] != reports.shape:
-            raise ValueError(f"{run.method}: probabilities {probs.shape} do not match reports {reports.shape}")
+        return score_probabilities(result.panel, probs, cfg)
+    return score_reports(result.panel, reports, cfg, detail=True)
+
+
+def _add_state_columns(frame: pd.DataFrame, st: RoundState, flat: int) -> None:
+    """Mediator-state columns (posteriors ... energy terms), one row per (case, round)."""
+    frame["posteriors"] = _flat_rows(st.posteriors, flat)
+    frame["weights"] = _flat_rows(st.weights, flat)
+    frame["pooled"] = _flat_rows(st.pooled, flat)
+    frame["decision"] = _flat_rows(st.decision, flat)
+    frame["runner_up"] = _flat_rows(st.runner_up, flat)
+    frame["margin"] = _flat_rows(st.margin, flat)
+    frame["agent_risk"] = _flat_rows(st.agent_risk, flat)
+    frame["dangerous_miss"] = _flat_rows(st.dangerous_miss, flat)
+    frame["energy"] = _flat_rows(st.energy, flat)
+    frame["e_disagreement"] = _flat_rows(st.disagreement, flat)
+    frame["e_risk"] = _flat_rows(st.risk_term, flat)
+    frame["e_margin"] = _flat_rows(st.margin_term, flat)
+
+
+def _add_policy_columns(frame: pd.DataFrame, sc: Scored, features: dict[tuple[int, int], tuple[str, ...]],
+                        n: int, rounds: int) -> None:
+    """Descent, action, steer target and S(t), certified and budget columns (N * T rows)."""
+    flat = n * rounds
+    frame["descent"] = _nan_to_none(_flat_rows(sc.descent, flat))
+    frame["action"] = [Action(int(a)).name for a in _flat_rows(sc.action, flat)]
+    for name, arr in (("steer_agent", sc.steer_agent), ("steer_current", sc.steer_current),
+                      ("steer_alternative", sc.steer_alternative)):
+        frame[name] = [None if v == NO_TARGET else int(v) for v in _flat_rows(arr, flat)]
+    frame["steer_features"] = [list(features[(i, t)]) if (i, t) in features else None
+                               for i in range(n) for t in range(1, rounds + 1)]
+    frame["certified"] = _flat_rows(sc.certified, flat)
+    frame["budget"] = _flat_rows(sc.budget, flat)
+
+
+def _trace_frame(run_id: str, result: ScenarioResult, run: MethodRun) -> pd.DataFrame:
+    """One row per (case, round) of a method run; mediated methods get the replayed detail."""
+    reports = np.asarray(run.reports, dtype=np.int64)
+    n, rounds, _ = reports.shape
+    frame = _report_columns(run_id, result, run.method, reports)
+    probs = _run_probabilities(run, reports)
+    if probs is not None:
         frame["probabilities"] = probs.reshape(n * rounds, *probs.shape[2:]).tolist()
     if run.method not in mediated_methods():
         return frame
-    cfg = result.config.with_changes(escalation=mediated_methods()[run.method])
-    if cfg.t_max < rounds:
-        cfg = cfg.with_changes(t_max=rounds)
-    if probs is not None:
-        sc = score_probabilities(result.panel, probs, cfg)
-    else:
-        sc = score_reports(result.panel, reports, cfg, detail=True)
+    sc = _replay_detail(result, run.method, reports, probs)
     st = sc.state
     assert st is not None
-    flat = n * rounds
-
-    def col(a: np.ndarray) -> list[Any]:
-        return a.reshape(flat, *a.shape[2:]).tolist()
-
-    frame["posteriors"] = col(st.posteriors)
-    frame["weights"] = col(st.weights)
-    frame["pooled"] = col(st.pooled)
-    frame["decision"] = col(st.decision)
-    frame["runner_up"] = col(st.runner_up)
-    frame["margin"] = col(st.margin)
-    frame["agent_risk"] = col(st.agent_risk)
-    frame["dangerous_miss"] = col(st.dangerous_miss)
-    frame["energy"] = col(st.energy)
-    frame["e_disagreement"] = col(st.disagreement)
-    frame["e_risk"] = col(st.risk_term)
-    frame["e_margin"] = col(st.margin_term)
-    frame["descent"] = _nan_to_none(col(sc.descent))
-    frame["action"] = [Action(int(a)).name for a in col(sc.action)]
-    for name, arr in (("steer_agent", sc.steer_agent), ("steer_current", sc.steer_current),
-                      ("steer_alternative", sc.steer_alternative)):
-        frame[name] = [None if v == NO_TARGET else int(v) for v in col(arr)]
-    features = run.steer_features
-    frame["steer_features"] = [list(features[(i, t)]) if (i, t) in features else None
-                               for i in range(n) for t in range(1, rounds + 1)]
-    frame["certified"] = col(sc.certified)
-    frame["budget"] = col(sc.budget)
+    _add_state_columns(frame, st, n * rounds)
+    _add_policy_columns(frame, sc, run.steer_features, n, rounds)
     return frame
