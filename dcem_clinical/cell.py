@@ -32,7 +32,7 @@ from dcem.core.baselines import (best_agent, fixed_pool_probabilities, pooled_de
                                  single_best)
 from dcem.calibration.fitting import ALPHA, estimate_confusion, estimate_prior, fit_thresholds
 from dcem.core.config import MediatorConfig
-from dcem.core.deliberation import LiveRun, deliberate
+from dcem.core.deliberation import deliberate
 from dcem.errors import InputError
 from dcem.analysis.metrics import evaluate_run
 from dcem.core.panel import Panel
@@ -101,12 +101,6 @@ def _evaluated(run: MethodRun, turns: list[dict[str, Any]], truth: np.ndarray, d
                         extra=metrics)
 
 
-def _live(method: str, run: LiveRun) -> MethodRun:
-    return MethodRun(method, run.reports, run.outcome_action, run.outcome_decision, run.outcome_round,
-                     run.outcome_certified, run.outcome_budget, steer_features=dict(run.steer_features),
-                     probabilities=run.probabilities)
-
-
 class _Cell:
     """One cell's cases, agents and panels: builds the LLM panels every method runs on."""
 
@@ -155,9 +149,10 @@ def _mediated(cell: _Cell, panel: Panel, cfg: MediatorConfig, truth: np.ndarray
     first_panel: LlmPanel | None = None
     for method, escalates in mediated_methods().items():
         llm = cell.panel("test")
-        live = deliberate(panel, llm, cfg.with_changes(escalation=escalates))
-        runs[method] = _evaluated(_live(method, live), llm.turns, truth, cell.dataset,
-                                  action_mix(live.action, live.outcome_round))
+        live = deliberate(panel, llm, cfg.with_changes(escalation=escalates), method=method)
+        assert live.trajectory is not None
+        runs[method] = _evaluated(live, llm.turns, truth, cell.dataset,
+                                  action_mix(live.trajectory.action, live.outcome_round))
         first_panel = first_panel or llm
     assert first_panel is not None
     return runs, first_panel

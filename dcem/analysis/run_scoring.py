@@ -26,7 +26,7 @@ from dcem.errors import InputError
 from dcem.analysis.metrics import episode_metrics
 from dcem.core.panel import validate_loss
 from dcem.core.policy import Action
-from dcem.core.replay import Scored, score_reports, score_states
+from dcem.core.replay import Trajectory, score_reports, score_states
 from dcem.core.replay_kernel import Targets, certify, challenge_codes, policy_over_rounds, targets
 from dcem.analysis.run_replay import RunReplay
 from dcem.core.state import RoundState, assess_probabilities, assess_reports
@@ -120,7 +120,7 @@ def _table(replay: RunReplay, index: int, cfg: MediatorConfig,
 
 
 def _soft_scored(replay: RunReplay, index: int, cfg: MediatorConfig, loss: np.ndarray | None,
-                 horizon: int) -> Scored:
+                 horizon: int) -> Trajectory:
     """``score_probabilities(panel, cell.probabilities, cfg)`` with the states memoised."""
     cell, cache = replay.cells[index], replay._tables
     assert cell.probabilities is not None

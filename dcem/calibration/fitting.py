@@ -41,7 +41,7 @@ from dcem.core.config import MediatorConfig
 from dcem.errors import InputError
 from dcem.core.panel import Panel
 from dcem.core.policy import Action
-from dcem.core.replay import Scored, score_reports, score_states
+from dcem.core.replay import Trajectory, score_reports, score_states
 from dcem.core.soft import check_probabilities
 from dcem.core.state import RoundState, assess_probabilities
 
@@ -99,7 +99,7 @@ def estimate_prior(truth: np.ndarray, n_labels: int, mode: str = "uniform", *,
     return (counts + alpha) / (counts.sum() + alpha * n_labels)
 
 
-def costed_objective(scored: Scored, truth: np.ndarray, loss: np.ndarray, *,
+def costed_objective(scored: Trajectory, truth: np.ndarray, loss: np.ndarray, *,
                      c_esc: float = C_ESC, c_round: float = C_ROUND) -> float:
     """Empirical eq. (1): ``mean[1{DEC} L(d, y) + 1{ESC} c_esc + c * tau]``."""
     y = np.asarray(truth, dtype=np.intp)
@@ -224,7 +224,7 @@ class _CachedObjective:
         self.evaluations = 0
         self._cache: dict[tuple[float, float, float, float], float] = {}
 
-    def _run(self, cfg: MediatorConfig) -> Scored:
+    def _run(self, cfg: MediatorConfig) -> Trajectory:
         # thresholds are policy-only fields: the soft states are reused for every candidate
         if self.states is None:
             return score_reports(self.panel, self.reports, cfg)

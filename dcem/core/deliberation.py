@@ -28,7 +28,7 @@ issued challenges.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol, Sequence
 
 import numpy as np
@@ -38,9 +38,11 @@ from dcem.core.energy import windowed_descent
 from dcem.errors import InputError
 from dcem.core.panel import Panel
 from dcem.core.policy import Action, StepResult, policy_step
+from dcem.core.replay import Trajectory
+from dcem.core.results import MethodRun
 from dcem.core.state import RoundState, assess_probabilities, assess_reports
 
-__all__ = ["SteerRequest", "Agents", "LiveRun", "deliberate", "first_terminal"]
+__all__ = ["SteerRequest", "Agents", "deliberate", "first_terminal"]
 
 log = logging.getLogger(__name__)
 
@@ -79,38 +81,6 @@ class Agents(Protocol):
     def steer(self, request: SteerRequest) -> Sequence[tuple[str, ...]]:
         """Deliver the round's challenges; return S(t) (feature/rule names) per row."""
         ...
-
-
-@dataclass(frozen=True, eq=False)
-class LiveRun:
-    """What a live deliberation recorded, for N cases over T = t_max rounds.
-
-    reports : int (N, T, A); energy, margin, descent : (N, T); decision : int (N, T);
-    action, steer_agent, steer_current, steer_alternative : int (N, T);
-    certified, budget : bool (N, T); outcome_action, outcome_round, outcome_decision :
-    int (N,); outcome_certified, outcome_budget : bool (N,);
-    steer_features : {(case index, 1-based round): S(t) names}.
-    probabilities : (N, T, A, K) normalised probability reports, or None for label agents.
-    """
-
-    reports: np.ndarray
-    energy: np.ndarray
-    margin: np.ndarray
-    descent: np.ndarray
-    decision: np.ndarray
-    action: np.ndarray
-    steer_agent: np.ndarray
-    steer_current: np.ndarray
-    steer_alternative: np.ndarray
-    certified: np.ndarray
-    budget: np.ndarray
-    outcome_action: np.ndarray
-    outcome_round: np.ndarray
-    outcome_decision: np.ndarray
-    outcome_certified: np.ndarray
-    outcome_budget: np.ndarray
-    steer_features: dict[tuple[int, int], tuple[str, ...]] = field(default_factory=dict)
-    probabilities: np.ndarray | None = None
 
 
 def first_terminal(action: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -222,21 +192,22 @@ def _steer_round(agents: Agents, state: RoundState, step: StepResult, t: int, bu
     buf.finished |= (step.action == Action.STOP_AND_DECIDE) | (step.action == Action.STOP_AND_ESCALATE)
 
 
-def _live_run(buf: _Buffers, n: int, features: dict[tuple[int, int], tuple[str, ...]]) -> LiveRun:
+def _live_run(buf: _Buffers, n: int, features: dict[tuple[int, int], tuple[str, ...]], method: str) -> MethodRun:
     """The finished run: per-round records plus each case's outcome at its first terminal round."""
     first, has = first_terminal(buf.action)
     rows = np.arange(n)
     out_action = np.where(has, buf.action[rows, first], Action.PENDING).astype(np.int8)
-    out_cert = buf.certified[rows, first] & (out_action == Action.STOP_AND_DECIDE)
-    out_budget = buf.budget[rows, first] & has
-    return LiveRun(buf.reports, buf.energy, buf.margin, buf.descent, buf.decision, buf.action,
-                   buf.steer_agent, buf.steer_current, buf.steer_alternative, buf.certified,
-                   buf.budget, out_action, first + 1, buf.decision[rows, first], out_cert,
-                   out_budget, features, buf.probabilities)
+    out_decision = buf.decision[rows, first]
+    trajectory = Trajectory(None, buf.energy, buf.margin, buf.descent, buf.decision, buf.action, buf.steer_agent,
+                            buf.steer_current, buf.steer_alternative, buf.certified, buf.budget, out_action,
+                            first + 1, out_decision)
+    return MethodRun(method, buf.reports, out_action, out_decision, first + 1, trajectory.outcome_certified,
+                     trajectory.outcome_budget, steer_features=features, probabilities=buf.probabilities,
+                     trajectory=trajectory)
 
 
-def deliberate(panel: Panel, agents: Agents, cfg: MediatorConfig, *,
-               steer_after_terminal: bool = True) -> LiveRun:
+def deliberate(panel: Panel, agents: Agents, cfg: MediatorConfig, *, method: str = "dcem",
+               steer_after_terminal: bool = True) -> MethodRun:
     """Play ``cfg.t_max`` rounds of mediated deliberation for every case.
 
     Parameters
@@ -244,7 +215,10 @@ def deliberate(panel: Panel, agents: Agents, cfg: MediatorConfig, *,
     panel : Panel (fixed confusion matrices, prior, loss)
     agents : Agents with ``n_agents == panel.n_agents``
     cfg : MediatorConfig (its t_max is the horizon)
+    method : the method key the run is stored under
     steer_after_terminal : keep delivering steers after a case's first terminal action
+
+    Returns a :class:`MethodRun` (no metrics yet) whose ``trajectory`` holds every round.
     """
     if agents.n_agents != panel.n_agents:
         raise InputError("agents", f"panel has {panel.n_agents} agents, got {agents.n_agents}")
@@ -263,4 +237,4 @@ def deliberate(panel: Panel, agents: Agents, cfg: MediatorConfig, *,
         _steer_round(agents, state, step, t, buf, steer_after_terminal, features)
     log.debug("deliberated %d cases x %d rounds: %d steers", n, horizon,
               int((buf.action == Action.DIFFERENTIAL_STEER).sum()))
-    return _live_run(buf, n, features)
+    return _live_run(buf, n, features, method)

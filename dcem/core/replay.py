@@ -28,13 +28,13 @@ from dcem.core.policy import NO_TARGET, Action
 from dcem.core.replay_kernel import certify, challenge_codes, policy_over_rounds, targets
 from dcem.core.state import RoundState, assess_probabilities, assess_reports, check_reports
 
-__all__ = ["Scored", "score_reports", "score_probabilities", "score_states", "TABLE_LIMIT"]
+__all__ = ["Trajectory", "score_reports", "score_probabilities", "score_states", "TABLE_LIMIT"]
 
 TABLE_LIMIT = 1 << 16  # largest K**A for which the per-tuple table is used
 
 
-class Scored(NamedTuple):
-    """Scored trajectories of N cases over T rounds.
+class Trajectory(NamedTuple):
+    """Trajectory trajectories of N cases over T rounds.
 
     state : RoundState with batch (N, T); None when the table path runs without ``detail``
     energy, margin, descent : (N, T); decision : (N, T) int
@@ -74,7 +74,7 @@ class Scored(NamedTuple):
 def _finish(state: RoundState | None, energy: np.ndarray, margin: np.ndarray,
             decision: np.ndarray, certified: np.ndarray, challenge: np.ndarray,
             steer_fields: Callable[[np.ndarray], tuple[np.ndarray, ...]],
-            cfg: MediatorConfig) -> Scored:
+            cfg: MediatorConfig) -> Trajectory:
     """Descent, the policy of every round and each case's first terminal action.
 
     ``steer_fields(steer)`` returns the (agent, current, alternative) arrays, NO_TARGET
@@ -90,7 +90,7 @@ def _finish(state: RoundState | None, energy: np.ndarray, margin: np.ndarray,
     first[~has_end] = rounds - 1
     out_action = action[rows, first]
     out_action[~has_end] = Action.PENDING
-    return Scored(state, energy, margin, descent, decision, action, *steer_fields(steer),
+    return Trajectory(state, energy, margin, descent, decision, action, *steer_fields(steer),
                   certified, budget, out_action, first + 1, decision[rows, first])
 
 
@@ -111,7 +111,7 @@ def _horizon(rounds: int, cfg: MediatorConfig) -> int:
     return min(rounds, cfg.t_max)
 
 
-def score_states(state: RoundState, cfg: MediatorConfig) -> Scored:
+def score_states(state: RoundState, cfg: MediatorConfig) -> Trajectory:
     """Run the policy over precomputed states with batch shape (N, T)."""
     tg = targets(state, cfg)
     certified = certify(state.energy, state.margin, cfg)
@@ -124,7 +124,7 @@ def score_states(state: RoundState, cfg: MediatorConfig) -> Scored:
                    steer_fields, cfg)
 
 
-def score_probabilities(panel: Panel, probs: np.ndarray, cfg: MediatorConfig) -> Scored:
+def score_probabilities(panel: Panel, probs: np.ndarray, cfg: MediatorConfig) -> Trajectory:
     """Score probability-vector reports of shape (N, T, A, K) (general batched path)."""
     arr = np.asarray(probs, dtype=float)
     if arr.ndim != 4:
@@ -134,7 +134,7 @@ def score_probabilities(panel: Panel, probs: np.ndarray, cfg: MediatorConfig) ->
 
 
 def score_reports(panel: Panel, reports: np.ndarray, cfg: MediatorConfig, *,
-                  detail: bool = False, table: bool = True) -> Scored:
+                  detail: bool = False, table: bool = True) -> Trajectory:
     """Score label reports of shape (N, T, A).
 
     detail : also return the full per-round :class:`RoundState` (posteriors, pooled ...).

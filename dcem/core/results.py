@@ -9,6 +9,7 @@ import numpy as np
 from dcem.core.config import MediatorConfig
 from dcem.core.panel import Panel
 from dcem.core.policy import Action
+from dcem.core.replay import Trajectory
 from dcem.core.vocabulary import DEFAULT_METHODS
 
 __all__ = ["METHODS", "MethodRun", "ScenarioResult", "decided_run"]
@@ -19,7 +20,11 @@ METHODS = DEFAULT_METHODS
 
 @dataclass(frozen=True, eq=False)
 class MethodRun:
-    """One method's run over the N evaluation cases of a (scenario, seed).
+    """One method's outcome on a set of N cases: the project's one result type.
+
+    Baselines (:mod:`dcem.core.baselines`), live deliberation
+    (:func:`dcem.core.deliberation.deliberate`) and the experiments all return it;
+    :func:`dcem.analysis.metrics.evaluate_run` adds the metrics against the truth.
 
     Attributes
     ----------
@@ -40,6 +45,9 @@ class MethodRun:
         argmax labels and the mediated methods are scored on the vectors.
     turns : one dict per agent turn (language-model agents): case (index), round,
         agent, note, reply, label, probabilities, error, cached, cache_key.
+    trajectory : the mediator's per-round record (energy, margin, descent, decision,
+        action, steer target, certified, budget, each (N, T)) of a live mediated run,
+        else None.
     """
 
     method: str
@@ -53,6 +61,7 @@ class MethodRun:
     steer_features: dict[tuple[int, int], tuple[str, ...]] = field(default_factory=dict)
     probabilities: np.ndarray | None = None
     turns: list[dict[str, Any]] = field(default_factory=list)
+    trajectory: Trajectory | None = None
 
 
 def decided_run(method: str, reports: np.ndarray, decision: np.ndarray,

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from dcem.core.policy import NO_TARGET, Action
-from dcem.core.replay import Scored, score_probabilities, score_reports
+from dcem.core.replay import Trajectory, score_probabilities, score_reports
 from dcem.core.results import MethodRun, ScenarioResult
 from dcem.core.state import RoundState
 from dcem.core.vocabulary import mediated_methods
@@ -110,7 +110,7 @@ def _run_probabilities(run: MethodRun, reports: np.ndarray) -> np.ndarray | None
 
 
 def _replay_detail(result: ScenarioResult, method: str, reports: np.ndarray,
-                   probs: np.ndarray | None) -> Scored:
+                   probs: np.ndarray | None) -> Trajectory:
     """Detailed replay of a mediated method's trajectories (N, T, A), with its escalation.
 
     The horizon is raised to T when the cell's config is shorter.  Uses the
@@ -140,7 +140,7 @@ def _add_state_columns(frame: pd.DataFrame, st: RoundState, flat: int) -> None:
     frame["e_margin"] = _flat_rows(st.margin_term, flat)
 
 
-def _add_policy_columns(frame: pd.DataFrame, sc: Scored, features: dict[tuple[int, int], tuple[str, ...]],
+def _add_policy_columns(frame: pd.DataFrame, sc: Trajectory, features: dict[tuple[int, int], tuple[str, ...]],
                         n: int, rounds: int) -> None:
     """Descent, action, steer target and S(t), certified and budget columns (N * T rows)."""
     flat = n * rounds

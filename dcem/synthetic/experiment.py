@@ -28,7 +28,7 @@ from dcem.core.baselines import fixed_pool, single_best
 from dcem.calibration import fitting as calibration
 from dcem.calibration.fitting import ALPHA, estimate_confusion, estimate_prior
 from dcem.core.config import MediatorConfig
-from dcem.core.deliberation import LiveRun, deliberate
+from dcem.core.deliberation import deliberate
 from dcem.errors import InputError
 from dcem.analysis.metrics import evaluate_run, single_agent_high_risk_miss
 from dcem.core.panel import Panel
@@ -59,11 +59,6 @@ _STREAMS = ("data", "eval_data", "calibration", "tune", "tune_compliance", "eval
 
 def seed_streams(seed: int) -> dict[str, np.random.SeedSequence]:
     return dict(zip(_STREAMS, np.random.SeedSequence(seed).spawn(len(_STREAMS))))
-
-
-def _live(method: str, run: LiveRun) -> MethodRun:
-    return MethodRun(method, run.reports, run.outcome_action, run.outcome_decision, run.outcome_round,
-                     run.outcome_certified, run.outcome_budget, steer_features=dict(run.steer_features))
 
 
 def _ablation(panel: Panel, cfg: MediatorConfig, make_agents: Callable[[float], RuleAgents],
@@ -163,7 +158,8 @@ def _methods(world: _World, cfg: MediatorConfig, xi: float, free_rounds: int, ka
         "pool": fixed_pool(panel, first, world.cal_acc, cfg),
     }
     for method, escalates in mediated_methods().items():
-        runs[method] = _live(method, deliberate(panel, world.eval_agents(xi), cfg.with_changes(escalation=escalates)))
+        runs[method] = deliberate(panel, world.eval_agents(xi), cfg.with_changes(escalation=escalates),
+                                  method=method)
     return {m: evaluate_run(runs[m], truth=truth, loss=panel.loss, high_risk=HIGH_RISK) for m in METHODS}
 
 

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from dcem.core.config import MediatorConfig
 from dcem.core.panel import Panel, three_level_loss
 from dcem.core.policy import NO_TARGET, Action
-from dcem.core.replay import Scored, score_probabilities, score_reports, score_states
+from dcem.core.replay import Trajectory, score_probabilities, score_reports, score_states
 from dcem.core.state import assess_reports
 
 from . import reference as ref
@@ -37,7 +37,7 @@ def _close(x: float, y: float) -> bool:
     return math.isclose(float(x), y, rel_tol=1e-9, abs_tol=1e-12)
 
 
-def _assert_matches(sc: Scored, refs: list[ref.RefCase], detail: bool) -> int:
+def _assert_matches(sc: Trajectory, refs: list[ref.RefCase], detail: bool) -> int:
     """Compare every non-fragile round and every comparable outcome; return how many
     rounds were compared."""
     compared = 0

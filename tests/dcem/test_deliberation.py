@@ -70,13 +70,13 @@ def test_live_loop_equals_replay_of_its_recorded_reports(scen_name: str, cfg: Me
     np.testing.assert_array_equal(sc.outcome_action, live.outcome_action)
     np.testing.assert_array_equal(sc.outcome_round, live.outcome_round)
     np.testing.assert_array_equal(sc.outcome_decision, live.outcome_decision)
-    np.testing.assert_array_equal(sc.outcome_certified, live.outcome_certified)
-    np.testing.assert_array_equal(sc.outcome_budget, live.outcome_budget)
+    np.testing.assert_array_equal(sc.outcome_certified, live.certified)
+    np.testing.assert_array_equal(sc.outcome_budget, live.budget)
     # every round up to and including the first terminal one matches action by action
     upto = np.arange(cfg.t_max)[None, :] < live.outcome_round[:, None]
-    np.testing.assert_array_equal(np.where(upto, sc.action, -1), np.where(upto, live.action, -1))
+    np.testing.assert_array_equal(np.where(upto, sc.action, -1), np.where(upto, live.trajectory.action, -1))
     np.testing.assert_array_equal(np.where(upto, sc.steer_alternative, -9),
-                                  np.where(upto, live.steer_alternative, -9))
+                                  np.where(upto, live.trajectory.steer_alternative, -9))
     assert not (live.outcome_action == Action.PENDING).any()
 
 
@@ -87,11 +87,11 @@ def test_steers_reach_agents_and_features_are_recorded() -> None:
     cfg = MediatorConfig(prior="empirical", eps_safe=0.0, eps_low=50.0)  # never stops early
     live = deliberate(panel, scripted, cfg)
     steered = {(int(c), r.t) for r in scripted.requests for c in r.cases}
-    marked = {(int(i), int(t) + 1) for i, t in zip(*np.nonzero(live.action == Action.DIFFERENTIAL_STEER))}
+    marked = {(int(i), int(t) + 1) for i, t in zip(*np.nonzero(live.trajectory.action == Action.DIFFERENTIAL_STEER))}
     assert steered == marked == set(live.steer_features)
     assert all(live.steer_features[(i, t)] == (f"cue-{i}",) for i, t in steered)
     for r in scripted.requests:
-        np.testing.assert_array_equal(r.agent, live.steer_agent[r.cases, r.t - 1])
+        np.testing.assert_array_equal(r.agent, live.trajectory.steer_agent[r.cases, r.t - 1])
         assert r.agent_risk.shape == (r.cases.size, 2)
 
 
@@ -103,7 +103,7 @@ def test_no_steers_after_terminal_when_asked() -> None:
     on, off = Scripted(reports), Scripted(reports)
     live_on = deliberate(panel, on, cfg, steer_after_terminal=True)
     live_off = deliberate(panel, off, cfg, steer_after_terminal=False)
-    np.testing.assert_array_equal(live_on.action, live_off.action)  # scripted reports: same path
+    np.testing.assert_array_equal(live_on.trajectory.action, live_off.trajectory.action)  # scripted reports: same path
     for r in off.requests:
         assert (live_off.outcome_round[r.cases] >= r.t).all()
     assert sum(r.cases.size for r in on.requests) > sum(r.cases.size for r in off.requests)
@@ -116,11 +116,11 @@ def test_steering_changes_only_the_steered_agent_of_the_steered_case() -> None:
                         compliance_rng=np.random.default_rng(5), xi=1.0, steering=SteeringConfig())
     before = agents.weights.copy()
     live = deliberate(panel, agents, MediatorConfig(prior="empirical", t_max=3, eps_safe=0.0))
-    case, rnd = np.nonzero(live.action == Action.DIFFERENTIAL_STEER)
+    case, rnd = np.nonzero(live.trajectory.action == Action.DIFFERENTIAL_STEER)
     assert case.size
     changed = np.abs(agents.weights - before).sum(axis=2) > 0
     expected = np.zeros_like(changed)
-    expected[case, live.steer_agent[case, rnd]] = True
+    expected[case, live.trajectory.steer_agent[case, rnd]] = True
     np.testing.assert_array_equal(changed, expected)
 
 
@@ -181,7 +181,7 @@ def test_probability_reports_are_mediated_and_replay_identically() -> None:
     np.testing.assert_array_equal(replay.outcome_action, run.outcome_action)
     np.testing.assert_array_equal(replay.outcome_round, run.outcome_round)
     np.testing.assert_array_equal(replay.outcome_decision, run.outcome_decision)
-    assert agents.steers == int((run.action == 1).sum())
+    assert agents.steers == int((run.trajectory.action == 1).sum())
     with pytest.raises(InputError, match="expected probabilities of shape"):
         bad = _SoftAgents(truth, k + 1, rng)
         deliberate(panel, bad, cfg)

@@ -14,7 +14,7 @@ import pytest
 from dcem.core.config import MediatorConfig
 from dcem.core.panel import Panel
 from dcem.core.policy import NO_TARGET, Action
-from dcem.core.replay import Scored, score_states
+from dcem.core.replay import Trajectory, score_states
 from dcem.core.state import RoundState, assess_reports
 
 from .stepwise import round_by_round
@@ -48,7 +48,7 @@ def _state(energy: list[float], *, margin: float | list[float] = 0.0,
         dangerous_miss=per_round(miss, 2).astype(np.int64))
 
 
-def _run(state: RoundState, **changes: object) -> Scored:
+def _run(state: RoundState, **changes: object) -> Trajectory:
     cfg = MediatorConfig(**{**BASE, **changes})
     sc = score_states(state, cfg)
     loop = round_by_round(state, cfg)
@@ -58,7 +58,7 @@ def _run(state: RoundState, **changes: object) -> Scored:
     return sc
 
 
-def _actions(sc: Scored) -> list[int]:
+def _actions(sc: Trajectory) -> list[int]:
     return sc.action[0].tolist()
 
 

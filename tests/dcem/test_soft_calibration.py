@@ -10,7 +10,7 @@ from dcem.calibration.fitting import ThresholdGrid, costed_objective, fit_thresh
 from dcem.core.config import MediatorConfig
 from dcem.errors import InputError
 from dcem.core.posterior import report_posteriors, soft_report_posteriors
-from dcem.core.replay import Scored, score_probabilities, score_reports, score_states
+from dcem.core.replay import Trajectory, score_probabilities, score_reports, score_states
 from dcem.core.soft import argmax_labels
 from dcem.core.state import assess_probabilities, assess_reports
 
@@ -20,7 +20,7 @@ OUTCOME_FIELDS = ("action", "certified", "budget", "outcome_action", "outcome_ro
                   "steer_agent", "steer_current", "steer_alternative")
 
 
-def _assert_same(a: Scored, b: Scored) -> None:
+def _assert_same(a: Trajectory, b: Trajectory) -> None:
     for name in OUTCOME_FIELDS:
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
     np.testing.assert_array_equal(a.energy, b.energy)

@@ -49,7 +49,7 @@ def test_panel_sends_notes_and_steers_and_rerun_is_fully_cached(store: Store) ->
     panel = LlmPanel(agents, ["c1", "c2"], ["runny nose", "itchy rash after shrimp"], run_id="r1")
     run = deliberate(_panel(), panel, cfg)
     assert run.probabilities is not None and run.probabilities.shape == (2, 4, 2, 3)
-    steered = int((run.action == 1).sum())
+    steered = int((run.trajectory.action == 1).sum())
     assert steered >= 1 and len(panel.cues) == steered
     assert all(c == ["hives", "wheeze"] for c in panel.cues.values())
     sent = [m[-1].content for b in backends for kind, m in b.calls if kind == "score"]
