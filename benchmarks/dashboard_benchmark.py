@@ -26,8 +26,8 @@ sys.path.insert(0, str(ROOT))
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from dcem.core.config import MediatorConfig  # noqa: E402
-from dcem.synthetic.spec import SyntheticSpec, run_synthetic  # noqa: E402
 from dcem.store.database import Store  # noqa: E402
+from dcem.synthetic.spec import SyntheticSpec, run_synthetic  # noqa: E402
 
 PAGES = ("overview", "calibration", "whatif", "walkthrough", "experiments", "review")
 

@@ -15,6 +15,7 @@ from clinical.datasets import ClinicalCase
 from runtime.llama_backend import LlamaCppBackend
 from runtime.messages import GenerationOptions, Message
 
+
 def maxrss_mb() -> float:
     """Peak resident set size of this process so far (ru_maxrss is in KiB on Linux)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0

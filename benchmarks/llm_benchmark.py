@@ -62,20 +62,18 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import llama_cpp  # noqa: E402
+from llm_bench_util import CountingBackend, cold_score, maxrss_mb, med, pick_cases, raw_eval, rss_mb, timed  # noqa: E402
 
 import runtime.llama_backend as llama_backend  # noqa: E402
+from clinical.datasets import ClinicalCase, load_dataset  # noqa: E402
 from dcem.core.config import MediatorConfig  # noqa: E402
 from dcem.store.database import Store  # noqa: E402
+from dcem_clinical.agent import DiagnosticAgent  # noqa: E402
 from dcem_clinical.call_log import call_count  # noqa: E402
 from dcem_clinical.cell import run_clinical_cell  # noqa: E402
-from clinical.datasets import ClinicalCase, load_dataset  # noqa: E402
+from dcem_clinical.prompts import continue_note, letters  # noqa: E402
 from dcem_clinical.run import ClinicalSpec, make_backend, run_clinical  # noqa: E402
 from runtime.llama_backend import LlamaCppBackend  # noqa: E402
-from dcem_clinical.agent import DiagnosticAgent  # noqa: E402
-from dcem_clinical.prompts import continue_note, letters  # noqa: E402
-
-from llm_bench_util import (CountingBackend, cold_score, maxrss_mb, med, pick_cases,  # noqa: E402
-                            raw_eval, rss_mb, timed)
 
 SMOL, GEMMA = "smollm2-135m", "gemma3-270m"
 

@@ -34,12 +34,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from dcem.analysis.whatif import load_run_replay, rescore, sweep  # noqa: E402
 from dcem.core.config import MediatorConfig  # noqa: E402
 from dcem.core.vocabulary import SCENARIOS  # noqa: E402
 from dcem.store.database import Store  # noqa: E402
 from dcem.synthetic.experiment import run_cell  # noqa: E402
-from dcem.analysis.whatif import load_run_replay, rescore, sweep  # noqa: E402
-
 
 
 def best_of(fn: Callable[[], object], repeats: int) -> float:

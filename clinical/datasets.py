@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from common.errors import InputError
 from clinical import ddxplus, medqa_tri
 from clinical.splits import stratified_split
+from common.errors import InputError
 
 __all__ = ["ClinicalCase", "ClinicalDataset", "DATASETS", "load_dataset"]
 

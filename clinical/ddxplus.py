@@ -36,10 +36,10 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from common.errors import InputError
-from common.loss import three_level_loss
 from clinical.ddxplus_vignette import MAX_VIGNETTE_CHARS, render_vignette
 from clinical.splits import stratified_split as _stratified_split
+from common.errors import InputError
+from common.loss import three_level_loss
 
 __all__ = ["LABELS", "HIGH_RISK", "HIGH_RISK_INDICES", "L_HIGH", "PATHOLOGY_TO_LABEL",
            "DEFAULT_CSV", "EVIDENCES_FILE", "Case", "Ddxplus8Data", "ddxplus_loss",

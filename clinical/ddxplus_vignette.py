@@ -27,8 +27,8 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Mapping
 
-from common.errors import InputError
 from clinical.ddxplus_phrasing import pronouns_for, question_to_clause, value_text
+from common.errors import InputError
 
 __all__ = ["MAX_VIGNETTE_CHARS", "OMITTED_SUFFIX", "GROUP_HEADINGS", "CHILD_LABELS", "NO_VALUE_TEXT",
            "parse_evidence", "render_vignette"]

@@ -31,11 +31,11 @@ from typing import Callable, Iterable, Literal, Sequence
 
 import numpy as np
 
-from common.errors import InputError
-from common.loss import three_level_loss
 from clinical.medqa_stem_filter import is_diagnosis_stem
 from clinical.medqa_tri_keywords import MEDQA_TRI_LABELS, map_specialty
 from clinical.splits import stratified_split as _stratified_split
+from common.errors import InputError
+from common.loss import three_level_loss
 
 __all__ = [
     "LABELS",

@@ -28,8 +28,8 @@ from typing import Sequence
 
 import numpy as np
 
-from common.errors import InputError
 from clinical.question_sources import READERS, SourceRow
+from common.errors import InputError
 
 __all__ = ["QuestionItem", "BENCHMARKS", "DEFAULT_DATA_DIR", "load_benchmark", "load_jsonl_items",
            "parse_jsonl_items", "sample_items"]

@@ -69,8 +69,8 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 def _cmd_run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from dcem.synthetic.spec import SyntheticSpec, run_synthetic
     from dcem.store.database import Store
+    from dcem.synthetic.spec import SyntheticSpec, run_synthetic
 
     scenarios = tuple(s.strip() for s in args.scenarios.split(",") if s.strip())
     if args.seeds < 1:
@@ -146,8 +146,7 @@ def _clinical_report(args: argparse.Namespace, frames: list[Any], kinds: dict[st
 
 
 def _synthetic_report(args: argparse.Namespace, run_id: str, metrics: Any, ablation: Any) -> int:
-    from dcem.analysis.report import (comparison_table, compliance_table, escalation_table, format_table,
-                             report_dict)
+    from dcem.analysis.report import comparison_table, compliance_table, escalation_table, format_table, report_dict
 
     if args.json:
         json.dump({"run_id": run_id, **report_dict(metrics, ablation)}, sys.stdout, default=str)

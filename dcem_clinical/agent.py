@@ -22,9 +22,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from dcem.errors import ConfigError
+from dcem_clinical.prompts import case_prompt, cue_request, letters, system_prompt
 from runtime.backends import Backend
 from runtime.messages import GenerationOptions, Message, Role
-from dcem_clinical.prompts import case_prompt, cue_request, letters, system_prompt
 
 __all__ = ["AgentReport", "DiagnosticAgent", "MODES", "parse_json_reply", "parse_cues"]
 

@@ -28,26 +28,25 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from dcem.core.baselines import (best_agent, fixed_pool_probabilities, pooled_decision_probabilities,
-                                 single_best)
+from clinical.datasets import ClinicalCase, ClinicalDataset
+from dcem.analysis.metrics import evaluate_run
 from dcem.calibration.fitting import ALPHA, estimate_confusion, estimate_prior, fit_thresholds
+from dcem.core.baselines import best_agent, fixed_pool_probabilities, pooled_decision_probabilities, single_best
 from dcem.core.config import MediatorConfig
 from dcem.core.deliberation import deliberate
-from dcem.errors import InputError
-from dcem.analysis.metrics import evaluate_run
 from dcem.core.panel import Panel
 from dcem.core.policy import Action
 from dcem.core.results import METHODS, MethodRun, ScenarioResult, decided_run
 from dcem.core.vocabulary import mediated_methods
-from dcem.synthetic.rule_agents import agent_accuracy
+from dcem.errors import InputError
 from dcem.store.database import Store
-from runtime.backends import Backend
-from dcem_clinical.call_log import LoggedAgent
-from clinical.datasets import ClinicalCase, ClinicalDataset
+from dcem.synthetic.rule_agents import agent_accuracy
 from dcem_clinical.agent import DiagnosticAgent
+from dcem_clinical.call_log import LoggedAgent
 from dcem_clinical.panel import FreeTalkPanel, LlmPanel
-from runtime.messages import GenerationOptions
 from dcem_clinical.roles import scenario_roles
+from runtime.backends import Backend
+from runtime.messages import GenerationOptions
 
 __all__ = ["AGENT_NAMES", "CellSettings", "run_clinical_cell", "action_mix", "turns_per_cell"]
 

@@ -23,9 +23,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from dcem.core.deliberation import SteerRequest
-from runtime.backends import BackendError
 from dcem_clinical.call_log import CallContext, LoggedAgent
 from dcem_clinical.prompts import continue_note, peer_note, steer_note
+from runtime.backends import BackendError
 
 __all__ = ["LlmPanel", "FreeTalkPanel"]
 

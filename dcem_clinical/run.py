@@ -12,16 +12,16 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Sequence
 
-from dcem.core.config import MediatorConfig
-from dcem.errors import ConfigError
-from dcem.core.results import ScenarioResult
-from dcem.store.grid import GridPlan, Progress, RunSummary, run_grid
-from dcem.store.database import Store
-from runtime.backends import Backend
-from dcem_clinical.cell import CellSettings, run_clinical_cell, turns_per_cell
 from clinical.datasets import DATASETS, load_dataset
-from dcem_clinical.agent import MODES
+from dcem.core.config import MediatorConfig
+from dcem.core.results import ScenarioResult
 from dcem.core.vocabulary import SCENARIOS
+from dcem.errors import ConfigError
+from dcem.store.database import Store
+from dcem.store.grid import GridPlan, Progress, RunSummary, run_grid
+from dcem_clinical.agent import MODES
+from dcem_clinical.cell import CellSettings, run_clinical_cell, turns_per_cell
+from runtime.backends import Backend
 
 __all__ = ["ClinicalSpec", "run_clinical", "make_backend", "DEFAULT_AGENTS"]
 

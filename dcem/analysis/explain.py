@@ -20,10 +20,10 @@ from typing import Any, Mapping
 import numpy as np
 
 from dcem.core.config import MediatorConfig
-from dcem.errors import InputError
 from dcem.core.panel import Panel
-from dcem.core.policy import Action, NO_TARGET
+from dcem.core.policy import NO_TARGET, Action
 from dcem.core.replay import score_reports
+from dcem.errors import InputError
 
 __all__ = ["parse_episode", "explain_episode", "explain"]
 

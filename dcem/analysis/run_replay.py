@@ -18,13 +18,13 @@ from typing import Any
 import numpy as np
 
 from dcem.core.config import MediatorConfig
-from dcem.errors import InputError
 from dcem.core.panel import Panel
 from dcem.core.replay import TABLE_LIMIT
 from dcem.core.replay_kernel import Targets
 from dcem.core.soft import check_probabilities
 from dcem.core.state import RoundState, check_reports
 from dcem.core.vocabulary import mediated_methods
+from dcem.errors import InputError
 from dcem.store.database import Store, StoreError
 
 __all__ = ["ReplayCell", "RunReplay", "load_run_replay"]

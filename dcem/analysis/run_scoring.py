@@ -20,17 +20,17 @@ from typing import Any
 
 import numpy as np
 
+from dcem.analysis.metrics import episode_metrics
+from dcem.analysis.run_replay import RunReplay
 from dcem.core.config import MediatorConfig
 from dcem.core.energy import windowed_descent
-from dcem.errors import InputError
-from dcem.analysis.metrics import episode_metrics
 from dcem.core.panel import validate_loss
 from dcem.core.policy import Action
 from dcem.core.replay import Trajectory, score_reports, score_states
 from dcem.core.replay_kernel import Targets, certify, challenge_codes, policy_over_rounds, targets
-from dcem.analysis.run_replay import RunReplay
 from dcem.core.state import RoundState, assess_probabilities, assess_reports
 from dcem.core.vocabulary import mediated_methods
+from dcem.errors import InputError
 
 __all__ = ["THRESHOLD_FIELDS", "ROUND_ACTIONS", "RunOutcomes", "check_loss", "cell_configs",
            "cell_losses", "score_run", "pooled_metrics"]

@@ -39,13 +39,21 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from dcem.core.config import MediatorConfig
-from dcem.errors import ConfigError, InputError
 from dcem.analysis.metrics import METRIC_NAMES
-from dcem.core.policy import Action
 from dcem.analysis.run_replay import ReplayCell, RunReplay, load_run_replay
-from dcem.analysis.run_scoring import (ROUND_ACTIONS, THRESHOLD_FIELDS, RunOutcomes, cell_configs, cell_losses,
-                              check_loss, pooled_metrics, score_run)
+from dcem.analysis.run_scoring import (
+    ROUND_ACTIONS,
+    THRESHOLD_FIELDS,
+    RunOutcomes,
+    cell_configs,
+    cell_losses,
+    check_loss,
+    pooled_metrics,
+    score_run,
+)
+from dcem.core.config import MediatorConfig
+from dcem.core.policy import Action
+from dcem.errors import ConfigError, InputError
 
 __all__ = ["ReplayCell", "RunReplay", "WhatIfResult", "THRESHOLD_FIELDS", "SWEEP_PARAMETERS",
            "SWEEP_COLUMNS", "load_run_replay", "rescore", "baseline_metrics", "sweep"]

@@ -38,12 +38,12 @@ from typing import Any
 import numpy as np
 
 from dcem.core.config import MediatorConfig
-from dcem.errors import InputError
 from dcem.core.panel import Panel
 from dcem.core.policy import Action
 from dcem.core.replay import Trajectory, score_reports, score_states
 from dcem.core.soft import check_probabilities
 from dcem.core.state import RoundState, assess_probabilities
+from dcem.errors import InputError
 
 __all__ = [
     "ALPHA", "C_ESC", "C_ROUND", "estimate_confusion", "estimate_prior", "costed_objective",

@@ -31,15 +31,14 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 import pandas as pd
 
+from dcem.calibration.csv_import import CSV_COLUMNS, MAX_BYTES, MAX_ROWS, parse_csv_rows, validate_label_list
 from dcem.calibration.fitting import ALPHA, estimate_confusion, estimate_prior
-from dcem.calibration.csv_import import (CSV_COLUMNS, MAX_BYTES, MAX_ROWS, parse_csv_rows,
-                                  validate_label_list)
-from dcem.errors import InputError
 from dcem.core.panel import Panel
+from dcem.errors import InputError
+from dcem.synthetic.experiment import N_TUNE, seed_streams
+from dcem.synthetic.generator import LABELS, generate
 from dcem.synthetic.rule_agents import RuleAgents
 from dcem.synthetic.rule_agents import scenario as build_scenario
-from dcem.synthetic.generator import LABELS, generate
-from dcem.synthetic.experiment import N_TUNE, seed_streams
 
 if TYPE_CHECKING:
     from dcem.store.database import Store

@@ -35,12 +35,12 @@ import numpy as np
 
 from dcem.core.config import MediatorConfig
 from dcem.core.energy import windowed_descent
-from dcem.errors import InputError
 from dcem.core.panel import Panel
 from dcem.core.policy import Action, StepResult, policy_step
 from dcem.core.replay import Trajectory
 from dcem.core.results import MethodRun
 from dcem.core.state import RoundState, assess_probabilities, assess_reports
+from dcem.errors import InputError
 
 __all__ = ["SteerRequest", "Agents", "deliberate", "first_terminal"]
 

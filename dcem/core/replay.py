@@ -22,11 +22,11 @@ import numpy as np
 
 from dcem.core.config import MediatorConfig
 from dcem.core.energy import windowed_descent
-from dcem.errors import InputError
 from dcem.core.panel import Panel
 from dcem.core.policy import NO_TARGET, Action
 from dcem.core.replay_kernel import certify, challenge_codes, policy_over_rounds, targets
 from dcem.core.state import RoundState, assess_probabilities, assess_reports, check_reports
+from dcem.errors import InputError
 
 __all__ = ["Trajectory", "score_reports", "score_probabilities", "score_states", "TABLE_LIMIT"]
 

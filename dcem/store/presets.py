@@ -15,11 +15,11 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from dcem.core.config import MediatorConfig
-from dcem.errors import InputError
-from dcem.core.panel import validate_loss
-from dcem.store.database import Store
 from common.transactions import cursor, run_in_transaction
+from dcem.core.config import MediatorConfig
+from dcem.core.panel import validate_loss
+from dcem.errors import InputError
+from dcem.store.database import Store
 
 __all__ = ["MAX_NAME", "MAX_NOTE", "save_preset", "list_presets", "load_preset", "preset_history"]
 

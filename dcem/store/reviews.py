@@ -29,12 +29,12 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from dcem.core.config import MediatorConfig
-from dcem.errors import InputError
-from dcem.core.vocabulary import mediated_methods
-from dcem.store.database import Store, StoreError
 from common.transactions import cursor, run_in_transaction
 from dcem.analysis.walkthrough import TURN_COLUMNS, agent_turns, case_agents
+from dcem.core.config import MediatorConfig
+from dcem.core.vocabulary import mediated_methods
+from dcem.errors import InputError
+from dcem.store.database import Store, StoreError
 
 __all__ = ["MAX_COMMENT", "MAX_REVIEWER", "REVIEW_COLUMNS", "QUEUE_COLUMNS", "CALIBRATION_COLUMNS",
            "record_review", "review_history", "current_reviews", "escalation_queue",

@@ -24,23 +24,23 @@ from typing import Any, Callable
 
 import numpy as np
 
-from dcem.core.baselines import fixed_pool, single_best
+from dcem.analysis.metrics import evaluate_run, single_agent_high_risk_miss
 from dcem.calibration import fitting as calibration
 from dcem.calibration.fitting import ALPHA, estimate_confusion, estimate_prior
+from dcem.core.baselines import fixed_pool, single_best
 from dcem.core.config import MediatorConfig
 from dcem.core.deliberation import deliberate
-from dcem.errors import InputError
-from dcem.analysis.metrics import evaluate_run, single_agent_high_risk_miss
 from dcem.core.panel import Panel
 from dcem.core.policy import Action
 from dcem.core.replay import score_reports
 from dcem.core.results import METHODS, MethodRun, ScenarioResult
-from dcem.core.vocabulary import mediated_methods
-from dcem.synthetic.rule_agents import SCENARIO_NAMES, RuleAgents, agent_accuracy
-from dcem.synthetic.rule_agents import scenario as build_scenario
 from dcem.core.steering import SteeringConfig, contrastive_template
+from dcem.core.vocabulary import mediated_methods
+from dcem.errors import InputError
 from dcem.synthetic.free_discussion import KAPPA, free_discussion
 from dcem.synthetic.generator import HIGH_RISK, LABELS, generate, rule_activations, synthetic_loss
+from dcem.synthetic.rule_agents import SCENARIO_NAMES, RuleAgents, agent_accuracy
+from dcem.synthetic.rule_agents import scenario as build_scenario
 
 __all__ = ["ABLATION_XI", "ABLATION_HORIZON", "CHECKPOINTS", "DEFAULT_CONFIG", "run_cell", "seed_streams"]
 

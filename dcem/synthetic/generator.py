@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dcem.errors import InputError
 from dcem.core.panel import three_level_loss
+from dcem.errors import InputError
 
 __all__ = [
     "N_FEATURES", "LABELS", "HIGH_RISK", "L_HIGH", "Rule", "GROUND_TRUTH_RULES",

@@ -23,10 +23,9 @@ from typing import Sequence
 import numpy as np
 
 from dcem.core.deliberation import SteerRequest
+from dcem.core.steering import SteeringConfig, comply, distinguishing_rules, recommend, update_mask
 from dcem.core.vocabulary import SCENARIOS
 from dcem.errors import InputError
-from dcem.core.steering import (SteeringConfig, comply, distinguishing_rules, recommend,
-                           update_mask)
 from dcem.synthetic.generator import LABELS, Rule, rule_activations, rule_scores
 
 __all__ = [

@@ -11,9 +11,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable
 
 from dcem.core.config import MediatorConfig
+from dcem.core.results import ScenarioResult
 from dcem.core.vocabulary import SCENARIOS
 from dcem.errors import ConfigError
-from dcem.core.results import ScenarioResult
 from dcem.store.database import Store
 from dcem.store.grid import GridPlan, Progress, RunSummary, run_grid
 

@@ -11,10 +11,20 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dcem.errors import InputError
-from clinical.ddxplus import (DEFAULT_CSV, HIGH_RISK, LABELS, PATHOLOGY_TO_LABEL, Case, ddxplus_loss,
-                         load_ddxplus8, load_evidences, read_ddxplus8, stratified_split)
+from clinical.ddxplus import (
+    DEFAULT_CSV,
+    HIGH_RISK,
+    LABELS,
+    PATHOLOGY_TO_LABEL,
+    Case,
+    ddxplus_loss,
+    load_ddxplus8,
+    load_evidences,
+    read_ddxplus8,
+    stratified_split,
+)
 from clinical.ddxplus_vignette import OMITTED_SUFFIX, render_vignette
+from dcem.errors import InputError
 
 DATA = DEFAULT_CSV.parent
 EXPECTED_COUNTS = {"Anaphylaxis": 89, "Pulmonary_embolism": 81, "NSTEMI_STEMI": 56,

@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dcem.errors import InputError
 from clinical.medqa_stem_filter import ask_sentence
 from clinical.medqa_tri import (
     ANSWER_PREFIX,
@@ -22,6 +21,7 @@ from clinical.medqa_tri import (
     medqa_tri_loss,
     stratified_split,
 )
+from dcem.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "data" / "medqa" / "medqa_us_4opt_test.jsonl"

@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from common.errors import InputError
 from clinical.question_sources import READERS
 from clinical.questions import (
     BENCHMARKS,
@@ -19,6 +18,7 @@ from clinical.questions import (
     parse_jsonl_items,
     sample_items,
 )
+from common.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -4,19 +4,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dcem.core.baselines import best_agent, fixed_pool, single_best
-from dcem.synthetic.free_discussion import free_discussion
 from dcem.calibration.fitting import estimate_confusion, estimate_prior
+from dcem.core.baselines import best_agent, fixed_pool, single_best
 from dcem.core.config import MediatorConfig
 from dcem.core.decision import bayes_decision
-from dcem.errors import InputError
 from dcem.core.panel import Panel
 from dcem.core.policy import Action
 from dcem.core.pooling import log_pool
 from dcem.core.posterior import report_posteriors
-from dcem.synthetic.rule_agents import RuleAgents, scenario
 from dcem.core.state import assess_reports
+from dcem.errors import InputError
+from dcem.synthetic.free_discussion import free_discussion
 from dcem.synthetic.generator import LABELS, generate, synthetic_loss
+from dcem.synthetic.rule_agents import RuleAgents, scenario
 
 
 @pytest.fixture(scope="module")

@@ -4,12 +4,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dcem.calibration.fitting import (costed_objective, estimate_confusion, estimate_prior,
-                              fit_thresholds)
+from dcem.calibration.fitting import costed_objective, estimate_confusion, estimate_prior, fit_thresholds
 from dcem.core.config import MediatorConfig
-from dcem.errors import InputError
 from dcem.core.panel import Panel
 from dcem.core.replay import score_reports
+from dcem.errors import InputError
 from dcem.synthetic.generator import LABELS, synthetic_loss
 
 

@@ -7,13 +7,18 @@ import numpy as np
 import pytest
 
 from dcem.calibration.fitting import estimate_confusion, estimate_prior
-from dcem.calibration.sets import (CalibrationSet, example_csv, parse_calibration_csv,
-                                   stored_run_calibration_set, synthetic_calibration_set)
-from dcem.errors import InputError
+from dcem.calibration.sets import (
+    CalibrationSet,
+    example_csv,
+    parse_calibration_csv,
+    stored_run_calibration_set,
+    synthetic_calibration_set,
+)
 from dcem.core.panel import Panel
+from dcem.errors import InputError
 from dcem.store.database import Store, StoreError
-from dcem.synthetic.generator import synthetic_loss
 from dcem.synthetic.experiment import run_cell
+from dcem.synthetic.generator import synthetic_loss
 
 ROOT = Path(__file__).resolve().parents[2]
 

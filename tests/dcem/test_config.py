@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from dcem.core.config import MediatorConfig
-from dcem.errors import ConfigError, DcemError, InputError
 from dcem.core.panel import Panel, three_level_loss
 from dcem.core.replay import score_probabilities, score_reports
+from dcem.errors import ConfigError, DcemError, InputError
 
 LABELS = ("a", "b", "c")
 CONF = np.array([[[0.8, 0.1, 0.1], [0.1, 0.8, 0.1], [0.1, 0.1, 0.8]]] * 2)

@@ -9,13 +9,13 @@ import pytest
 from dcem.calibration.fitting import estimate_confusion, estimate_prior
 from dcem.core.config import MediatorConfig
 from dcem.core.deliberation import Agents, SteerRequest, deliberate
-from dcem.errors import InputError
 from dcem.core.panel import Panel
 from dcem.core.policy import Action
 from dcem.core.replay import score_reports
-from dcem.synthetic.rule_agents import RuleAgents, scenario
 from dcem.core.steering import SteeringConfig
+from dcem.errors import InputError
 from dcem.synthetic.generator import LABELS, generate, synthetic_loss
+from dcem.synthetic.rule_agents import RuleAgents, scenario
 
 
 class Scripted:

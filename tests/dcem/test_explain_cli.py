@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from dcem.cli import main
 from dcem.analysis.explain import explain
+from dcem.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 

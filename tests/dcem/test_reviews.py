@@ -14,10 +14,20 @@ import pytest
 import dcem.store.reviews
 from dcem.core.config import MediatorConfig
 from dcem.errors import InputError
-from dcem.store.reviews import (CALIBRATION_COLUMNS, LAST_ANSWER_COLUMNS, QUEUE_COLUMNS, current_reviews,
-                          escalation_queue, escalation_reason, export_reviews, last_answers, record_review,
-                          review_history, reviewed_as_calibration_rows)
 from dcem.store.database import Store, StoreError
+from dcem.store.reviews import (
+    CALIBRATION_COLUMNS,
+    LAST_ANSWER_COLUMNS,
+    QUEUE_COLUMNS,
+    current_reviews,
+    escalation_queue,
+    escalation_reason,
+    export_reviews,
+    last_answers,
+    record_review,
+    review_history,
+    reviewed_as_calibration_rows,
+)
 
 from .small_run import RUN_ID, small_run_file, small_run_store  # noqa: F401
 

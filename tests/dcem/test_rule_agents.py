@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from dcem.errors import InputError
-from dcem.synthetic.rule_agents import SCENARIO_NAMES, RuleAgents, sample_reports, scenario
 from dcem.synthetic.generator import generate
+from dcem.synthetic.rule_agents import SCENARIO_NAMES, RuleAgents, sample_reports, scenario
 
 
 def weight_of(name: str, scen_name: str) -> list[float]:

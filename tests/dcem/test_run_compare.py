@@ -8,10 +8,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dcem.analysis.run_compare import (
+    changed_outcomes,
+    export_tables,
+    metric_deltas,
+    round_curves,
+    settings_diff,
+    to_csv_bytes,
+    to_parquet_bytes,
+)
 from dcem.store.database import Store
 from dcem.synthetic.experiment import run_cell
-from dcem.analysis.run_compare import (changed_outcomes, export_tables, metric_deltas, round_curves,
-                              settings_diff, to_csv_bytes, to_parquet_bytes)
 
 
 @pytest.fixture(scope="module")

@@ -4,15 +4,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dcem.core.baselines import (fixed_pool, fixed_pool_probabilities, pooled_decision_probabilities,
-                            single_best)
 from dcem.calibration.fitting import ThresholdGrid, costed_objective, fit_thresholds, soft_states
+from dcem.core.baselines import fixed_pool, fixed_pool_probabilities, pooled_decision_probabilities, single_best
 from dcem.core.config import MediatorConfig
-from dcem.errors import InputError
 from dcem.core.posterior import report_posteriors, soft_report_posteriors
 from dcem.core.replay import Trajectory, score_probabilities, score_reports, score_states
 from dcem.core.soft import argmax_labels
 from dcem.core.state import assess_probabilities, assess_reports
+from dcem.errors import InputError
 
 from .soft_world import soft_panel, soft_reports
 

@@ -9,14 +9,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dcem.analysis.whatif import ReplayCell, RunReplay, WhatIfResult, load_run_replay, rescore, sweep
 from dcem.core.config import MediatorConfig
-from dcem.errors import InputError
 from dcem.core.panel import three_level_loss
 from dcem.core.policy import Action
 from dcem.core.replay import score_probabilities, score_reports
 from dcem.core.soft import argmax_labels
+from dcem.errors import InputError
 from dcem.store.database import Store, StoreError
-from dcem.analysis.whatif import ReplayCell, RunReplay, WhatIfResult, load_run_replay, rescore, sweep
 
 from .soft_world import soft_panel, soft_reports
 

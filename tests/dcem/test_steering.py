@@ -4,10 +4,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dcem.core.steering import (
+    SteeringConfig,
+    blend_compliance,
+    comply,
+    contrastive_template,
+    discrepancy_gradient,
+    distinguishing_rules,
+    explanation_discrepancy,
+    recommend,
+    steering_objective,
+    update_mask,
+)
 from dcem.errors import ConfigError
-from dcem.core.steering import (SteeringConfig, blend_compliance, comply, contrastive_template,
-                           discrepancy_gradient, distinguishing_rules, explanation_discrepancy,
-                           recommend, steering_objective, update_mask)
 
 
 def test_discrepancy_is_symmetric_kl_and_zero_at_equality() -> None:

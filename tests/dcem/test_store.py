@@ -7,15 +7,15 @@ import duckdb
 import numpy as np
 import pytest
 
-from dcem.core.config import MediatorConfig
-from dcem.analysis.metrics import episode_metrics
 from common.migrations import applied_migrations, migrate
-from dcem.store.migrations import MIGRATIONS, PACKAGE
+from dcem.analysis.metrics import episode_metrics
+from dcem.core.config import MediatorConfig
 from dcem.core.panel import Panel, three_level_loss
 from dcem.core.policy import Action
 from dcem.core.replay import score_reports
 from dcem.core.results import MethodRun, ScenarioResult
 from dcem.store.database import Store, StoreError, default_db_path
+from dcem.store.migrations import MIGRATIONS, PACKAGE
 
 EXPECTED_COLUMNS = {
     "schema_migrations": ["name", "applied_at"],

@@ -5,8 +5,14 @@ import numpy as np
 import pytest
 
 from dcem.errors import InputError
-from dcem.synthetic.generator import (GROUND_TRUTH_RULES, LABELS, SyntheticData, generate,
-                            rule_activations, synthetic_loss)
+from dcem.synthetic.generator import (
+    GROUND_TRUTH_RULES,
+    LABELS,
+    SyntheticData,
+    generate,
+    rule_activations,
+    synthetic_loss,
+)
 
 
 @pytest.fixture(scope="module")

@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dcem.errors import InputError
 from dcem.core.replay import score_reports
 from dcem.core.results import METHODS, ScenarioResult
+from dcem.errors import InputError
 from dcem.synthetic.experiment import ABLATION_XI, CHECKPOINTS, run_cell
 
 SMALL = {"n_train": 4000, "n_eval": 60}

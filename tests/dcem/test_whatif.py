@@ -7,12 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dcem.analysis.whatif import SWEEP_COLUMNS, ReplayCell, RunReplay, baseline_metrics, load_run_replay, rescore, sweep
 from dcem.core.config import MediatorConfig
-from dcem.errors import InputError
 from dcem.core.replay import score_reports
+from dcem.errors import InputError
 from dcem.store.database import Store, StoreError
-from dcem.analysis.whatif import (SWEEP_COLUMNS, ReplayCell, RunReplay, baseline_metrics, load_run_replay, rescore,
-                         sweep)
 
 from .small_run import N_EVAL, RUN_ID, SCENARIOS, SEEDS, small_run_file, small_run_store  # noqa: F401
 

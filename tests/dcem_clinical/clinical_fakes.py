@@ -5,10 +5,10 @@ import math
 import zlib
 from typing import Sequence
 
-from runtime.backends import BackendError
-from runtime.testing import ScriptedBackend
 from clinical.datasets import load_dataset
+from runtime.backends import BackendError
 from runtime.messages import Message
+from runtime.testing import ScriptedBackend
 
 _TRUTH: dict[str, dict[str, int]] = {}
 

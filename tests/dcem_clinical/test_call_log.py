@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from dcem.store.database import Store
-from runtime.testing import ScriptedBackend
-from dcem_clinical.call_log import CallContext, LoggedAgent, call_count
 from dcem_clinical.agent import DiagnosticAgent
+from dcem_clinical.call_log import CallContext, LoggedAgent, call_count
 from runtime.messages import GenerationOptions
+from runtime.testing import ScriptedBackend
 
 LABELS = ("Anaphylaxis", "GERD", "URTI")
 

@@ -7,14 +7,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from clinical.ddxplus import LABELS
 from dcem.core.config import MediatorConfig
 from dcem.core.results import METHODS
 from dcem.store.database import Store
-from dcem_clinical.call_log import LoggedAgent, call_count
-from dcem_clinical.run import ClinicalSpec, make_backend, run_clinical
-from clinical.ddxplus import LABELS
 from dcem_clinical.agent import DiagnosticAgent
+from dcem_clinical.call_log import LoggedAgent, call_count
 from dcem_clinical.panel import LlmPanel
+from dcem_clinical.run import ClinicalSpec, make_backend, run_clinical
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python missing")]

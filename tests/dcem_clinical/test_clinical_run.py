@@ -7,15 +7,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dcem.core.config import MediatorConfig
-from dcem.errors import ConfigError
-from dcem.core.results import METHODS
 from dcem.analysis.run_replay import load_run_replay
-from dcem.store.database import Store
 from dcem.analysis.whatif import rescore
-from runtime.testing import ScriptedBackend
+from dcem.core.config import MediatorConfig
+from dcem.core.results import METHODS
+from dcem.errors import ConfigError
+from dcem.store.database import Store
 from dcem_clinical.call_log import call_count
 from dcem_clinical.run import ClinicalSpec, run_clinical
+from runtime.testing import ScriptedBackend
 from tests.dcem_clinical.clinical_fakes import oracle_backend
 
 GERD = 6  # DDXPlus-8 label index of the benign anchor

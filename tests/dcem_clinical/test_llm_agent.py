@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from dcem.errors import ConfigError
-from runtime.testing import ScriptedBackend
 from dcem_clinical.agent import DiagnosticAgent, parse_cues, parse_json_reply
 from dcem_clinical.prompts import continue_note, steer_note
+from runtime.testing import ScriptedBackend
 
 LABELS = ("Anaphylaxis", "GERD", "URTI")
 

@@ -13,12 +13,12 @@ from dcem.core.config import MediatorConfig
 from dcem.core.deliberation import deliberate
 from dcem.core.panel import Panel, three_level_loss
 from dcem.store.database import Store
-from runtime.backends import BackendError
-from runtime.testing import ScriptedBackend
-from dcem_clinical.call_log import LoggedAgent, call_count
 from dcem_clinical.agent import DiagnosticAgent
+from dcem_clinical.call_log import LoggedAgent, call_count
 from dcem_clinical.panel import LlmPanel
+from runtime.backends import BackendError
 from runtime.messages import Message
+from runtime.testing import ScriptedBackend
 
 LABELS = ("Anaphylaxis", "GERD", "URTI")
 

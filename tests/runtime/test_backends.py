@@ -7,8 +7,8 @@ import pytest
 
 from dcem.errors import ConfigError
 from runtime.backends import BackendError
-from runtime.testing import ScriptedBackend
 from runtime.messages import GenerationOptions, Message, Role
+from runtime.testing import ScriptedBackend
 
 
 def test_scripted_replies_cycle_and_calls_are_recorded() -> None:

