@@ -1,4 +1,5 @@
-"""Streamlit views of a language-model run's case: the case text, the agents, their turns."""
+"""Streamlit views of a case: the case text, the agents, their turns, a mediated round's
+charts and metrics, the notices under a round, and the agents' last answers."""
 from __future__ import annotations
 
 from typing import Sequence
@@ -6,11 +7,13 @@ from typing import Sequence
 import pandas as pd
 import streamlit as st
 
-from dcem.analysis.walkthrough import probability_table
-from studio.charts import agent_probability_figure
+from dcem.analysis.review_view import LastAnswersView
+from dcem.analysis.walkthrough import CaseTrace, probability_table
+from dcem.analysis.walkthrough_view import Notice, RoundView
+from studio.charts import agent_probability_figure, belief_figure, energy_figure
 
-__all__ = ["show_case_text", "show_agents", "show_turns"]
-
+__all__ = ["show_case_text", "show_agents", "show_turns", "show_mediator_round", "show_notices",
+           "show_last_answers"]
 
 
 def show_case_text(text: str | None, *, expanded: bool = True) -> None:
@@ -63,3 +66,36 @@ def show_turns(turns: pd.DataFrame, labels: Sequence[str], *, key: str, title: s
             st.code(turn.reply if turn.reply else "(no reply)", language=None, wrap_lines=True)
         if turn.cached:
             col.caption("Answered from the call log (no new model call).")
+
+
+def show_mediator_round(trace: CaseTrace, view: RoundView, *, key: str) -> None:
+    """A mediated round: the energy and belief charts, the four metrics and one line per agent."""
+    cfg, row = trace.config, view.row
+    left, right = st.columns(2)
+    left.plotly_chart(energy_figure(trace.rounds, view.number, eps_safe=cfg.eps_safe, eps_low=cfg.eps_low),
+                      key=f"{key}_energy")
+    right.plotly_chart(belief_figure(trace.labels, row["posteriors"], row["pooled"], row["reports"],
+                                     row["dangerous_miss"], int(row["decision"])), key=f"{key}_belief")
+    for col, (name, value) in zip(st.columns(len(view.metrics)), view.metrics):
+        col.metric(name, value)
+    for line in view.agent_lines:
+        st.markdown(line)
+
+
+def show_notices(notices: Sequence[Notice]) -> None:
+    """Each notice with the Streamlit call its kind names (warning, write, error, success)."""
+    for notice in notices:
+        getattr(st, notice.kind)(notice.text)
+
+
+def show_last_answers(view: LastAnswersView, labels: Sequence[str], *, key: str) -> None:
+    """Each agent's last answer: a table, the probability bars and any error."""
+    st.markdown(view.heading)
+    if view.empty:
+        st.caption("No agent turn is stored for this case.")
+        return
+    st.dataframe(view.table, hide_index=True, key=f"{key}_answers")
+    st.plotly_chart(agent_probability_figure(labels, view.names, view.probabilities, view.answers),
+                    key=f"{key}_probs")
+    for line in view.errors:
+        st.error(line)

@@ -1,11 +1,13 @@
-"""Shared Streamlit widgets: the store connection, the run picker, the disclaimer."""
+"""Shared Streamlit widgets: the store connection, the run picker, the disclaimer, the
+round stepper."""
 from __future__ import annotations
 
 import streamlit as st
 
+from dcem.analysis.walkthrough_view import clamp_round
 from dcem.store.database import Store, StoreError, default_db_path
 
-__all__ = ["DISCLAIMER", "disclaimer", "store", "pick_run"]
+__all__ = ["DISCLAIMER", "disclaimer", "store", "pick_run", "round_stepper"]
 
 DISCLAIMER = ("Research and teaching tool, not clinical advice. STOP_AND_ESCALATE hands the case "
               "to a human reviewer.")
@@ -40,3 +42,20 @@ def pick_run(db: Store, *, key: str = "run_id") -> str | None:
                 "`python -m dcem run synthetic`.")
         return None
     return st.selectbox("Run", with_cells, key=key)
+
+
+def round_stepper(context: object, last: int, *, key: str = "walk_round", seen_key: str = "walk_case_seen") -> int:
+    """Previous / Next buttons and (for more than one round) a slider over rounds 1..last;
+    the round restarts at 1 whenever ``context`` (e.g. the case and method) changes.
+    Returns the chosen round."""
+    state = st.session_state
+    if state.get(seen_key) != context:
+        state[seen_key] = context
+        state[key] = 1
+    state[key] = clamp_round(state.get(key, 1), last)
+    b1, b2, _ = st.columns([1, 1, 3])
+    b1.button("◀ Previous", disabled=state[key] <= 1, on_click=lambda: state.update({key: state[key] - 1}))
+    b2.button("Next ▶", disabled=state[key] >= last, on_click=lambda: state.update({key: state[key] + 1}))
+    if last > 1:
+        st.slider("Round", 1, last, key=key)
+    return int(state[key])
