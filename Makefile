@@ -6,12 +6,18 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8501
+# llama-cpp-python compiles llama.cpp from source.  A portable x86-64 CPU build (AVX2, no
+# AMX): llama.cpp's AMX kernels, chosen by a native build on recent Xeons, crash on some
+# virtual machines.  Set LLAMA_CMAKE_ARGS for a GPU build (e.g. -DGGML_CUDA=ON).
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
 
 .PHONY: app test venv clean
 
 $(STAMP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip install --quiet --no-cache-dir \
+		"$$(grep '^llama-cpp-python==' requirements.txt)"
 	$(PY) -m pip install --quiet -r requirements.txt
 	touch $(STAMP)
 
