@@ -12,6 +12,14 @@ from dcem.store.database import Store
 from dcem.synthetic.experiment import run_cell
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _index_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Retrieval indexes of the test run go to a temporary folder, not the user's cache."""
+    import os
+
+    os.environ["DCEM_INDEX_CACHE"] = str(tmp_path_factory.mktemp("index_cache"))
+
+
 @pytest.fixture(scope="session")
 def run_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("app") / "runs.duckdb"
