@@ -22,6 +22,7 @@ from dcem.store.grid import GridPlan, Progress, RunSummary, run_grid
 from dcem_clinical.agent import MODES
 from dcem_clinical.cell import CellSettings, run_clinical_cell, turns_per_cell
 from runtime.backends import Backend
+from runtime.factory import make_backend
 
 __all__ = ["ClinicalSpec", "run_clinical", "make_backend", "DEFAULT_AGENTS"]
 
@@ -86,20 +87,6 @@ class ClinicalSpec:
     def settings(self) -> CellSettings:
         return CellSettings(base_config=self.base_config, mode=self.mode, temperature=self.temperature,
                             free_rounds=self.free_rounds, n_cal=self.n_cal, n_test=self.n_test)
-
-
-def make_backend(key: str, *, n_ctx: int = 2048, n_gpu_layers: int | None = None,
-                 n_threads: int | None = None) -> Backend:
-    """A backend for a model key: in-process llama.cpp, or ``openai:URL#MODEL`` over HTTP."""
-    if key.startswith("openai:"):
-        from runtime.http_backend import OpenAICompatBackend
-
-        url, _, model = key[len("openai:"):].partition("#")
-        return OpenAICompatBackend(url, model or "default")
-    from runtime.llama_backend import LlamaCppBackend
-    from runtime.registry import resolve
-
-    return LlamaCppBackend(resolve(key), n_ctx=n_ctx, n_threads=n_threads, n_gpu_layers=n_gpu_layers)
 
 
 def run_clinical(store: Store, spec: ClinicalSpec, *, backends: Sequence[Backend] | None = None,

@@ -1,11 +1,17 @@
 """The Small Agent Group (SAG) of seed 004: a few small local language-model agents in
 roles (reasoning, knowledge retrieval, safety audit, synthesis and judge) that debate a
-question in rounds and stop early once no new argument appears, with its clinical-utility
-evaluation (correctness, relevance, fairness, safety, robustness, consistency, deployment
-cost).
+multiple-choice question in rounds and stop once no new argument appears.
 
-Not built yet: this package will hold the roles, retrieval, the hybrid debate, the judge,
-the D-CEM-mediated variant and the evaluation suite.  It builds on :mod:`runtime` (models,
-call log), :mod:`clinical` (benchmarks) and :mod:`dcem` (the mediator).  The D-CEM clinical
-experiment with two diagnostic agents lives in :mod:`dcem_clinical`.
+- :mod:`sag.config`: roles, sizes (6 / 10 / 15), backbones, methods, presets;
+- :mod:`sag.prompts`, :mod:`sag.transcript`: what each agent reads; what a turn records;
+- :mod:`sag.engine`: turns through the model runtime and its call log (cache, resume);
+- :mod:`sag.retrieval`: bm25s indexes over the shipped corpora;
+- :mod:`sag.debate`, :mod:`sag.decide`: the hybrid debate (Fig. 2), stop and answer rules;
+- :mod:`sag.baselines`: single agent, majority vote (Table 3);
+- :mod:`sag.mediated`: D-CEM as the stopping rule; :mod:`sag.group`: one item, any method;
+- :mod:`sag.run`, :mod:`sag.store`, :mod:`sag.report`: resumable runs, tables, summaries;
+- :mod:`sag.cli`: ``python -m sag ask | run | report``.
+
+Choices the seed leaves open are listed in ``docs/sag.md``.  It builds on :mod:`runtime`
+(models, call log), :mod:`clinical` (benchmarks, corpora) and :mod:`dcem` (the mediator).
 """

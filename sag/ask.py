@@ -1,0 +1,102 @@
+"""``python -m sag ask``: debate one question and print it round by round, for teaching.
+
+Each turn is printed with its round, role, agent, model, answer distribution, rationale,
+citations, flags and (judges) the NEW mark; retrievals with their passage ids and scores;
+then the group's answer and the rule that gave it.  Model calls go through the store's
+call log, so asking the same question twice answers from the log.
+"""
+from __future__ import annotations
+
+import argparse
+
+from common.errors import ConfigError
+from sag.results import ItemResult
+from sag.transcript import GroupMessage
+
+__all__ = ["ask", "format_debate", "format_message"]
+
+_PHASES = {"retrieve": "retrieval", "propose": "proposal", "debate": "debate", "audit": "safety audit",
+           "judge": "judgement", "answer": "answer"}
+
+
+def _distribution(letters: tuple[str, ...], message: GroupMessage) -> str:
+    parts = [f"{letter} {p:.2f}" for letter, p in zip(letters, message.distribution)]
+    if message.refuse_probability is not None:
+        parts.append(f"REFUSE {message.refuse_probability:.2f}")
+    return "  ".join(parts)
+
+
+def format_message(message: GroupMessage, letters: tuple[str, ...]) -> list[str]:
+    """The lines printed for one turn."""
+    head = f"  {message.agent_id:<4} {message.role.value:<9} {message.model}"
+    if message.phase == "retrieve":
+        hits = ", ".join(f"{pid} ({score:.1f})" for pid, score in message.retrieved) or "nothing found"
+        return [f"{head}  retrieved: {hits}"]
+    if message.error:
+        return [f"{head}  no answer: {message.error}"]
+    lines = [f"{head}  answer {message.answer}   [{_distribution(letters, message)}]"]
+    if message.note:
+        lines.append(f"       challenge received: {message.note}")
+    rationale = " ".join(message.rationale.split()) or "(empty)"
+    lines.append(f"       rationale: {rationale}")
+    r = message.reading
+    extras = []
+    if r.citations:
+        extras.append("cites " + ", ".join(r.citations))
+    if r.stances:
+        extras.append("stances " + ", ".join(r.stances))
+    if r.flags:
+        extras.append("flags: " + " | ".join(r.flags))
+    if r.new_substance is not None:
+        extras.append(f"NEW: {'yes' if r.new_substance else 'no'}")
+    if r.note:
+        extras.append(f"not read: {r.note}")
+    if extras:
+        lines.append("       " + "; ".join(extras))
+    return lines
+
+
+def format_debate(result: ItemResult, *, answer_known: bool) -> str:
+    """The whole debate of one item as printable text."""
+    item, out = result.item, result.outcome
+    letters = item.letters
+    lines = [f"Question: {item.question}"] + [f"  {letter}. {text}" for letter, text in item.options]
+    last = None
+    for m in out.messages:
+        if (m.round, m.phase) != last:
+            last = (m.round, m.phase)
+            lines.append(f"\nRound {m.round}, {_PHASES.get(m.phase, m.phase)}:")
+        lines.extend(format_message(m, letters))
+    for r in result.mediator:
+        steer = f" -> challenge to {r.steer_agent} about {r.steer_alternative}" if r.steer_agent else ""
+        lines.append(f"D-CEM round {r.round}: {r.action} (decision {r.decision}, energy {r.energy:.3f}, "
+                     f"margin {r.margin:.3f}){steer}")
+    lines.append(f"\nGroup answer: {out.answer} ({out.rule}); {out.rounds} round(s), stopped: {out.stop_reason}")
+    if answer_known:
+        lines.append(f"Correct answer: {item.answer} -> {'correct' if result.correct else 'not correct'}")
+    lines.append(f"{result.model_calls} model calls, {result.cached_calls} from the call log, {result.seconds:.1f} s")
+    lines.append("Research and teaching tool, not clinical advice.")
+    return "\n".join(lines)
+
+
+def ask(args: argparse.Namespace) -> int:
+    """Run ``python -m sag ask`` (arguments of :mod:`sag.cli`)."""
+    from runtime.call_log import CallLog
+    from sag.cli import group_from_args
+    from sag.group import answer_item
+    from sag.runners import build_runners
+    from sag.question_input import read_question
+    from sag.retrieval import retrievers
+    from sag.run import corpora_of
+    from sag.store.tables import SagStore
+
+    cfg = group_from_args(args)
+    if cfg.method == "dcem":
+        raise ConfigError("group", "the dcem method needs calibration items of a benchmark: use `python -m sag run`")
+    asked = read_question(args.question, item_id=args.item)
+    with SagStore(args.db) as store:
+        runners = build_runners(cfg.models(), n_threads=args.threads, n_gpu_layers=args.n_gpu_layers,
+                                batched=not args.sequential)
+        result = answer_item(asked.item, cfg, runners, retrievers(corpora_of(cfg)), log=CallLog(store))
+    print(format_debate(result, answer_known=asked.answer_known))
+    return 0

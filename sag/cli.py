@@ -1,0 +1,149 @@
+"""Command line: ``python -m sag ask | run | report``.
+
+- ``ask QUESTION --group sag-6``: one item, the debate printed round by round.
+- ``run --benchmark medqa --group sag-10 --items 50 --seed 0``: a set of items into the
+  store with a progress bar; the same command resumes; a finished run re-runs with zero
+  model calls.
+- ``report``: accuracy with a 95 % interval per benchmark and group, rounds, calls,
+  tokens and seconds per item.
+
+Bad input exits with status 2 and a one-line message on stderr, nothing stored.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from common.errors import ConfigError
+from dcem.cli import Parser, run_command
+from sag.config import GroupConfig, preset
+
+__all__ = ["main", "group_from_args"]
+
+
+def group_from_args(args: argparse.Namespace) -> GroupConfig:
+    """The group: a preset name or a JSON file, then the command-line overrides."""
+    text = args.group
+    if text.lower().endswith(".json"):
+        try:
+            cfg = GroupConfig.from_mapping(json.loads(Path(text).read_text(encoding="utf-8")))
+        except OSError as exc:
+            raise ConfigError("group", f"cannot read {text}: {exc.strerror or exc}") from None
+        except json.JSONDecodeError as exc:
+            raise ConfigError("group", f"{text} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    else:
+        cfg = preset(text)
+    changes: dict[str, object] = {}
+    if args.model:
+        changes["backbones"] = (args.model,) * 4
+    for name in ("t_max", "rationale_tokens", "top_k", "temperature", "n_cal"):
+        value = getattr(args, name, None)
+        if value is not None:
+            changes[name] = value
+    return cfg.with_changes(**changes) if changes else cfg
+
+
+def _progress_bar(quiet: bool, desc: str):  # type: ignore[no-untyped-def]
+    from tqdm import tqdm
+
+    bar = tqdm(total=1, unit="item", file=sys.stderr, disable=quiet, desc=desc)
+
+    def progress(done: int, total: int, label: str) -> None:
+        bar.total, bar.n = total, done
+        bar.set_postfix_str(label, refresh=False)
+        bar.refresh()
+
+    return bar, progress
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from sag.runners import build_runners
+    from sag.run import SagRunSpec, run_sag
+    from sag.store.tables import SagStore
+
+    spec = SagRunSpec(args.benchmark, group_from_args(args), n_items=args.items, seed=args.seed)
+    bar, progress = _progress_bar(args.quiet, f"{spec.cfg.name} on {Path(args.benchmark).name}")
+    with SagStore(args.db) as store:
+        try:
+            summary = run_sag(store, spec, progress=progress,
+                              runners=lambda keys: build_runners(keys, n_threads=args.threads,
+                                                                 n_gpu_layers=args.n_gpu_layers,
+                                                                 batched=not args.sequential))
+        finally:
+            bar.close()
+    state = "resumed" if summary.resumed else "new"
+    print(f"run {summary.run_id} ({state}): {summary.answered_now} items answered now, {summary.items} in the run; "
+          f"{summary.model_calls} model calls, {summary.cached_calls} answered from the call log; "
+          f"{summary.seconds:.1f} s")
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from sag.report import format_table, summarise
+    from sag.store.tables import SagStore
+
+    with SagStore(args.db) as store:
+        print(format_table(summarise(store.outcomes(args.run))))
+    return 0
+
+
+def _cmd_ask(args: argparse.Namespace) -> int:
+    from sag.ask import ask
+
+    return ask(args)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--group", default="sag-10", help="preset (single, sag-6, sag-10, sag-15, sag-6-mixed, "
+                   "sag-6-dcem, sag-6-no_judge ...) or a JSON group file")
+    p.add_argument("--model", help="one model key for every role (e.g. gemma3-270m, file:..., hf:..., openai:...)")
+    p.add_argument("--t-max", dest="t_max", type=int, help="debate rounds after round 0 (default 3)")
+    p.add_argument("--rationale-tokens", dest="rationale_tokens", type=int, help="token budget of each rationale")
+    p.add_argument("--top-k", dest="top_k", type=int, help="passages per search")
+    p.add_argument("--temperature", type=float, help="rationale sampling temperature (default 0: greedy)")
+    p.add_argument("--threads", type=int, default=None, help="CPU threads per model (default: all cores)")
+    p.add_argument("--n-gpu-layers", dest="n_gpu_layers", type=int, default=None,
+                   help="layers on the GPU (-1 all, 0 none; default: all when llama.cpp has GPU support)")
+    p.add_argument("--sequential", action="store_true", help="one agent after another, no shared prompt state")
+    p.add_argument("--db", default=None, help="DuckDB file (default: $DCEM_DB or runs.duckdb)")
+    p.add_argument("-v", "--verbose", action="store_true")
+
+
+def _parser() -> Parser:
+    parser = Parser(prog="python -m sag", description="The Small Agent Group: debate, runs, reports.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    ask = sub.add_parser("ask", help="debate one question and print it round by round")
+    ask.add_argument("question", help="a .jsonl file, one JSON item, or text: the question then 'A. ...' lines")
+    ask.add_argument("--item", help="item id in a .jsonl file (default: its first item)")
+    _common(ask)
+    ask.set_defaults(func=_cmd_ask)
+    run = sub.add_parser("run", help="run a group on benchmark items into the store (resumable)")
+    run.add_argument("--benchmark", required=True, help="medqa, medmcqa, mmlu-medical, mmlu-pro-health, "
+                     "mmlu-pro-biology, pubmedqa, or a .jsonl file")
+    run.add_argument("--items", type=int, default=20, help="items drawn from the benchmark (default 20)")
+    run.add_argument("--seed", type=int, default=0, help="seed of the item draw (default 0)")
+    run.add_argument("--n-cal", dest="n_cal", type=int, help="calibration items of the dcem method (default 20)")
+    run.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    _common(run)
+    run.set_defaults(func=_cmd_run)
+    report = sub.add_parser("report", help="accuracy with 95%% intervals, rounds, calls, tokens, time per item")
+    report.add_argument("--run", default=None, help="one run id (default: all runs)")
+    report.add_argument("--db", default=None)
+    report.add_argument("-v", "--verbose", action="store_true")
+    report.set_defaults(func=_cmd_report)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:2] == ["run", "clinical"] or args[:1] == ["models"]:
+        rest = args[2:] if args[0] == "run" else args[1:]
+        target = "run" if args[0] == "run" else "models"
+        print(f"moved: the D-CEM clinical experiment runs as `python -m dcem_clinical {target}"
+              f"{' ' if rest else ''}{' '.join(rest)}`", file=sys.stderr)
+        return 2
+    return run_command(_parser().parse_args(args),
+                       "interrupted: answered items are stored; run the same command again to resume")

@@ -1,0 +1,219 @@
+"""A Small Agent Group's configuration: roles, sizes, backbones, method and debate settings.
+
+Roles (seed 004, section 2): reasoning agents A_R, knowledge agents A_K (retrieval),
+safety agents A_S and synthesis-and-judge agents A_J.  Sizes (App. H): 6 = 2/2/1/1,
+10 = 3/3/2/2 (the default), 15 = 5/5/3/2 agents of each role.  Any registry key
+(``smollm2-135m``, ``gemma3-270m``, ``file:...``, ``hf:...``, ``openai:URL#MODEL``) can
+serve any role; one loaded model serves every agent that uses it.
+
+Methods (Table 3 and this project's D-CEM variant), selected by name:
+
+- ``sag``: the full group and its hybrid debate;
+- ``single``: one reasoning agent answering alone;
+- ``majority``: the same agents answering once each without interaction, plurality vote;
+- ``no_reasoning`` / ``no_knowledge`` / ``no_safety`` / ``no_judge``: the ablations
+  (without A_R the knowledge agents propose; without A_K there is no retrieval; without
+  A_S nothing can be refused; without A_J the answer is the plurality of A_R);
+- ``dcem``: the debate with D-CEM as its stopping rule (see :mod:`sag.mediated`).
+
+Presets are named ``sag-6``, ``sag-10``, ``sag-15``, optionally followed by ``-mixed``
+(reasoning and judge agents on ``gemma3-270m``, knowledge and safety agents on
+``smollm2-135m``) and by a method (``sag-6-no_judge``, ``sag-10-dcem``,
+``sag-6-majority``); ``single`` is one reasoning agent.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, replace
+from enum import Enum
+from typing import Any, Mapping
+
+from common.errors import ConfigError
+
+__all__ = ["AgentRole", "ROLES", "SIZES", "METHODS", "DEFAULT_MODEL", "MIXED_MODEL", "AgentSpec", "GroupConfig",
+           "preset", "PRESETS"]
+
+DEFAULT_MODEL = "smollm2-135m"
+MIXED_MODEL = "gemma3-270m"
+
+
+class AgentRole(str, Enum):
+    REASONING = "reasoning"
+    KNOWLEDGE = "knowledge"
+    SAFETY = "safety"
+    JUDGE = "judge"
+
+    @property
+    def prefix(self) -> str:
+        """One letter naming the role's agents: R1, K2, S1, J1."""
+        return {"reasoning": "R", "knowledge": "K", "safety": "S", "judge": "J"}[self.value]
+
+
+ROLES: tuple[AgentRole, ...] = tuple(AgentRole)
+SIZES: dict[int, tuple[int, int, int, int]] = {6: (2, 2, 1, 1), 10: (3, 3, 2, 2), 15: (5, 5, 3, 2)}
+METHODS = ("sag", "single", "majority", "no_reasoning", "no_knowledge", "no_safety", "no_judge", "dcem")
+_ABLATED = {"no_reasoning": 0, "no_knowledge": 1, "no_safety": 2, "no_judge": 3}
+CORPORA = ("medlineplus", "pubmedqa", "ddxplus")
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """One agent: its id (``R1``), role, model key and (knowledge agents) its corpus."""
+
+    agent_id: str
+    role: AgentRole
+    model: str
+    corpus: str | None = None
+
+
+def _check_int(name: str, value: object, low: int, high: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ConfigError(name, f"must be a whole number in [{low}, {high}], got {value!r}")
+
+
+@dataclass(frozen=True)
+class GroupConfig:
+    """How a group is made and how it debates.
+
+    counts : agents per role (A_R, A_K, A_S, A_J) before the method removes any.
+    backbones : model key per role, in the same order.
+    t_max : debate rounds after round 0 (the seed gives none; 3 here).
+    rationale_tokens : token budget of each agent's generated rationale.
+    top_k : passages each knowledge agent retrieves per search.
+    corpora : the corpus of knowledge agent i is ``corpora[i % len(corpora)]``.
+    temperature, top_p, seed : decoding of the rationales (0 = greedy).
+    refuse_threshold : a safety vote or judge answer is REFUSE when its probability of
+        REFUSE (among the option letters and REFUSE) reaches this value.
+    n_cal : calibration items of the ``dcem`` method (confusions of each reporter).
+    loss : the ``dcem`` method's loss matrix over option letters (None = 0/1 loss).
+    """
+
+    name: str = "sag-10"
+    method: str = "sag"
+    counts: tuple[int, int, int, int] = SIZES[10]
+    backbones: tuple[str, str, str, str] = (DEFAULT_MODEL,) * 4
+    t_max: int = 3
+    rationale_tokens: int = 48
+    top_k: int = 3
+    corpora: tuple[str, ...] = CORPORA
+    temperature: float = 0.0
+    top_p: float = 1.0
+    seed: int = 0
+    refuse_threshold: float = 0.5
+    n_cal: int = 20
+    loss: tuple[tuple[float, ...], ...] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "counts", tuple(self.counts))
+        object.__setattr__(self, "backbones", tuple(self.backbones))
+        object.__setattr__(self, "corpora", tuple(self.corpora))
+        if self.loss is not None:
+            object.__setattr__(self, "loss", tuple(tuple(float(v) for v in row) for row in self.loss))
+        self._validate()
+
+    def _validate(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise ConfigError("name", "a group needs a name")
+        if self.method not in METHODS:
+            raise ConfigError("method", f"unknown method {self.method!r}; choose one of {', '.join(METHODS)}")
+        if len(self.counts) != 4:
+            raise ConfigError("counts", f"need four counts (A_R, A_K, A_S, A_J), got {len(self.counts)}")
+        for role, n in zip(ROLES, self.counts):
+            _check_int(f"counts.{role.value}", n, 0, 16)
+        if len(self.backbones) != 4 or not all(isinstance(b, str) and b.strip() for b in self.backbones):
+            raise ConfigError("backbones", "need one non-empty model key per role (A_R, A_K, A_S, A_J)")
+        _check_int("t_max", self.t_max, 1, 10)
+        _check_int("rationale_tokens", self.rationale_tokens, 1, 512)
+        _check_int("top_k", self.top_k, 1, 10)
+        _check_int("seed", self.seed, 0, 2**31 - 1)
+        _check_int("n_cal", self.n_cal, 2, 10_000)
+        if not self.corpora or any(c not in CORPORA for c in self.corpora):
+            raise ConfigError("corpora", f"each corpus must be one of {', '.join(CORPORA)}, got {self.corpora}")
+        self._validate_numbers()
+        if not self.agents():
+            raise ConfigError("counts", f"method {self.method!r} leaves no agent in the group")
+
+    def _validate_numbers(self) -> None:
+        for name, value, low, high in (("temperature", self.temperature, 0.0, 5.0), ("top_p", self.top_p, 1e-6, 1.0),
+                                       ("refuse_threshold", self.refuse_threshold, 1e-6, 1.0)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+                raise ConfigError(name, f"must be a number in [{low:g}, {high:g}], got {value!r}")
+        if self.loss is not None:
+            size = len(self.loss)
+            if size < 2 or any(len(row) != size for row in self.loss):
+                raise ConfigError("loss", "must be a square matrix over the option letters")
+
+    def role_counts(self) -> tuple[int, int, int, int]:
+        """Agents per role once the method is applied."""
+        if self.method == "single":
+            return (1, 0, 0, 0)
+        counts = list(self.counts)
+        if self.method in _ABLATED:
+            counts[_ABLATED[self.method]] = 0
+        return (counts[0], counts[1], counts[2], counts[3])
+
+    def agents(self) -> tuple[AgentSpec, ...]:
+        """The group's agents in role order: R1.., K1.., S1.., J1.."""
+        out: list[AgentSpec] = []
+        for role, n, model in zip(ROLES, self.role_counts(), self.backbones):
+            for i in range(n):
+                corpus = self.corpora[i % len(self.corpora)] if role is AgentRole.KNOWLEDGE else None
+                out.append(AgentSpec(f"{role.prefix}{i + 1}", role, model.strip(), corpus))
+        return tuple(out)
+
+    @property
+    def size(self) -> int:
+        return len(self.agents())
+
+    def models(self) -> tuple[str, ...]:
+        """The distinct model keys the group loads, in first-use order."""
+        return tuple(dict.fromkeys(a.model for a in self.agents()))
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def digest(self) -> str:
+        """A short hash of everything that changes the group's answers."""
+        blob = json.dumps(self.to_dict(), sort_keys=True)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:12]
+
+    def with_changes(self, **changes: Any) -> "GroupConfig":
+        return replace(self, **changes)
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> "GroupConfig":
+        """A config from a JSON object; unknown keys are refused by name."""
+        if not isinstance(values, Mapping):
+            raise ConfigError("group", f"expected a JSON object, got {type(values).__name__}")
+        known = set(cls.__dataclass_fields__)
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ConfigError("group", f"unknown field(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        try:
+            return cls(**dict(values))
+        except TypeError as exc:
+            raise ConfigError("group", str(exc)) from None
+
+
+PRESETS = ("single", "sag-6", "sag-10", "sag-15", "sag-6-mixed", "sag-10-mixed", "sag-6-majority", "sag-6-dcem")
+
+
+def preset(name: str) -> GroupConfig:
+    """A named group: ``single``, ``sag-<6|10|15>[-mixed][-<method>]`` (see the module docstring)."""
+    text = name.strip().lower() if isinstance(name, str) else ""
+    if text == "single":
+        return GroupConfig(name="single", method="single")
+    parts = text.split("-", 2)
+    if len(parts) < 2 or parts[0] != "sag" or not parts[1].isdigit() or int(parts[1]) not in SIZES:
+        raise ConfigError("group", f"unknown group {name!r}; use single or sag-6, sag-10, sag-15, optionally "
+                                   f"followed by -mixed and/or a method ({', '.join(METHODS)})")
+    size, rest = int(parts[1]), parts[2] if len(parts) > 2 else ""
+    mixed = rest == "mixed" or rest.startswith("mixed-")
+    if mixed:
+        rest = rest[len("mixed"):].lstrip("-")
+    method = rest.replace("-", "_") or "sag"
+    if method not in METHODS or method == "single":
+        raise ConfigError("group", f"unknown method {rest!r} in {name!r}; choose one of {', '.join(METHODS)}")
+    backbones = (MIXED_MODEL, DEFAULT_MODEL, DEFAULT_MODEL, MIXED_MODEL) if mixed else (DEFAULT_MODEL,) * 4
+    return GroupConfig(name=text, method=method, counts=SIZES[size], backbones=backbones)

@@ -1,0 +1,114 @@
+"""Answer one item with a configured group, by its method; calibrate the D-CEM variant.
+
+:func:`answer_item` dispatches on ``cfg.method``: the baselines of :mod:`sag.baselines`,
+the debate of :mod:`sag.debate` (with its ablations), or the debate with D-CEM as its
+stopping rule (:mod:`sag.mediated`, which needs a panel from :func:`calibrate`).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from clinical.questions import QuestionItem
+from common.errors import ConfigError
+from dcem.core.config import MediatorConfig
+from dcem.core.panel import Panel
+from runtime.call_log import CallLog
+from runtime.turns import TurnRunner
+from sag.baselines import play_majority, play_single
+from sag.config import GroupConfig
+from sag.debate import Debate, Searcher, debate_round, play_debate, propose_step
+from sag.decide import letter_of, refusal_score
+from sag.engine import TurnEngine
+from sag.mediated import MediatedStop, calibrate_panel, fit_mediator, reporters_of, reports_matrix
+from sag.results import ItemResult
+
+__all__ = ["answer_item", "calibrate", "Calibration", "check_fixed_options"]
+
+
+def answer_item(item: QuestionItem, cfg: GroupConfig, runners: Mapping[str, TurnRunner],
+                retrievers: Mapping[str, Searcher], *, log: CallLog | None = None, run_id: str | None = None,
+                calibration: "Calibration | None" = None) -> ItemResult:
+    """Play one item with the group and return its result (model calls counted)."""
+    engine = TurnEngine(runners, cfg, log=log, run_id=run_id, item_id=item.item_id)
+    start = time.perf_counter()
+    mediator = ()
+    if cfg.method == "single":
+        outcome = play_single(item, cfg, engine)
+    elif cfg.method == "majority":
+        outcome = play_majority(item, cfg, engine, retrievers)
+    elif cfg.method == "dcem":
+        if calibration is None:
+            raise ConfigError("calibration", "the dcem method needs a calibrated panel (see sag.group.calibrate)")
+        check_fixed_options([item], len(calibration.panel.labels))
+        controller = MediatedStop(calibration.panel, calibration.config, reporters_of(cfg))
+        outcome = play_debate(item, cfg, engine, retrievers, controller)
+        mediator = tuple(controller.rounds)
+    else:
+        outcome = play_debate(item, cfg, engine, retrievers)
+    last = [m for m in outcome.messages if m.round == outcome.rounds]
+    return ItemResult(item, outcome, mediator, engine.calls, engine.cached, time.perf_counter() - start,
+                      refusal_score(last))
+
+
+def check_fixed_options(items: Sequence[QuestionItem], n: int | None = None) -> int:
+    """The items' common number of options; ConfigError when they differ (the D-CEM
+    variant's labels are the option letters, so they must be the same for every item)."""
+    counts = sorted({len(it.options) for it in items} | ({n} if n is not None else set()))
+    if len(counts) != 1:
+        raise ConfigError("benchmark", "the dcem method needs items with the same number of options; these have "
+                                       + ", ".join(str(c) for c in counts))
+    return counts[0]
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The D-CEM variant's panel and where it came from (stored with the run)."""
+
+    panel: Panel
+    config: MediatorConfig
+    item_ids: tuple[str, ...]
+    reporters: tuple[str, ...]
+    reports: np.ndarray  # int (n, A): each reporter's letter in round 1 of each item
+    fit: dict[str, object] = field(default_factory=dict)
+    model_calls: int = 0
+    cached_calls: int = 0
+
+    def to_dict(self) -> dict[str, object]:
+        return {"items": list(self.item_ids), "reporters": list(self.reporters), "letters": list(self.panel.labels),
+                "confusion": self.panel.confusion.round(6).tolist(), "reports": self.reports.tolist(),
+                "mediator": {k: getattr(self.config, k) for k in ("eps_safe", "eps_low", "m_safe", "delta", "t_max")},
+                "fit": self.fit}
+
+
+def calibrate(items: Sequence[QuestionItem], cfg: GroupConfig, runners: Mapping[str, TurnRunner],
+              retrievers: Mapping[str, Searcher], *, log: CallLog | None = None, run_id: str | None = None,
+              progress: Callable[[int, int], None] | None = None) -> Calibration:
+    """Play round 0 and the flat step of round 1 on calibration items; each reporter's
+    letters against the truth give its confusion matrix (see :func:`calibrate_panel`)."""
+    k = check_fixed_options(items)
+    letters = items[0].letters
+    reporters = reporters_of(cfg)
+    rows, probs, calls, cached = [], [], 0, 0
+    for n, item in enumerate(items):
+        engine = TurnEngine(runners, cfg, log=log, run_id=run_id, item_id=item.item_id)
+        debate = Debate(item, cfg, engine, retrievers)
+        propose_step(debate)
+        debate_round(debate, 1, {}, flat_only=True)
+        round_one = debate.round_messages(1)
+        probs.append(reports_matrix(round_one, reporters, k))
+        by_agent = {m.agent_id: m for m in round_one if m.phase == "debate"}
+        rows.append([letters.index(letter_of(by_agent[a], letters) or letters[0]) if a in by_agent else 0
+                     for a in reporters])
+        calls, cached = calls + engine.calls, cached + engine.cached
+        if progress is not None:
+            progress(n + 1, len(items))
+    truth = np.asarray([it.answer_index for it in items])
+    reports = np.asarray(rows, dtype=int).reshape(len(items), len(reporters))
+    panel = calibrate_panel(truth, reports, letters[:k], cfg)
+    fit = fit_mediator(panel, reports, np.asarray(probs), truth, cfg)
+    return Calibration(panel, fit.config, tuple(it.item_id for it in items), reporters, reports, fit.report,
+                       calls, cached)

@@ -1,0 +1,62 @@
+"""Summaries of stored SAG runs: accuracy with a 95 % interval, rounds, calls, tokens, time.
+
+Accuracy counts REFUSE and ESCALATE as not correct (the item was not answered); the
+interval is Wilson's score interval at 95 %.  Refusal and escalation rates are reported
+beside it, so a group that hands items to a human is not mistaken for one that errs.
+"""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+__all__ = ["wilson_interval", "summarise", "format_table", "Z95"]
+
+Z95 = 1.959963984540054
+
+
+def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval of a proportion; (0, 1) when n = 0."""
+    if n <= 0:
+        return 0.0, 1.0
+    p = successes / n
+    denom = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def summarise(outcomes: pd.DataFrame) -> pd.DataFrame:
+    """One row per (benchmark, group, method, run): items, accuracy and its interval,
+    refusal and escalation rates, mean rounds, model calls, tokens and seconds per item.
+
+    ``outcomes`` is :meth:`sag.store.tables.SagStore.outcomes`.
+    """
+    columns = ["benchmark", "group", "method", "run_id", "items", "accuracy", "ci_low", "ci_high", "refused",
+               "escalated", "rounds", "calls_per_item", "tokens_per_item", "seconds_per_item"]
+    if outcomes.empty:
+        return pd.DataFrame(columns=columns)
+    rows = []
+    for (benchmark, group, method, run_id), g in outcomes.groupby(["benchmark", "group_name", "method", "run_id"],
+                                                                  sort=False):
+        n, right = len(g), int(g["correct"].sum())
+        low, high = wilson_interval(right, n)
+        calls = g["model_calls"] + g["cached_calls"]
+        rows.append([benchmark, group, method, run_id, n, right / n, low, high, float(g["refused"].mean()),
+                     float(g["escalated"].mean()), float(g["rounds"].mean()), float(calls.mean()),
+                     float((g["prompt_tokens"] + g["completion_tokens"]).mean()), float(g["seconds"].mean())])
+    return pd.DataFrame(rows, columns=columns)
+
+
+def format_table(summary: pd.DataFrame) -> str:
+    """A fixed-width text table of :func:`summarise` for the terminal."""
+    if summary.empty:
+        return "No SAG outcomes stored yet: run `python -m sag run --benchmark medqa --group sag-6 --items 20`."
+    lines = [f"{'benchmark':<16} {'group':<16} {'items':>5} {'accuracy (95% CI)':>22} {'refused':>8} "
+             f"{'escal.':>7} {'rounds':>6} {'calls/it':>8} {'tok/it':>8} {'s/it':>7}"]
+    for r in summary.itertuples(index=False):
+        acc = f"{r.accuracy:.3f} ({r.ci_low:.3f}-{r.ci_high:.3f})"
+        lines.append(f"{r.benchmark[:16]:<16} {r.group[:16]:<16} {r.items:>5} {acc:>22} {r.refused:>8.3f} "
+                     f"{r.escalated:>7.3f} {r.rounds:>6.2f} {r.calls_per_item:>8.1f} {r.tokens_per_item:>8.0f} "
+                     f"{r.seconds_per_item:>7.2f}")
+    return "\n".join(lines)

@@ -1,0 +1,154 @@
+"""A resumable SAG run: one group config on a set of items of one benchmark, into the store.
+
+The run id is a hash of the benchmark, the chosen item ids, the group config and the
+seed, so the same command finds the same run: items already answered are skipped, and
+every model call of an interrupted item is answered from the call log, so a finished run
+re-runs with zero model calls.  Models and retrieval indexes are built only when an item
+needs them.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Mapping
+
+import numpy as np
+
+from clinical.questions import BENCHMARKS, QuestionItem, load_benchmark, load_jsonl_items, sample_items
+from common.errors import ConfigError
+from runtime.call_log import CallLog
+from runtime.turns import TurnRunner
+from sag.config import AgentRole, GroupConfig
+from sag.debate import Searcher
+from sag.group import answer_item, calibrate, check_fixed_options
+from sag.store.tables import SagStore
+
+__all__ = ["SagRunSpec", "SagRunSummary", "run_sag", "load_items", "Progress", "corpora_of"]
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[int, int, str], None]  # (done, total, label)
+
+
+def load_items(benchmark: str) -> tuple[QuestionItem, ...]:
+    """A shipped benchmark by name, or a JSONL question file by path."""
+    if benchmark in BENCHMARKS:
+        return load_benchmark(benchmark)
+    path = Path(benchmark)
+    if path.suffix.lower() in (".jsonl", ".json") or path.exists():
+        return load_jsonl_items(path, benchmark=path.stem or "custom")
+    raise ConfigError("benchmark", f"unknown benchmark {benchmark!r}; use one of {', '.join(BENCHMARKS)} "
+                                   "or a path to a .jsonl question file")
+
+
+@dataclass(frozen=True)
+class SagRunSpec:
+    """What to run: ``n_items`` items of ``benchmark`` drawn with ``seed``, with the group ``cfg``.
+
+    The D-CEM variant also draws ``cfg.n_cal`` calibration items from the rest of the
+    benchmark (a disjoint split, same seed).
+    """
+
+    benchmark: str
+    cfg: GroupConfig
+    n_items: int = 20
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.n_items, bool) or not isinstance(self.n_items, int) or self.n_items < 1:
+            raise ConfigError("items", f"must be a whole number >= 1, got {self.n_items!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise ConfigError("seed", f"must be a whole number >= 0, got {self.seed!r}")
+
+    def split(self, items: tuple[QuestionItem, ...]) -> tuple[tuple[QuestionItem, ...], tuple[QuestionItem, ...]]:
+        """(evaluation items, calibration items); calibration only for the dcem method."""
+        n_cal = self.cfg.n_cal if self.cfg.method == "dcem" else 0
+        if self.n_items + n_cal > len(items):
+            raise ConfigError("items", f"{self.benchmark} has {len(items)} items; asked for {self.n_items}"
+                                       + (f" plus {n_cal} calibration items" if n_cal else ""))
+        chosen = sample_items(items, self.n_items + n_cal, np.random.default_rng(self.seed))
+        rng = np.random.default_rng([self.seed, 1])
+        cal_ids = {it.item_id for it in sample_items(chosen, n_cal, rng)} if n_cal else set()
+        return (tuple(it for it in chosen if it.item_id not in cal_ids),
+                tuple(it for it in chosen if it.item_id in cal_ids))
+
+    def run_id(self, items: tuple[QuestionItem, ...]) -> str:
+        blob = json.dumps({"benchmark": self.benchmark, "items": [it.item_id for it in items],
+                           "config": self.cfg.to_dict(), "seed": self.seed}, sort_keys=True)
+        digest = hashlib.sha256(blob.encode("utf-8")).hexdigest()[:10]
+        name = Path(self.benchmark).stem if self.benchmark not in BENCHMARKS else self.benchmark
+        return f"sag-{name}-{self.cfg.name}-{digest}"
+
+
+@dataclass(frozen=True)
+class SagRunSummary:
+    run_id: str
+    items: int
+    answered_now: int
+    model_calls: int
+    cached_calls: int
+    seconds: float
+    resumed: bool
+
+
+RunnerFactory = Callable[[tuple[str, ...]], Mapping[str, TurnRunner]]
+RetrieverFactory = Callable[[tuple[str, ...]], Mapping[str, Searcher]]
+
+
+def corpora_of(cfg: GroupConfig) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(a.corpus for a in cfg.agents() if a.role is AgentRole.KNOWLEDGE and a.corpus))
+
+
+def _default_runners(keys: tuple[str, ...]) -> Mapping[str, TurnRunner]:
+    from sag.runners import build_runners
+
+    return build_runners(keys)
+
+
+def _default_retrievers(names: tuple[str, ...]) -> Mapping[str, Searcher]:
+    from sag.retrieval import retrievers
+
+    return retrievers(names)
+
+
+def run_sag(store: SagStore, spec: SagRunSpec, *, runners: RunnerFactory | Mapping[str, TurnRunner] | None = None,
+            retrievers: RetrieverFactory | Mapping[str, Searcher] | None = None,
+            progress: Progress | None = None, cancel: Callable[[], bool] | None = None) -> SagRunSummary:
+    """Answer every item of the run not yet stored; see the module docstring."""
+    cfg, start = spec.cfg, time.perf_counter()
+    evaluation, calibration = spec.split(load_items(spec.benchmark))
+    if cfg.method == "dcem":
+        check_fixed_options(evaluation + calibration)
+    run_id = spec.run_id(evaluation)
+    resumed = store.ensure_run(run_id, benchmark=spec.benchmark, cfg=cfg, items=evaluation, seed=spec.seed)
+    done = store.done_items(run_id)
+    todo = [it for it in evaluation if it.item_id not in done]
+    calls = cached = 0
+    if todo:
+        models = runners if isinstance(runners, Mapping) else (runners or _default_runners)(cfg.models())
+        make = retrievers or _default_retrievers
+        corpora = retrievers if isinstance(retrievers, Mapping) else make(corpora_of(cfg))  # type: ignore[operator]
+        call_log = CallLog(store)
+        cal = None
+        if cfg.method == "dcem":
+            cal = calibrate(calibration, cfg, models, corpora, log=call_log, run_id=run_id,
+                            progress=(lambda d, n: progress(d, n, "calibration")) if progress else None)
+            store.set_calibration(run_id, cal.to_dict())
+            calls, cached = cal.model_calls, cal.cached_calls
+        for n, item in enumerate(todo):
+            if cancel is not None and cancel():
+                log.info("run %s cancelled after %d items", run_id, n)
+                break
+            result = answer_item(item, cfg, models, corpora, log=call_log, run_id=run_id, calibration=cal)
+            store.save_item(run_id, result)
+            calls, cached = calls + result.model_calls, cached + result.cached_calls
+            if progress is not None:
+                progress(len(done) + n + 1, len(evaluation), item.item_id)
+    if store.done_items(run_id) >= {it.item_id for it in evaluation}:
+        store.finish_run(run_id)
+    return SagRunSummary(run_id, len(evaluation), len(store.done_items(run_id)) - len(done), calls, cached,
+                         time.perf_counter() - start, resumed)

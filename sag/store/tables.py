@@ -1,0 +1,161 @@
+"""Reading and writing the Small Agent Group's tables (schema in :mod:`sag.store.migrations`).
+
+A run is one (benchmark, item selection, group config, seed); its items are written when
+the run is created, and each answered item's messages, outcome and mediator rounds in one
+transaction, so a crash loses at most the item in progress and never leaves half an item.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+from typing import Any, Sequence
+
+import pandas as pd
+
+from clinical.questions import QuestionItem
+from common.db import Database, StoreError, git_revision
+from common.migrations import migrate
+from common.transactions import cursor, run_in_transaction
+from runtime.call_log import CallLog
+from sag.config import GroupConfig
+from sag.results import ItemResult
+from sag.store.migrations import MIGRATIONS, PACKAGE
+from sag.transcript import GroupMessage
+
+__all__ = ["SagStore", "MESSAGE_COLUMNS", "OUTCOME_COLUMNS"]
+
+MESSAGE_COLUMNS = ("run_id", "item_id", "seq", "round", "phase", "agent_id", "role", "model", "answer",
+                   "distribution", "refuse_probability", "rationale", "citations", "unknown_citations", "flags",
+                   "stances", "new_substance", "parse_note", "retrieved_json", "note", "call_key", "cached",
+                   "prompt_tokens", "completion_tokens", "reused_tokens", "duration_s", "error")
+OUTCOME_COLUMNS = ("run_id", "item_id", "answer", "truth", "correct", "refused", "escalated", "rule", "rounds",
+                   "stop_reason", "refusal_score", "model_calls", "cached_calls", "prompt_tokens",
+                   "completion_tokens", "seconds", "created_at")
+_MEDIATOR_COLUMNS = ("run_id", "item_id", "round", "action", "decision", "energy", "margin", "steer_agent",
+                     "steer_alternative")
+
+
+def _insert(table: str, columns: Sequence[str]) -> str:
+    return (f"INSERT INTO {table} ({', '.join(columns)}) "  # noqa: S608 (fixed names)
+            f"VALUES ({', '.join('?' * len(columns))})")
+
+
+def _message_row(run_id: str, item_id: str, seq: int, m: GroupMessage) -> list[Any]:
+    r = m.reading
+    return [run_id, item_id, seq, m.round, m.phase, m.agent_id, m.role.value, m.model, m.answer,
+            [float(p) for p in m.distribution], m.refuse_probability, m.rationale, list(r.citations),
+            list(r.unknown_citations), list(r.flags), list(r.stances), r.new_substance, r.note,
+            json.dumps([[pid, score] for pid, score in m.retrieved]), m.note, m.call_key, m.cached,
+            m.prompt_tokens, m.completion_tokens, m.reused_tokens, m.duration_s, m.error]
+
+
+class SagStore(Database):
+    """The SAG tables (and the call log) of the project's DuckDB file; a context manager."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, read_only: bool = False) -> None:
+        super().__init__(path, read_only=read_only)
+        if not read_only:
+            migrate(self.con, PACKAGE, MIGRATIONS)
+            CallLog(self)
+
+    def __enter__(self) -> "SagStore":
+        return self
+
+    # ------------------------------------------------------------------ runs
+    def ensure_run(self, run_id: str, *, benchmark: str, cfg: GroupConfig, items: Sequence[QuestionItem],
+                   seed: int) -> bool:
+        """Create the run and its items if new; True when it already existed (a resume)."""
+        def work(cur: Any) -> bool:
+            row = cur.execute("SELECT item_ids FROM sag_runs WHERE run_id = ?", [run_id]).fetchone()
+            if row is not None:
+                if list(row[0]) != [it.item_id for it in items]:
+                    raise StoreError(f"run {run_id} exists with other items; it cannot be resumed with these")
+                cur.execute("UPDATE sag_runs SET status = 'running', finished_at = NULL WHERE run_id = ? "
+                            "AND status <> 'finished'", [run_id])
+                return True
+            cur.execute(_insert("sag_runs", ("run_id", "benchmark", "group_name", "method", "config_json",
+                                             "item_ids", "seed", "git_revision", "created_at", "status")),
+                        [run_id, benchmark, cfg.name, cfg.method, json.dumps(cfg.to_dict(), sort_keys=True),
+                         [it.item_id for it in items], seed, git_revision(), _dt.datetime.now(), "running"])
+            for pos, it in enumerate(items):
+                cur.execute(_insert("sag_items", ("run_id", "item_id", "position", "benchmark", "question",
+                                                  "options_json", "answer", "context")),
+                            [run_id, it.item_id, pos, it.benchmark, it.question, json.dumps(list(it.options)),
+                             it.answer, it.context])
+            return False
+        return run_in_transaction(self, work)
+
+    def set_calibration(self, run_id: str, calibration: dict[str, Any]) -> None:
+        self.con.cursor().execute("UPDATE sag_runs SET calibration_json = ? WHERE run_id = ?",
+                                  [json.dumps(calibration, sort_keys=True), run_id])
+
+    def calibration(self, run_id: str) -> dict[str, Any] | None:
+        with cursor(self) as cur:
+            row = cur.execute("SELECT calibration_json FROM sag_runs WHERE run_id = ?", [run_id]).fetchone()
+        return json.loads(row[0]) if row and row[0] else None
+
+    def finish_run(self, run_id: str) -> None:
+        self.con.cursor().execute("UPDATE sag_runs SET status = 'finished', finished_at = ? WHERE run_id = ?",
+                                  [_dt.datetime.now(), run_id])
+
+    def done_items(self, run_id: str) -> set[str]:
+        with cursor(self) as cur:
+            rows = cur.execute("SELECT item_id FROM sag_outcomes WHERE run_id = ?", [run_id]).fetchall()
+        return {r[0] for r in rows}
+
+    # ----------------------------------------------------------------- items
+    def save_item(self, run_id: str, result: ItemResult) -> None:
+        """Write one answered item (messages, outcome, mediator rounds) in one transaction."""
+        item, out = result.item, result.outcome
+        outcome = [run_id, item.item_id, out.answer, item.answer, result.correct, result.refused, result.escalated,
+                   out.rule, out.rounds, out.stop_reason, result.refusal_score, result.model_calls,
+                   result.cached_calls, result.prompt_tokens, result.completion_tokens, result.seconds,
+                   _dt.datetime.now()]
+
+        def work(cur: Any) -> None:
+            for seq, m in enumerate(out.messages):
+                cur.execute(_insert("sag_messages", MESSAGE_COLUMNS), _message_row(run_id, item.item_id, seq, m))
+            for r in result.mediator:
+                cur.execute(_insert("sag_mediator", _MEDIATOR_COLUMNS),
+                            [run_id, item.item_id, r.round, r.action, r.decision, r.energy, r.margin, r.steer_agent,
+                             r.steer_alternative])
+            cur.execute(_insert("sag_outcomes", OUTCOME_COLUMNS), outcome)
+        run_in_transaction(self, work)
+
+    # ----------------------------------------------------------------- reads
+    def _frame(self, sql: str, params: Sequence[Any] = ()) -> pd.DataFrame:
+        with cursor(self) as cur:
+            return cur.execute(sql, list(params)).df()
+
+    def runs(self) -> pd.DataFrame:
+        """Every run, newest first, with its item count and answered items."""
+        return self._frame(
+            "SELECT r.run_id, r.benchmark, r.group_name, r.method, r.seed, r.status, r.created_at, "
+            "len(r.item_ids) AS items, count(o.item_id) AS answered FROM sag_runs r "
+            "LEFT JOIN sag_outcomes o USING (run_id) GROUP BY ALL ORDER BY r.created_at DESC")
+
+    def run_config(self, run_id: str) -> GroupConfig:
+        with cursor(self) as cur:
+            row = cur.execute("SELECT config_json FROM sag_runs WHERE run_id = ?", [run_id]).fetchone()
+        if row is None:
+            raise StoreError(f"no SAG run {run_id!r} in {self.path}")
+        return GroupConfig.from_mapping(json.loads(row[0]))
+
+    def items(self, run_id: str) -> pd.DataFrame:
+        return self._frame("SELECT * FROM sag_items WHERE run_id = ? ORDER BY position", [run_id])
+
+    def outcomes(self, run_id: str | None = None) -> pd.DataFrame:
+        """Outcomes of one run (or all), with the run's benchmark, group and method."""
+        return self._frame(
+            "SELECT o.*, r.benchmark, r.group_name, r.method FROM sag_outcomes o JOIN sag_runs r USING (run_id) "
+            "LEFT JOIN sag_items i USING (run_id, item_id) WHERE ? IS NULL OR o.run_id = ? "
+            "ORDER BY o.run_id, i.position", [run_id, run_id])
+
+    def messages(self, run_id: str, item_id: str) -> pd.DataFrame:
+        return self._frame("SELECT * FROM sag_messages WHERE run_id = ? AND item_id = ? ORDER BY seq",
+                           [run_id, item_id])
+
+    def mediator_rounds(self, run_id: str, item_id: str) -> pd.DataFrame:
+        return self._frame("SELECT * FROM sag_mediator WHERE run_id = ? AND item_id = ? ORDER BY round",
+                           [run_id, item_id])
