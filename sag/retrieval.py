@@ -43,6 +43,8 @@ __all__ = ["Hit", "Retriever", "retrievers", "query_for", "tokenize", "default_c
            "CACHE_ENV", "MAX_QUERY_CHARS", "TOKENIZER_VERSION"]
 
 log = logging.getLogger(__name__)
+# bm25s sets its own logger to DEBUG, which floods any program that logs at INFO or lower
+logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 CACHE_ENV = "DCEM_INDEX_CACHE"
 MAX_QUERY_CHARS = 1500
