@@ -124,14 +124,15 @@ def run_sag(store: SagStore, spec: SagRunSpec, *, runners: RunnerFactory | Mappi
     if cfg.method == "dcem":
         check_fixed_options(evaluation + calibration)
     run_id = spec.run_id(evaluation)
-    resumed = store.ensure_run(run_id, benchmark=spec.benchmark, cfg=cfg, items=evaluation, seed=spec.seed)
     done = store.done_items(run_id)
     todo = [it for it in evaluation if it.item_id not in done]
     calls = cached = 0
-    if todo:
+    if todo:  # models and indexes are built before anything is stored: a model that fails stores nothing
         models = runners if isinstance(runners, Mapping) else (runners or _default_runners)(cfg.models())
         make = retrievers or _default_retrievers
         corpora = retrievers if isinstance(retrievers, Mapping) else make(corpora_of(cfg))  # type: ignore[operator]
+    resumed = store.ensure_run(run_id, benchmark=spec.benchmark, cfg=cfg, items=evaluation, seed=spec.seed)
+    if todo:
         call_log = CallLog(store)
         cal = None
         if cfg.method == "dcem":
