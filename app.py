@@ -10,6 +10,7 @@ pages = [
     st.Page("pages/walkthrough.py", title="Case walkthrough"),
     st.Page("pages/experiments.py", title="Experiments"),
     st.Page("pages/review.py", title="Escalation review"),
+    st.Page("pages/agent_group.py", title="Agent group"),
     st.Page("pages/models.py", title="Models"),
 ]
 with st.sidebar:

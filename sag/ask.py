@@ -84,7 +84,7 @@ def ask(args: argparse.Namespace) -> int:
     from runtime.call_log import CallLog
     from sag.cli import group_from_args
     from sag.group import answer_item
-    from sag.runners import build_runners
+    from sag.runners import batch_width, build_runners
     from sag.question_input import read_question
     from sag.retrieval import retrievers
     from sag.run import corpora_of
@@ -96,7 +96,7 @@ def ask(args: argparse.Namespace) -> int:
     asked = read_question(args.question, item_id=args.item)
     with SagStore(args.db) as store:
         runners = build_runners(cfg.models(), n_threads=args.threads, n_gpu_layers=args.n_gpu_layers,
-                                batched=not args.sequential)
+                                batched=not args.sequential, width=batch_width(cfg))
         result = answer_item(asked.item, cfg, runners, retrievers(corpora_of(cfg)), log=CallLog(store))
     print(format_debate(result, answer_known=asked.answer_known))
     return 0

@@ -60,8 +60,8 @@ def _progress_bar(quiet: bool, desc: str):  # type: ignore[no-untyped-def]
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from sag.runners import build_runners
     from sag.run import SagRunSpec, run_sag
+    from sag.runners import batch_width, build_runners
     from sag.store.tables import SagStore
 
     spec = SagRunSpec(args.benchmark, group_from_args(args), n_items=args.items, seed=args.seed)
@@ -69,9 +69,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     with SagStore(args.db) as store:
         try:
             summary = run_sag(store, spec, progress=progress,
-                              runners=lambda keys: build_runners(keys, n_threads=args.threads,
-                                                                 n_gpu_layers=args.n_gpu_layers,
-                                                                 batched=not args.sequential))
+                              runners=lambda cfg: build_runners(cfg.models(), n_threads=args.threads,
+                                                                n_gpu_layers=args.n_gpu_layers,
+                                                                batched=not args.sequential, width=batch_width(cfg)))
         finally:
             bar.close()
     state = "resumed" if summary.resumed else "new"

@@ -23,8 +23,8 @@ __all__ = ["SYSTEM_TEXT", "MAX_PASSAGE_WORDS", "MAX_LINE_CHARS", "Transcript", "
 
 SYSTEM_TEXT = ("You are one member of a small panel of AI agents working through a multiple-choice medical "
                "question together, for research and teaching. Answer briefly and plainly.")
-MAX_PASSAGE_WORDS = 60
-MAX_LINE_CHARS = 320
+MAX_PASSAGE_WORDS = 45
+MAX_LINE_CHARS = 240
 
 _INSTRUCTIONS = {
     AgentRole.REASONING: ("you are {id}, a reasoning agent. Work out which option is most likely correct and "

@@ -95,7 +95,7 @@ class SagRunSummary:
     resumed: bool
 
 
-RunnerFactory = Callable[[tuple[str, ...]], Mapping[str, TurnRunner]]
+RunnerFactory = Callable[[GroupConfig], Mapping[str, TurnRunner]]  # the group's runners, by model key
 RetrieverFactory = Callable[[tuple[str, ...]], Mapping[str, Searcher]]
 
 
@@ -103,10 +103,10 @@ def corpora_of(cfg: GroupConfig) -> tuple[str, ...]:
     return tuple(dict.fromkeys(a.corpus for a in cfg.agents() if a.role is AgentRole.KNOWLEDGE and a.corpus))
 
 
-def _default_runners(keys: tuple[str, ...]) -> Mapping[str, TurnRunner]:
-    from sag.runners import build_runners
+def _default_runners(cfg: GroupConfig) -> Mapping[str, TurnRunner]:
+    from sag.runners import batch_width, build_runners
 
-    return build_runners(keys)
+    return build_runners(cfg.models(), width=batch_width(cfg))
 
 
 def _default_retrievers(names: tuple[str, ...]) -> Mapping[str, Searcher]:
@@ -128,7 +128,7 @@ def run_sag(store: SagStore, spec: SagRunSpec, *, runners: RunnerFactory | Mappi
     todo = [it for it in evaluation if it.item_id not in done]
     calls = cached = 0
     if todo:  # models and indexes are built before anything is stored: a model that fails stores nothing
-        models = runners if isinstance(runners, Mapping) else (runners or _default_runners)(cfg.models())
+        models = runners if isinstance(runners, Mapping) else (runners or _default_runners)(cfg)
         make = retrievers or _default_retrievers
         corpora = retrievers if isinstance(retrievers, Mapping) else make(corpora_of(cfg))  # type: ignore[operator]
     resumed = store.ensure_run(run_id, benchmark=spec.benchmark, cfg=cfg, items=evaluation, seed=spec.seed)

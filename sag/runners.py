@@ -10,25 +10,37 @@ from typing import Sequence
 
 from runtime.factory import make_backend
 from runtime.turns import SequentialTurns, TurnRunner
+from sag.config import GroupConfig
 
-__all__ = ["build_runners", "DEFAULT_N_CTX", "MAX_AGENTS_PER_BATCH"]
+__all__ = ["build_runners", "batch_width", "DEFAULT_N_CTX", "MAX_AGENTS_PER_BATCH"]
 
-DEFAULT_N_CTX = 8192
-MAX_AGENTS_PER_BATCH = 16
+DEFAULT_N_CTX = 4096  # tokens per sequence: the longest transcript of a SAG-15 item fits
+MAX_AGENTS_PER_BATCH = 8  # sequences decoded together; larger steps run in chunks (KV memory)
+
+
+def batch_width(cfg: GroupConfig) -> int:
+    """Agents of the group's largest step (all agents for the majority vote), at most
+    :data:`MAX_AGENTS_PER_BATCH`."""
+    counts = cfg.role_counts()
+    largest = cfg.size if cfg.method == "majority" else max(counts[0] + counts[1], counts[2], counts[3])
+    return max(1, min(largest, MAX_AGENTS_PER_BATCH))
 
 
 def build_runners(keys: Sequence[str], *, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None,
-                  n_gpu_layers: int | None = None, batched: bool = True) -> dict[str, TurnRunner]:
+                  n_gpu_layers: int | None = None, batched: bool = True,
+                  width: int = MAX_AGENTS_PER_BATCH) -> dict[str, TurnRunner]:
     """One runner per distinct key (:class:`runtime.backends.BackendError` when a model
-    cannot be loaded)."""
+    cannot be loaded); ``width`` agents are decoded together (see :func:`batch_width`).
+    The batched runner keeps one KV stream of ``n_ctx`` tokens per sequence (so its
+    numbers equal an agent evaluated alone): about ``(width + 1) x n_ctx`` tokens of KV."""
     out: dict[str, TurnRunner] = {}
     for key in dict.fromkeys(keys):
         backend = make_backend(key, n_ctx=n_ctx, n_threads=n_threads, n_gpu_layers=n_gpu_layers)
-        out[key] = _batched(backend, n_ctx) if batched else SequentialTurns(backend)
+        out[key] = _batched(backend, n_ctx, width) if batched else SequentialTurns(backend)
     return out
 
 
-def _batched(backend: object, n_ctx: int) -> TurnRunner:
+def _batched(backend: object, n_ctx: int, width: int) -> TurnRunner:
     from runtime.llama_backend import LlamaCppBackend
 
     if not isinstance(backend, LlamaCppBackend):
@@ -37,4 +49,4 @@ def _batched(backend: object, n_ctx: int) -> TurnRunner:
         from runtime.llama_batch import BatchedLlamaTurns
     except ImportError:  # the batched runner is optional
         return SequentialTurns(backend)
-    return BatchedLlamaTurns(backend, n_ctx=n_ctx, n_seq_max=MAX_AGENTS_PER_BATCH + 1)
+    return BatchedLlamaTurns(backend, n_ctx=n_ctx, n_seq_max=width + 1)

@@ -1,0 +1,113 @@
+"""Agent group: a stored Small Agent Group debate, round by round and role by role."""
+import streamlit as st
+
+from clinical.questions import BENCHMARKS
+from common.errors import ProjectError
+from sag.config import PRESETS
+from sag.launch import MAX_LAUNCH_ITEMS, launch_message, launch_spec
+from sag.views import DISCLAIMER, NO_RUN_HINT, compare_runs, item_labels, load_item_view, run_labels, turn_markdown
+from studio.sag_charts import distribution_figure, mediator_figure
+from studio.sag_session import launch_run, sag_store
+
+st.title("Agent group")
+st.caption(DISCLAIMER)
+st.write("Small language-model agents in four roles (reasoning, knowledge retrieval, safety audit, "
+         "synthesis and judge) debate a multiple-choice question in rounds. Pick a stored run and an item "
+         "to see who said what in each round.")
+
+db = sag_store()
+if db is None:
+    st.stop()
+
+with st.expander("Launch a small run", expanded=False):
+    with st.form("ag_launch"):
+        c1, c2 = st.columns(2)
+        benchmark = c1.selectbox("Benchmark", BENCHMARKS, key="ag_bench")
+        group = c2.selectbox("Group", PRESETS, index=PRESETS.index("sag-6"), key="ag_group")
+        c3, c4, c5 = st.columns(3)
+        n_items = c3.number_input("Items", 1, MAX_LAUNCH_ITEMS, 3, key="ag_items")
+        seed = c4.number_input("Seed", 0, 2**31 - 1, 0, key="ag_seed")
+        t_max = c5.number_input("Rounds after round 0 (t_max)", 1, 10, 3, key="ag_tmax")
+        st.caption("Loads the group's models in this process (a few seconds each) and answers the items one by "
+                   "one; answered items are saved as they finish, and launching the same settings again resumes.")
+        launched = st.form_submit_button("Run", type="primary")
+    if launched:
+        try:
+            summary = launch_run(db, launch_spec(benchmark, group, int(n_items), int(seed), int(t_max)))
+        except ProjectError as exc:
+            st.error(f"The run could not be made: {exc}")
+        else:
+            st.success(launch_message(summary))
+            st.session_state["ag_run"] = summary.run_id
+
+runs = run_labels(db.runs())
+if not runs:
+    st.info(NO_RUN_HINT)
+    st.stop()
+if st.session_state.get("ag_run") not in runs:
+    st.session_state.pop("ag_run", None)
+run_id = st.selectbox("Run", list(runs), format_func=runs.get, key="ag_run")
+items = item_labels(db.outcomes(run_id))
+item_id = st.selectbox("Item", list(items), format_func=items.get, key=f"ag_item_{run_id}")
+try:
+    view = load_item_view(db, run_id, item_id)
+except ProjectError as exc:
+    st.error(f"This item cannot be shown: {exc}")
+    st.stop()
+
+with st.expander("Question and options (what the agents read)", expanded=False):
+    st.markdown(view.question_markdown)
+getattr(st, view.outcome.kind)(view.outcome.line)
+
+st.subheader("Debate timeline")
+st.caption("One lane per role, one column per round. Round 0: knowledge agents search and reasoning agents "
+           "answer alone; later rounds: reasoning and knowledge agents debate, then safety agents audit and "
+           "judges adjudicate. p is each turn's largest option probability.")
+for lane in view.timeline.lanes:
+    with st.container(border=True):
+        st.markdown(f"**{lane.title}**")
+        if lane.empty:
+            st.caption("No agent of this role plays in this group.")
+            continue
+        for col, rnd, cell in zip(st.columns(len(view.timeline.rounds)), view.timeline.rounds, lane.cells):
+            col.caption(f"Round {rnd}")
+            for turn in cell:
+                col.markdown(turn_markdown(turn))
+
+if view.dcem:
+    left, right = st.columns(2)
+    left.plotly_chart(distribution_figure(view.distributions, view.letters), key="ag_dist")
+    right.plotly_chart(mediator_figure(view.mediator), key="ag_mediator")
+    st.dataframe(view.mediator, hide_index=True, key="ag_mediator_table")
+else:
+    st.plotly_chart(distribution_figure(view.distributions, view.letters), key="ag_dist")
+
+st.subheader("Retrieved passages")
+if view.passages.empty:
+    st.caption("No passage was retrieved for this item.")
+else:
+    st.dataframe(view.passages, hide_index=True, key="ag_passages",
+                 column_config={"text": st.column_config.TextColumn("text", width="large")})
+st.subheader("Safety flags")
+if view.flags.empty:
+    st.caption("No safety flag was raised.")
+else:
+    st.dataframe(view.flags, hide_index=True, key="ag_flags")
+st.subheader("Judges' reasoning")
+if view.judges.empty:
+    st.caption("No judge plays in this group.")
+else:
+    st.dataframe(view.judges, hide_index=True, key="ag_judges",
+                 column_config={"rationale": st.column_config.TextColumn("rationale", width="large")})
+
+st.subheader("Compare two runs")
+a, b = st.columns(2)
+run_a = a.selectbox("Run A", list(runs), format_func=runs.get, key="ag_cmp_a")
+run_b = b.selectbox("Run B", list(runs), index=min(1, len(runs) - 1), format_func=runs.get, key="ag_cmp_b")
+comparison = compare_runs(db.outcomes(run_a), db.outcomes(run_b))
+st.write(comparison.caption)
+if comparison.n_common:
+    m1, m2 = st.columns(2)
+    m1.metric("Accuracy of A on the common items", f"{comparison.accuracy_a:.3f}")
+    m2.metric("Accuracy of B on the common items", f"{comparison.accuracy_b:.3f}")
+    st.dataframe(comparison.table, hide_index=True, key="ag_cmp_table")

@@ -1,0 +1,44 @@
+"""A small SAG run launched from the dashboard: its checked settings and what the page says.
+
+The Agent group page offers a benchmark, a group preset, 1-50 items, a seed and the
+round limit; :func:`launch_spec` turns them into a :class:`~sag.run.SagRunSpec` or a
+:class:`~common.errors.ConfigError` naming the field, before any model is loaded.
+"""
+from __future__ import annotations
+
+from clinical.questions import BENCHMARKS
+from common.errors import ConfigError
+from sag.config import PRESETS, preset
+from sag.run import SagRunSpec, SagRunSummary
+
+__all__ = ["MAX_LAUNCH_ITEMS", "launch_spec", "progress_update", "launch_message"]
+
+MAX_LAUNCH_ITEMS = 50
+
+
+def launch_spec(benchmark: str, group: str, n_items: int, seed: int, t_max: int) -> SagRunSpec:
+    """The checked settings of a small run launched from the page (ConfigError names the field)."""
+    if benchmark not in BENCHMARKS:
+        raise ConfigError("benchmark", f"unknown benchmark {benchmark!r}; choose one of {', '.join(BENCHMARKS)}")
+    if group not in PRESETS:
+        raise ConfigError("group", f"unknown group {group!r}; choose one of {', '.join(PRESETS)}")
+    if isinstance(n_items, bool) or not isinstance(n_items, int) or not 1 <= n_items <= MAX_LAUNCH_ITEMS:
+        raise ConfigError("items", f"must be a whole number in [1, {MAX_LAUNCH_ITEMS}] here, got {n_items!r}; "
+                                   "run bigger experiments with python -m sag run")
+    return SagRunSpec(benchmark, preset(group).with_changes(t_max=t_max), n_items=n_items, seed=seed)
+
+
+def progress_update(done: int, total: int, label: str) -> tuple[float, str]:
+    """The progress bar's fraction and text for a run's progress callback."""
+    fraction = min(max(done / total, 0.0), 1.0) if total else 1.0
+    if label == "calibration":
+        return fraction, f"calibration: {done} of {total} items"
+    return fraction, f"{done} of {total} items answered ({label})"
+
+
+def launch_message(summary: SagRunSummary) -> str:
+    """What the page says once a launched run returns."""
+    done = "resumed; " if summary.resumed else ""
+    return (f"Run {summary.run_id}: {done}{summary.answered_now} item(s) answered now of {summary.items}, "
+            f"{summary.model_calls} model call(s), {summary.cached_calls} answered from the call log, "
+            f"{summary.seconds:.1f} s.")

@@ -1,0 +1,66 @@
+"""Session glue of the Agent group page: the SAG store, and where a launched run gets its models.
+
+Session state read here:
+
+- ``st.session_state["sag_models"]`` (:data:`MODELS_KEY`): an optional function
+  ``cfg -> (runners, retrievers)`` giving the turn runners and retrievers of a run
+  launched from the page (tests point it at scripted runners).  Unset, the run builds the
+  real ones: :func:`sag.runners.build_runners` for ``cfg.models()`` and
+  :func:`sag.retrieval.retrievers` for the group's corpora (``run_sag``'s defaults).
+"""
+from __future__ import annotations
+
+from typing import Callable, Mapping
+
+import streamlit as st
+
+from common.db import StoreError, default_db_path
+from common.errors import ProjectError
+from runtime.turns import TurnRunner
+from sag.config import GroupConfig
+from sag.debate import Searcher
+from sag.launch import progress_update
+from sag.run import SagRunSpec, SagRunSummary, run_sag
+from sag.store.tables import SagStore
+
+__all__ = ["MODELS_KEY", "ModelsHook", "sag_store", "launch_run"]
+
+MODELS_KEY = "sag_models"
+ModelsHook = Callable[[GroupConfig], tuple[Mapping[str, TurnRunner] | None, Mapping[str, Searcher] | None]]
+
+
+@st.cache_resource(show_spinner=False)
+def _shared_sag_store(path: str) -> SagStore:
+    return SagStore(path)
+
+
+def sag_store() -> SagStore | None:
+    """This session's view of the SAG tables, or None (with a message) if the store cannot open."""
+    try:
+        shared = _shared_sag_store(str(default_db_path()))
+    except StoreError as exc:
+        st.error(f"The result store cannot be opened: {exc}")
+        return None
+    view = shared.session()
+    assert isinstance(view, SagStore)
+    return view
+
+
+def launch_run(db: SagStore, spec: SagRunSpec) -> SagRunSummary:
+    """Run ``spec`` into the store with a progress bar; the models come from the session's
+    hook (:data:`MODELS_KEY`) or, by default, are loaded for the run.  A
+    :class:`~common.errors.ProjectError` (bad settings, a model that cannot load) removes
+    the bar and is raised for the page to show."""
+    hook: ModelsHook | None = st.session_state.get(MODELS_KEY)
+    bar = st.progress(0.0, text="loading the models and retrieval indexes")
+
+    def progress(done: int, total: int, label: str) -> None:
+        fraction, text = progress_update(done, total, label)
+        bar.progress(fraction, text=text)
+
+    try:
+        runners, retrievers = hook(spec.cfg) if hook is not None else (None, None)
+        return run_sag(db, spec, runners=runners, retrievers=retrievers, progress=progress)
+    except ProjectError:
+        bar.empty()
+        raise
