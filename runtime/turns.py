@@ -1,15 +1,24 @@
-"""Agent turns: a scored answer over option labels plus a short generated rationale.
+"""Agent turns: option scores and a short rationale from one prompt, for many requests.
 
-A :class:`TurnRequest` asks a model to read a prompt and give (a) the log-probability of
-each option's first token at the start of its reply (one forward pass, as
-:meth:`runtime.backends.Backend.score_options` does) and (b) a rationale decoded from the
-same position.  A :class:`TurnRunner` answers a list of requests at once, so a runner
-that can batch (:class:`runtime.llama_batch.BatchedLlamaTurns`) shares the prompts'
-common prefix and decodes the rationales together; :class:`SequentialTurns` serves any
-backend one request after another.
+A *turn* is what one agent of a group needs from the model in one round: the
+probability of each option letter as the first token of its reply (read from the
+next-token logits at the end of its prompt) and a short generated rationale.
+
+- :class:`TurnRequest` / :class:`TurnResult` describe one turn.
+- :class:`TurnRunner` is the interface: ``run(requests)`` returns results in request order.
+- :class:`SequentialTurns` runs turns one after another on any
+  :class:`~runtime.backends.Backend` (scripted, HTTP, llama.cpp).
+- :class:`runtime.llama_batch.BatchedLlamaTurns` runs them batched on one llama.cpp
+  model, sharing the KV cache of their common prompt prefix.
+
+:func:`sample_token` is the pure sampler both llama.cpp paths share; its random
+generator is seeded per request, so a result never depends on the other requests of a
+batch.
 """
 from __future__ import annotations
 
+import logging
+import math
 import time
 from dataclasses import dataclass
 from typing import Protocol, Sequence
@@ -20,12 +29,22 @@ from common.errors import ConfigError
 from runtime.backends import Backend, BackendError
 from runtime.messages import GenerationOptions, Message
 
-__all__ = ["TurnRequest", "TurnResult", "TurnRunner", "SequentialTurns", "sample_token", "error_result"]
+__all__ = ["TurnRequest", "TurnResult", "TurnRunner", "SequentialTurns", "sample_token",
+           "option_logprobs", "error_result"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class TurnRequest:
-    """One turn: the messages, the option labels scored, the rationale budget and its decoding."""
+    """One agent turn.
+
+    messages : the chat, ending where the agent's reply starts.
+    options : the option strings whose first token is scored (e.g. ``("A", "B", "C")``).
+    max_tokens : rationale budget in tokens (>= 1).
+    temperature, top_p, seed : rationale sampling; temperature 0 is greedy decoding.
+    Lists given for ``messages`` or ``options`` are stored as tuples.
+    """
 
     messages: tuple[Message, ...]
     options: tuple[str, ...]
@@ -35,26 +54,33 @@ class TurnRequest:
     seed: int = 0
 
     def __post_init__(self) -> None:
+        """Check the messages, the options and the sampling settings."""
         object.__setattr__(self, "messages", tuple(self.messages))
         object.__setattr__(self, "options", tuple(self.options))
-        if len(self.options) < 2 or len(set(self.options)) != len(self.options) or not all(self.options):
-            raise ConfigError("options", f"need two or more distinct non-empty options, got {self.options}")
-        if isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int) or self.max_tokens < 1:
-            raise ConfigError("max_tokens", f"must be a whole number >= 1, got {self.max_tokens!r}")
-        if not 0.0 <= float(self.temperature) <= 5.0:
-            raise ConfigError("temperature", f"must lie in [0, 5], got {self.temperature}")
-        if not 0.0 < float(self.top_p) <= 1.0:
-            raise ConfigError("top_p", f"must lie in (0, 1], got {self.top_p}")
         if not self.messages:
             raise ConfigError("messages", "a turn needs at least one message")
+        if any(not isinstance(o, str) or not o for o in self.options):
+            raise ConfigError("options", f"must be non-empty strings, got {self.options!r}")
+        if len(set(self.options)) < 2:
+            raise ConfigError("options", f"need at least 2 distinct options, got {self.options!r}")
+        if isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int) or self.max_tokens < 1:
+            raise ConfigError("max_tokens", f"must be a whole number >= 1, got {self.max_tokens!r}")
+        if not 0.0 <= self.temperature <= 5.0:
+            raise ConfigError("temperature", f"must lie in [0, 5], got {self.temperature}")
+        if not 0.0 < self.top_p <= 1.0:
+            raise ConfigError("top_p", f"must lie in (0, 1], got {self.top_p}")
 
 
 @dataclass(frozen=True)
 class TurnResult:
-    """What a model gave for one turn.
+    """What one turn returned.
 
-    logprobs : log-softmax over the whole vocabulary of each option's first token.
-    reused_tokens : prompt tokens whose KV state was shared or kept, not evaluated again.
+    logprobs : log-softmax over the full vocabulary of each option's first token.
+    text : the generated rationale.
+    prompt_tokens, completion_tokens : token counts.
+    reused_tokens : prompt tokens not evaluated for this request because their KV cache
+        was shared with other requests or kept from the previous ``run``.
+    duration_s : wall-clock seconds (see each runner for what is included).
     error : why the turn failed (then ``logprobs`` are uniform and ``text`` is empty).
     """
 
@@ -67,15 +93,8 @@ class TurnResult:
     error: str | None = None
 
 
-def error_result(request: TurnRequest, message: str, *, duration_s: float = 0.0) -> TurnResult:
-    """A failed turn: uniform scores, no text, the reason."""
-    uniform = -float(np.log(len(request.options)))
-    return TurnResult(tuple(uniform for _ in request.options), "", duration_s=duration_s, error=message)
-
-
 class TurnRunner(Protocol):
-    """Answers turns; results come back in request order and one bad request never
-    raises (its result carries the error)."""
+    """Runs a group's turns; results come back in request order."""
 
     name: str
     model_id: str
@@ -84,44 +103,81 @@ class TurnRunner(Protocol):
     def run(self, requests: Sequence[TurnRequest]) -> list[TurnResult]: ...
 
 
+def error_result(request: TurnRequest, message: str, *, prompt_tokens: int = 0,
+                 duration_s: float = 0.0) -> TurnResult:
+    """A failed turn: uniform scores, no text, the reason."""
+    uniform = -math.log(len(request.options))
+    return TurnResult(tuple(uniform for _ in request.options), "", prompt_tokens=prompt_tokens,
+                      duration_s=duration_s, error=message)
+
+
+def option_logprobs(logits: np.ndarray, ids: Sequence[int]) -> tuple[float, ...]:
+    """Log-softmax over the whole vocabulary, read at ``ids``.
+
+    Computed exactly as :meth:`runtime.llama_backend.LlamaCppBackend.score_options` does,
+    so equal logits give bit-identical log-probabilities.
+    """
+    values = np.asarray(logits).astype(np.float64)
+    top = float(values.max())
+    log_z = top + math.log(float(np.exp(values - top).sum()))
+    return tuple(float(values[i]) - log_z for i in ids)
+
+
 def sample_token(logits: np.ndarray, *, temperature: float, top_p: float, rng: np.random.Generator) -> int:
-    """Pick the next token: argmax for temperature 0 (lowest id on ties), otherwise a draw
-    from softmax(logits / temperature) restricted to the smallest set of most probable
-    tokens whose mass reaches ``top_p``."""
+    """Draw the next token id from next-token ``logits``.
+
+    temperature 0 is greedy: the argmax, the lowest id on ties (``rng`` is not used).
+    Otherwise the softmax of ``logits / temperature`` is restricted to the smallest set
+    of most likely tokens whose probability reaches ``top_p`` (ties broken by lower id),
+    renormalised, and sampled with one draw from ``rng``.
+    """
     values = np.asarray(logits, dtype=np.float64)
     if temperature <= 0.0:
         return int(np.argmax(values))
-    scaled = values / temperature
-    probs = np.exp(scaled - scaled.max())
-    probs /= probs.sum()
-    order = np.argsort(-probs, kind="stable")
+    z = values / temperature
+    p = np.exp(z - z.max())
+    p /= p.sum()
+    order = np.lexsort((np.arange(p.size), -p))  # most likely first, lower id on ties
+    probs = p[order]
     if top_p < 1.0:
-        keep = int(np.searchsorted(np.cumsum(probs[order]), top_p) + 1)
-        order = order[:keep]
-    chosen = probs[order] / probs[order].sum()
-    return int(order[int(rng.choice(len(order), p=chosen))])
+        keep = int(np.searchsorted(np.cumsum(probs), top_p, side="left")) + 1
+        order, probs = order[:keep], probs[:keep]
+    cumulative = np.cumsum(probs)
+    pick = int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
+    return int(order[min(pick, order.size - 1)])
 
 
 class SequentialTurns:
-    """Any backend, one request after another: ``score_options`` then ``generate``."""
+    """Turns run one after another on any backend: ``score_options`` then ``generate``.
+
+    The generic path for backends that cannot batch.  ``top_p`` is not passed on
+    (:class:`~runtime.messages.GenerationOptions` has no such field).  A
+    :class:`BackendError` in one request becomes that result's ``error``; the other
+    requests still run.  ``duration_s`` covers both calls of the request.
+    ``reused_tokens`` is always 0 (the backend does not report sharing).
+    """
 
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
         self.name = f"{backend.name}/sequential"
-        self.model_id, self.model_sha256 = backend.model_id, backend.model_sha256
+        self.model_id = backend.model_id
+        self.model_sha256 = backend.model_sha256
+
+    def run(self, requests: Sequence[TurnRequest]) -> list[TurnResult]:
+        """Score and generate each request in order."""
+        return [self._one(r) for r in requests]
 
     def _one(self, request: TurnRequest) -> TurnResult:
         start = time.perf_counter()
         try:
             scores = self.backend.score_options(list(request.messages), list(request.options))
-            reply = self.backend.generate(list(request.messages),
-                                          GenerationOptions(temperature=request.temperature, seed=request.seed,
-                                                            max_tokens=request.max_tokens))
+            reply = self.backend.generate(list(request.messages), GenerationOptions(
+                temperature=request.temperature, seed=request.seed, max_tokens=request.max_tokens))
         except BackendError as exc:
+            log.warning("turn failed on %s: %s", self.backend.name, exc)
             return error_result(request, str(exc), duration_s=time.perf_counter() - start)
-        return TurnResult(tuple(scores.logprobs), reply.text, prompt_tokens=scores.prompt_tokens,
-                          completion_tokens=reply.completion_tokens, reused_tokens=0,
-                          duration_s=time.perf_counter() - start)
-
-    def run(self, requests: Sequence[TurnRequest]) -> list[TurnResult]:
-        return [self._one(r) for r in requests]
+        if len(scores.logprobs) != len(request.options):
+            return error_result(request, f"backend gave {len(scores.logprobs)} scores for "
+                                          f"{len(request.options)} options", duration_s=time.perf_counter() - start)
+        return TurnResult(tuple(scores.logprobs), reply.text, scores.prompt_tokens or reply.prompt_tokens,
+                          reply.completion_tokens, 0, time.perf_counter() - start)
