@@ -122,3 +122,33 @@ def test_wilson_interval() -> None:
     low, high = wilson_interval(13, 20)
     assert low == pytest.approx(0.4329, abs=1e-4) and high == pytest.approx(0.8188, abs=1e-4)
     assert wilson_interval(0, 0) == (0.0, 1.0) and wilson_interval(0, 10)[0] == 0.0
+
+
+def test_json_group_file_with_a_users_loss(tmp_path: Path) -> None:
+    import argparse
+
+    from sag.cli import group_from_args
+
+    loss = [[0, 1, 1, 1], [1, 0, 1, 1], [4, 4, 0, 4], [1, 1, 1, 0]]  # missing C costs four times more
+    path = tmp_path / "group.json"
+    path.write_text(json.dumps({"name": "mine", "method": "dcem", "counts": [2, 2, 1, 1], "t_max": 2, "n_cal": 8,
+                                "loss": loss}))
+    args = argparse.Namespace(group=str(path), model=None, t_max=None, rationale_tokens=None, top_k=None,
+                              temperature=None, n_cal=None)
+    cfg = group_from_args(args)
+    assert cfg.method == "dcem" and cfg.loss is not None and cfg.loss[2][0] == 4.0
+    spec = SagRunSpec("medqa", cfg, n_items=2)
+    with SagStore(tmp_path / "s.duckdb") as store:
+        summary = run_sag(store, spec, runners=_runners(cfg, ScriptedTurns(constant("A"))), retrievers={})
+        assert store.calibration(summary.run_id)["items"]
+    from sag.group import calibrate
+
+    cal = calibrate(load_benchmark("medqa")[:8], cfg, _runners(cfg, ScriptedTurns(constant("A"))), {})
+    assert cal.panel.loss.tolist() == [[float(v) for v in row] for row in loss]
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"name": "x", "counts": [2, 2]}')
+    with pytest.raises(ConfigError, match="four counts"):
+        group_from_args(argparse.Namespace(**{**vars(args), "group": str(bad)}))
+    bad.write_text("{not json")
+    with pytest.raises(ConfigError, match="not valid JSON"):
+        group_from_args(argparse.Namespace(**{**vars(args), "group": str(bad)}))
