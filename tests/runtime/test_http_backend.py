@@ -199,3 +199,23 @@ def test_identity_and_configuration() -> None:
         OpenAICompatBackend("http://h:1", "m", json_mode="grammar")
     with pytest.raises(ConfigError, match="base_url"):
         OpenAICompatBackend("h:1", "m")
+
+
+def test_a_small_agent_group_over_http(server_url: str, tmp_path: Path) -> None:
+    """An ``openai:`` key serves a Small Agent Group (one turn after another over HTTP)."""
+    from clinical.questions import parse_jsonl_items
+    from sag.config import preset
+    from sag.group import answer_item
+    from sag.runners import build_runners
+
+    item = parse_jsonl_items(json.dumps({"id": "q", "question": "Burning chest pain after meals, worse lying down?",
+                                         "options": ["Reflux disease", "Pneumothorax"], "answer": "A"}))[0]
+    key = f"openai:{server_url}#smollm2"
+    cfg = preset("sag-6-no_knowledge").with_changes(backbones=(key,) * 4, t_max=1, rationale_tokens=6)
+    runners = build_runners(cfg.models())
+    assert runners[key].name.endswith("/sequential")
+    result = answer_item(item, cfg, runners, {})
+    turns = [m for m in result.outcome.messages if m.phase != "retrieve"]
+    assert len(turns) == 2 + 2 + 1 + 1 and not any(m.error for m in turns)
+    assert all(abs(sum(m.distribution) - 1.0) < 1e-9 for m in turns)
+    assert result.answer in ("A", "B") and result.model_calls == 6
