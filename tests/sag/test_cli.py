@@ -89,3 +89,26 @@ def test_real_group_debate_is_printed_round_by_round(tmp_path: Path) -> None:
                    "Round 1, judgement:", "Group answer:", "not clinical advice"):
         assert needle in out.stdout
     assert "Correct answer" not in out.stdout  # typed questions have no known answer
+
+
+@pytest.mark.slow
+def test_mixed_backbones_share_one_model_per_key(tmp_path: Path) -> None:
+    """sag-6-mixed: reasoning agents and the judge on Gemma 3 270M (a base model, plain
+    prompts), knowledge and safety agents on SmolLM2 (chat template), batched runners."""
+    from clinical.questions import parse_jsonl_items
+    from sag.config import preset
+    from sag.group import answer_item
+    from sag.runners import batch_width, build_runners
+
+    item = parse_jsonl_items(json.dumps({"id": "q", "question": "Burning chest pain after meals, worse lying down?",
+                                         "options": ["Reflux disease", "Pulmonary embolism"], "answer": "A"}))[0]
+    cfg = preset("sag-6-mixed").with_changes(t_max=1, rationale_tokens=6)
+    runners = build_runners(cfg.models(), n_threads=2, width=batch_width(cfg), n_ctx=2048)
+    assert set(runners) == {"gemma3-270m", "smollm2-135m"}
+    assert {r.model_id for r in runners.values()} == {"gemma-3-270m-q4_k_m.gguf", "SmolLM2-135M-Instruct.Q4_1.gguf"}
+    result = answer_item(item, cfg, runners, {})
+    turns = [m for m in result.outcome.messages if m.phase != "retrieve"]
+    assert len(turns) == 8 and not any(m.error for m in turns)
+    assert {m.model for m in turns if m.agent_id in ("R1", "R2", "J1")} == {"gemma3-270m"}
+    assert {m.model for m in turns if m.agent_id in ("K1", "K2", "S1")} == {"smollm2-135m"}
+    assert result.answer in ("A", "B")
