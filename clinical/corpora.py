@@ -43,6 +43,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
+from clinical.data_files import data_file, read_json
 from common.errors import ConfigError, InputError
 
 __all__ = ["Passage", "CORPORA", "DEFAULT_DATA_DIR", "load_corpus", "corpus_digest"]
@@ -72,18 +73,6 @@ class Passage:
     text: str
 
 
-def _path(data_dir: Path, relative: str) -> Path:
-    path = data_dir / relative
-    if not path.is_file():
-        raise InputError(_FIELD, f"{relative} not found in {data_dir}")
-    return path
-
-
-def _read_json(data_dir: Path, relative: str) -> Any:
-    try:
-        return json.loads(_path(data_dir, relative).read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(_FIELD, f"{relative}: not valid JSON: {exc.msg} (line {exc.lineno})") from None
 
 
 def _string(value: object, where: str, field: str) -> str:
@@ -94,7 +83,7 @@ def _string(value: object, where: str, field: str) -> str:
 
 def _medlineplus(data_dir: Path) -> list[Passage]:
     """One passage per line of the MedlinePlus JSONL file, ids ``mlp-<line number>``."""
-    text = _path(data_dir, MEDLINEPLUS_FILE).read_text(encoding="utf-8")
+    text = data_file(data_dir, MEDLINEPLUS_FILE).read_text(encoding="utf-8")
     out: list[Passage] = []
     for line_no, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
@@ -113,7 +102,7 @@ def _medlineplus(data_dir: Path) -> list[Passage]:
 
 def _pubmedqa(data_dir: Path) -> list[Passage]:
     """One passage per PQA-L abstract, built from ``CONTEXTS`` and ``LABELS`` only."""
-    records = _read_json(data_dir, PUBMEDQA_FILE)
+    records = read_json(data_dir, PUBMEDQA_FILE)
     if not isinstance(records, dict):
         raise InputError(_FIELD, f"{PUBMEDQA_FILE}: expected an object keyed by PMID")
     out: list[Passage] = []
@@ -161,8 +150,8 @@ def _condition_text(name: str, condition: dict[str, Any], evidences: dict[str, A
 
 def _ddxplus(data_dir: Path) -> list[Passage]:
     """One passage per DDXPlus condition: name, code, severity and its evidence questions."""
-    conditions = _read_json(data_dir, CONDITIONS_FILE)
-    evidences = _read_json(data_dir, EVIDENCES_FILE)
+    conditions = read_json(data_dir, CONDITIONS_FILE)
+    evidences = read_json(data_dir, EVIDENCES_FILE)
     if not isinstance(conditions, dict) or not isinstance(evidences, dict):
         raise InputError(_FIELD, f"{CONDITIONS_FILE} and {EVIDENCES_FILE} must each hold one JSON object")
     out: list[Passage] = []

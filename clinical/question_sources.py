@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from clinical.data_files import data_file, read_json
 from common.errors import InputError
 
 __all__ = ["SourceRow", "READERS", "PUBMEDQA_OPTIONS"]
@@ -66,24 +67,12 @@ class SourceRow:
     meta: tuple[tuple[str, str], ...] = ()
 
 
-def _file(data_dir: Path, relative: str) -> Path:
-    path = data_dir / relative
-    if not path.is_file():
-        raise InputError(_FIELD, f"{relative} not found in {data_dir}")
-    return path
-
-
-def _read_json(data_dir: Path, relative: str) -> object:
-    try:
-        return json.loads(_file(data_dir, relative).read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(_FIELD, f"{relative}: not valid JSON: {exc.msg} (line {exc.lineno})") from None
 
 
 def _read_jsonl(data_dir: Path, relative: str) -> list[tuple[str, dict[str, object]]]:
     """``(where, row)`` for every non-blank line of a JSONL file."""
     rows: list[tuple[str, dict[str, object]]] = []
-    text = _file(data_dir, relative).read_text(encoding="utf-8")
+    text = data_file(data_dir, relative).read_text(encoding="utf-8")
     for line_no, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
@@ -99,7 +88,7 @@ def _read_jsonl(data_dir: Path, relative: str) -> list[tuple[str, dict[str, obje
 
 
 def _subsets(data_dir: Path, relative: str) -> dict[str, frozenset[str]]:
-    raw = _read_json(data_dir, relative)
+    raw = read_json(data_dir, relative)
     if not isinstance(raw, dict) or not all(isinstance(v, list) for v in raw.values()):
         raise InputError(_FIELD, f"{relative}: expected an object of subset name -> list of ids")
     return {str(name): frozenset(str(i) for i in ids) for name, ids in raw.items()}
@@ -186,8 +175,8 @@ def _pubmedqa_context(where: str, record: dict[str, object]) -> str:
 
 def read_pubmedqa(data_dir: Path) -> list[SourceRow]:
     """PubMedQA PQA-L official test split (500 PMIDs); meta ``year`` where known."""
-    truth = _read_json(data_dir, "pubmedqa/test_ground_truth.json")
-    records = _read_json(data_dir, "pubmedqa/ori_pqal.json")
+    truth = read_json(data_dir, "pubmedqa/test_ground_truth.json")
+    records = read_json(data_dir, "pubmedqa/ori_pqal.json")
     if not isinstance(truth, dict) or not isinstance(records, dict):
         raise InputError(_FIELD, "pubmedqa: both JSON files must hold an object keyed by PMID")
     letters = {text: letter for letter, text in PUBMEDQA_OPTIONS}

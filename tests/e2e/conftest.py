@@ -34,14 +34,11 @@ def _require_chromium() -> None:
     pytest.skip("Debian's chromium is not installed (scripts/ensure-chromium installs it)")
 
 
-@pytest.fixture(scope="session")
-def app_url(run_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    _require_chromium()
-    db = tmp_path_factory.mktemp("e2e") / "runs.duckdb"
-    shutil.copy(run_db, db)
+def serve_dashboard(db: Path, log_dir: Path) -> Iterator[str]:
+    """The dashboard on ``db`` (via DCEM_DB) on a free port: yields its URL, stops it after."""
     port = _free_port()
     env = dict(os.environ, DCEM_DB=str(db))
-    log = open(tmp_path_factory.mktemp("e2e-log") / "server.log", "w")
+    log = open(log_dir / "server.log", "w")
     proc = subprocess.Popen([sys.executable, "-m", "studio.serve", "--server.port", str(port),
                              "--server.address", "127.0.0.1"], cwd=ROOT, env=env, stdout=log,
                             stderr=subprocess.STDOUT)
@@ -61,6 +58,14 @@ def app_url(run_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     proc.terminate()
     proc.wait(timeout=20)
     log.close()
+
+
+@pytest.fixture(scope="session")
+def app_url(run_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    _require_chromium()
+    db = tmp_path_factory.mktemp("e2e") / "runs.duckdb"
+    shutil.copy(run_db, db)
+    yield from serve_dashboard(db, tmp_path_factory.mktemp("e2e-log"))
 
 
 @pytest.fixture(scope="session")

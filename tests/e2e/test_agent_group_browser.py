@@ -2,16 +2,11 @@
 debate timeline and the distributions chart, and switches to the plain debate run."""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
-import urllib.request
 from typing import Iterator
 
 import pytest
 
-from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, ROOT, _free_port, _require_chromium
+from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, _require_chromium, serve_dashboard
 from tests.sag.group_runs import build_group_runs
 
 pytestmark = pytest.mark.slow
@@ -23,28 +18,7 @@ def group_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     _require_chromium()
     db = tmp_path_factory.mktemp("e2e-sag") / "sag.duckdb"
     build_group_runs(db, tmp_path_factory.mktemp("e2e-idx"))
-    port = _free_port()
-    env = dict(os.environ, DCEM_DB=str(db))
-    log = open(tmp_path_factory.mktemp("e2e-sag-log") / "server.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "studio.serve", "--server.port", str(port),
-                             "--server.address", "127.0.0.1"], cwd=ROOT, env=env, stdout=log,
-                            stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        pytest.fail("the dashboard did not start within 60 s")
-    yield url
-    proc.terminate()
-    proc.wait(timeout=20)
-    log.close()
+    yield from serve_dashboard(db, tmp_path_factory.mktemp("e2e-sag-log"))
 
 
 def _settled(page, charts: int) -> None:  # type: ignore[no-untyped-def]
