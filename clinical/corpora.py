@@ -35,7 +35,6 @@ built from a corpus can tell when the corpus changed.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -43,7 +42,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
-from clinical.data_files import data_file, read_json
+from clinical.data_files import read_json, read_jsonl
 from common.errors import ConfigError, InputError
 
 __all__ = ["Passage", "CORPORA", "DEFAULT_DATA_DIR", "load_corpus", "corpus_digest"]
@@ -83,18 +82,8 @@ def _string(value: object, where: str, field: str) -> str:
 
 def _medlineplus(data_dir: Path) -> list[Passage]:
     """One passage per line of the MedlinePlus JSONL file, ids ``mlp-<line number>``."""
-    text = data_file(data_dir, MEDLINEPLUS_FILE).read_text(encoding="utf-8")
     out: list[Passage] = []
-    for line_no, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        where = f"{MEDLINEPLUS_FILE} line {line_no}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(_FIELD, f"{where}: not valid JSON: {exc.msg}") from None
-        if not isinstance(row, dict):
-            raise InputError(_FIELD, f"{where}: expected a JSON object")
+    for where, row, line_no in read_jsonl(data_dir, MEDLINEPLUS_FILE):
         out.append(Passage(f"mlp-{line_no}", "medlineplus", _string(row.get("pmid"), where, "pmid"),
                            _string(row.get("title"), where, "title"), _string(row.get("text"), where, "text")))
     return out

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from common.errors import InputError
 
-__all__ = ["FIELD", "data_file", "read_json"]
+__all__ = ["FIELD", "data_file", "read_json", "read_jsonl"]
 
 FIELD = "data_dir"
 
@@ -29,3 +29,22 @@ def read_json(data_dir: Path, relative: str) -> object:
         return json.loads(data_file(data_dir, relative).read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise InputError(FIELD, f"{relative}: not valid JSON: {exc.msg} (line {exc.lineno})") from None
+
+
+def read_jsonl(data_dir: Path, relative: str) -> list[tuple[str, dict[str, object], int]]:
+    """``(where, row, line number)`` for every non-blank line of a shipped JSONL file, ``where`` naming
+    the file and line; InputError for a line that is not a JSON object."""
+    rows: list[tuple[str, dict[str, object], int]] = []
+    text = data_file(data_dir, relative).read_text(encoding="utf-8")
+    for line_no, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        where = f"{relative} line {line_no}"
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(FIELD, f"{where}: not valid JSON: {exc.msg}") from None
+        if not isinstance(row, dict):
+            raise InputError(FIELD, f"{where}: expected a JSON object")
+        rows.append((where, row, line_no))
+    return rows

@@ -36,12 +36,11 @@ Choices made here:
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from clinical.data_files import data_file, read_json
+from clinical.data_files import read_json, read_jsonl
 from common.errors import InputError
 
 __all__ = ["SourceRow", "READERS", "PUBMEDQA_OPTIONS"]
@@ -67,24 +66,6 @@ class SourceRow:
     meta: tuple[tuple[str, str], ...] = ()
 
 
-
-
-def _read_jsonl(data_dir: Path, relative: str) -> list[tuple[str, dict[str, object]]]:
-    """``(where, row)`` for every non-blank line of a JSONL file."""
-    rows: list[tuple[str, dict[str, object]]] = []
-    text = data_file(data_dir, relative).read_text(encoding="utf-8")
-    for line_no, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        where = f"{relative} line {line_no}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(_FIELD, f"{where}: not valid JSON: {exc.msg}") from None
-        if not isinstance(row, dict):
-            raise InputError(_FIELD, f"{where}: expected a JSON object")
-        rows.append((where, row))
-    return rows
 
 
 def _subsets(data_dir: Path, relative: str) -> dict[str, frozenset[str]]:
@@ -117,7 +98,7 @@ def read_medqa(data_dir: Path) -> list[SourceRow]:
     """MedQA-USMLE 4-option test (1,273 rows); meta ``step`` from ``meta_info``."""
     return [SourceRow(where, f"medqa-{i:04d}", row.get("question"), row.get("options"),
                       _checked_answer(where, row), meta=_meta(row, ("meta_info", "step")))
-            for i, (where, row) in enumerate(_read_jsonl(data_dir, "medqa/medqa_us_4opt_test.jsonl"))]
+            for i, (where, row, _) in enumerate(read_jsonl(data_dir, "medqa/medqa_us_4opt_test.jsonl"))]
 
 
 def read_medmcqa(data_dir: Path) -> list[SourceRow]:
@@ -125,7 +106,7 @@ def read_medmcqa(data_dir: Path) -> list[SourceRow]:
     subsets = _subsets(data_dir, "medmcqa/subsets.json")
     missing = subsets.get("missing_resource", frozenset())
     out: list[SourceRow] = []
-    for where, row in _read_jsonl(data_dir, "medmcqa/test.jsonl"):
+    for where, row, _ in read_jsonl(data_dir, "medmcqa/test.jsonl"):
         item_id = str(row.get("realidx"))
         if item_id in missing:
             continue
@@ -141,7 +122,7 @@ def _read_medagents(data_dir: Path, folder: str, meta_keys: tuple[tuple[str, str
     return [SourceRow(where, row.get("realidx"), row.get("question"), row.get("options"),
                       _checked_answer(where, row),
                       meta=_meta(row, *meta_keys) + _subset_meta(str(row.get("realidx")), subsets))
-            for where, row in _read_jsonl(data_dir, f"{folder}/test.jsonl")]
+            for where, row, _ in read_jsonl(data_dir, f"{folder}/test.jsonl")]
 
 
 def read_mmlu_medical(data_dir: Path) -> list[SourceRow]:
@@ -157,7 +138,7 @@ def read_mmlu_pro_health(data_dir: Path) -> list[SourceRow]:
 def read_mmlu_pro_biology(data_dir: Path) -> list[SourceRow]:
     """MMLU-Pro biology category (717 rows, options as a list); meta ``src``."""
     out: list[SourceRow] = []
-    for where, row in _read_jsonl(data_dir, "mmlu_pro_biology/test.jsonl"):
+    for where, row, _ in read_jsonl(data_dir, "mmlu_pro_biology/test.jsonl"):
         answer, index = row.get("answer"), row.get("answer_index")
         if isinstance(answer, str) and isinstance(index, int) and answer != chr(ord("A") + index):
             raise InputError(_FIELD, f"{where}: answer: {answer!r} does not match answer_index {index}")

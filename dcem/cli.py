@@ -8,15 +8,31 @@ import argparse
 import json
 import logging
 import sys
-from typing import Any, NoReturn, Sequence
+from typing import Any, Callable, NoReturn, Sequence
 
 from dcem.core.config import MediatorConfig
 from dcem.errors import DcemError
 
-__all__ = ["main", "run_command", "Parser"]
+__all__ = ["main", "run_command", "Parser", "progress_bar"]
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+
+
+def progress_bar(desc: str, unit: str, *, quiet: bool,
+                 total: int = 1) -> tuple[Any, Callable[[int, int, str], None]]:
+    """A progress bar on stderr and the ``progress(done, total, label)`` callback the
+    runners call; close the bar when done."""
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, unit=unit, file=sys.stderr, disable=quiet, desc=desc)
+
+    def progress(done: int, count: int, label: str) -> None:
+        bar.total, bar.n = count, done
+        bar.set_postfix_str(label, refresh=False)
+        bar.refresh()
+
+    return bar, progress
 
 
 class Parser(argparse.ArgumentParser):
@@ -67,8 +83,6 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
     from dcem.store.database import Store
     from dcem.synthetic.spec import SyntheticSpec, run_synthetic
 
@@ -81,14 +95,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         n_eval=args.n_eval, ablation=not args.no_ablation,
         base_config=MediatorConfig.from_mapping(
             {"prior": "empirical", "t_max": args.t_max, **_parse_params(args.param)}))
-    bar = tqdm(total=len(spec.scenarios) * len(spec.seeds), unit="cell", file=sys.stderr,
-               disable=args.quiet, desc="synthetic")
-
-    def progress(done: int, total: int, label: str) -> None:
-        bar.n = done
-        bar.set_postfix_str(label)
-        bar.refresh()
-
+    bar, progress = progress_bar("synthetic", "cell", quiet=args.quiet,
+                                 total=len(spec.scenarios) * len(spec.seeds))
     with Store(args.db) as store:
         try:
             summary = run_synthetic(store, spec, run_id=args.run_id, progress=progress)

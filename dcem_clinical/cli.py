@@ -7,10 +7,9 @@ with status 2 and a one-line message on stderr, never a traceback.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Sequence
 
-from dcem.cli import Parser, run_command
+from dcem.cli import Parser, progress_bar, run_command
 from dcem.errors import DcemError
 
 __all__ = ["main"]
@@ -25,8 +24,6 @@ def _scenarios(text: str) -> tuple[str, ...]:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
     from dcem.core.config import MediatorConfig
     from dcem.store.database import Store
     from dcem_clinical.run import ClinicalSpec, run_clinical
@@ -43,14 +40,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                         n_cal=args.cal_cases, n_test=args.cases, agents=agents,  # type: ignore[arg-type]
                         mode=args.mode, temperature=args.temperature, free_rounds=args.free_rounds,
                         n_ctx=args.n_ctx, base_config=MediatorConfig(prior="empirical", t_max=args.t_max))
-    bar = tqdm(total=1, unit="turn", file=sys.stderr, disable=args.quiet, desc=f"{spec.dataset}")
-
-    def progress(done: int, total: int, label: str) -> None:
-        bar.total = total
-        bar.n = done
-        bar.set_postfix_str(label, refresh=False)
-        bar.refresh()
-
+    bar, progress = progress_bar(f"{spec.dataset}", "turn", quiet=args.quiet)
     with Store(args.db) as store:
         try:
             summary = run_clinical(store, spec, n_gpu_layers=args.n_gpu_layers, n_threads=args.threads,

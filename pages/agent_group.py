@@ -8,6 +8,7 @@ from sag.launch import MAX_LAUNCH_ITEMS, launch_message, launch_spec
 from sag.views import DISCLAIMER, NO_RUN_HINT, compare_runs, item_labels, load_item_view, run_labels, turn_markdown
 from studio.sag_charts import distribution_figure, mediator_figure
 from studio.sag_session import launch_run, sag_store
+from studio.widgets import titled_table
 
 st.title("Agent group")
 st.caption(DISCLAIMER)
@@ -82,23 +83,11 @@ if view.dcem:
 else:
     st.plotly_chart(distribution_figure(view.distributions, view.letters), key="ag_dist")
 
-st.subheader("Retrieved passages")
-if view.passages.empty:
-    st.caption("No passage was retrieved for this item.")
-else:
-    st.dataframe(view.passages, hide_index=True, key="ag_passages",
-                 column_config={"text": st.column_config.TextColumn("text", width="large")})
-st.subheader("Safety flags")
-if view.flags.empty:
-    st.caption("No safety flag was raised.")
-else:
-    st.dataframe(view.flags, hide_index=True, key="ag_flags")
-st.subheader("Judges' reasoning")
-if view.judges.empty:
-    st.caption("No judge plays in this group.")
-else:
-    st.dataframe(view.judges, hide_index=True, key="ag_judges",
-                 column_config={"rationale": st.column_config.TextColumn("rationale", width="large")})
+titled_table("Retrieved passages", view.passages, empty="No passage was retrieved for this item.",
+             key="ag_passages", wide="text")
+titled_table("Safety flags", view.flags, empty="No safety flag was raised.", key="ag_flags")
+titled_table("Judges' reasoning", view.judges, empty="No judge plays in this group.", key="ag_judges",
+             wide="rationale")
 
 st.subheader("Compare two runs")
 a, b = st.columns(2)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Sequence
 
 from common.errors import ConfigError
-from dcem.cli import Parser, run_command
+from dcem.cli import Parser, progress_bar, run_command
 from sag.config import GroupConfig, preset
 
 __all__ = ["main", "group_from_args"]
@@ -46,26 +46,13 @@ def group_from_args(args: argparse.Namespace) -> GroupConfig:
     return cfg.with_changes(**changes) if changes else cfg
 
 
-def _progress_bar(quiet: bool, desc: str):  # type: ignore[no-untyped-def]
-    from tqdm import tqdm
-
-    bar = tqdm(total=1, unit="item", file=sys.stderr, disable=quiet, desc=desc)
-
-    def progress(done: int, total: int, label: str) -> None:
-        bar.total, bar.n = total, done
-        bar.set_postfix_str(label, refresh=False)
-        bar.refresh()
-
-    return bar, progress
-
-
 def _cmd_run(args: argparse.Namespace) -> int:
     from sag.run import SagRunSpec, run_sag
     from sag.runners import batch_width, build_runners
     from sag.store.tables import SagStore
 
     spec = SagRunSpec(args.benchmark, group_from_args(args), n_items=args.items, seed=args.seed)
-    bar, progress = _progress_bar(args.quiet, f"{spec.cfg.name} on {Path(args.benchmark).name}")
+    bar, progress = progress_bar(f"{spec.cfg.name} on {Path(args.benchmark).name}", "item", quiet=args.quiet)
     with SagStore(args.db) as store:
         try:
             summary = run_sag(store, spec, progress=progress,

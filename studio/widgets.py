@@ -1,13 +1,14 @@
 """Shared Streamlit widgets: the store connection, the run picker, the disclaimer, the
-round stepper."""
+round stepper, titled tables."""
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from dcem.analysis.walkthrough_view import clamp_round
 from dcem.store.database import Store, StoreError, default_db_path
 
-__all__ = ["DISCLAIMER", "disclaimer", "store", "pick_run", "round_stepper"]
+__all__ = ["DISCLAIMER", "disclaimer", "store", "pick_run", "round_stepper", "titled_table"]
 
 DISCLAIMER = ("Research and teaching tool, not clinical advice. STOP_AND_ESCALATE hands the case "
               "to a human reviewer.")
@@ -59,3 +60,14 @@ def round_stepper(context: object, last: int, *, key: str = "walk_round", seen_k
     if last > 1:
         st.slider("Round", 1, last, key=key)
     return int(state[key])
+
+
+def titled_table(title: str, frame: pd.DataFrame, *, empty: str, key: str, wide: str | None = None) -> None:
+    """A subheader, then the table (``wide``: a text column shown wide) or, when the
+    frame is empty, the ``empty`` caption."""
+    st.subheader(title)
+    if frame.empty:
+        st.caption(empty)
+        return
+    config = {wide: st.column_config.TextColumn(wide, width="large")} if wide else None
+    st.dataframe(frame, hide_index=True, key=key, column_config=config)
