@@ -16,6 +16,8 @@ benchmark              file (under ``data/``)                item id
 ``mmlu-pro-biology``   ``mmlu_pro_biology/test.jsonl``       ``question_id``
 ``pubmedqa``           ``pubmedqa/test_ground_truth.json``   PMID
                        + ``pubmedqa/ori_pqal.json``
+``agentclinic``        ``clinical_cases/``                   ``agentclinic-NNN`` (0-based
+                       ``agentclinic_medqa_extended.jsonl``  line)
 =====================  ====================================  =============================
 
 Choices made here:
@@ -32,7 +34,12 @@ Choices made here:
 * PubMedQA uses the 500 PMIDs of the official test split (``test_ground_truth.json``, in
   file order) in the reasoning-required setting: options A = yes, B = no, C = maybe; the
   answer is ``final_decision`` (it must equal the ground-truth file); the context is each
-  abstract section as ``"LABEL: text"``, one per line; ``LONG_ANSWER`` is never shown.
+  abstract section as ``"LABEL: text"``, one per line; ``LONG_ANSWER`` is kept in the
+  meta entry ``long_answer`` (the reference the relevance metric scores rationales
+  against) and is never shown to an agent.
+* AgentClinic cases have no options upstream: :mod:`clinical.agentclinic` writes each
+  case as a vignette and adds three other cases' diagnoses as distractors (seeded per line);
+  meta ``("source", "agentclinic-medqa-extended")``.
 """
 from __future__ import annotations
 
@@ -40,6 +47,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from clinical.agentclinic import SOURCE_NAME as AGENTCLINIC_SOURCE
+from clinical.agentclinic import agentclinic_cases
 from clinical.data_files import read_json, read_jsonl
 from common.errors import InputError
 
@@ -173,8 +182,14 @@ def read_pubmedqa(data_dir: Path) -> list[SourceRow]:
                                      f"ground truth {label!r}")
         out.append(SourceRow(where, pmid, record.get("QUESTION"), [t for _, t in PUBMEDQA_OPTIONS],
                              letters.get(str(decision), decision), _pubmedqa_context(where, record),
-                             _meta(record, ("YEAR", "year"))))
+                             _meta(record, ("YEAR", "year"), ("LONG_ANSWER", "long_answer"))))
     return out
+
+
+def read_agentclinic(data_dir: Path) -> list[SourceRow]:
+    """AgentClinic-MedQA extended (214 cases) as four-option diagnosis questions."""
+    return [SourceRow(case.where, case.item_id, case.question, list(case.options), case.answer,
+                      meta=(("source", AGENTCLINIC_SOURCE),)) for case in agentclinic_cases(data_dir)]
 
 
 READERS: dict[str, Callable[[Path], list[SourceRow]]] = {
@@ -184,4 +199,5 @@ READERS: dict[str, Callable[[Path], list[SourceRow]]] = {
     "mmlu-pro-health": read_mmlu_pro_health,
     "mmlu-pro-biology": read_mmlu_pro_biology,
     "pubmedqa": read_pubmedqa,
+    "agentclinic": read_agentclinic,
 }

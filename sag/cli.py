@@ -4,8 +4,11 @@
 - ``run --benchmark medqa --group sag-10 --items 50 --seed 0``: a set of items into the
   store with a progress bar; the same command resumes; a finished run re-runs with zero
   model calls.
+- ``eval --suite core --groups single,vote-6,sag-6 --items 10``: the clinical-utility
+  suite (:mod:`sag.evaluation`), resumable, one process per group.
 - ``report``: accuracy with a 95 % interval per benchmark and group, rounds, calls,
-  tokens and seconds per item.
+  tokens and seconds per item; ``report --eval [ID]``: the seed's Tables 2-7 with this
+  project's numbers beside them.
 
 Bad input exits with status 2 and a one-line message on stderr, nothing stored.
 """
@@ -72,8 +75,28 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from sag.report import format_table, summarise
     from sag.store.tables import SagStore
 
+    if args.eval is not None or args.from_export:
+        return _report_eval(args)
     with SagStore(args.db) as store:
         print(format_table(summarise(store.outcomes(args.run))))
+    return 0
+
+
+def _report_eval(args: argparse.Namespace) -> int:
+    from sag.evaluation.export import build_export, latest_eval_id, load_export, write_export
+    from sag.evaluation.tables import render_report
+    from sag.store.tables import SagStore
+
+    if args.from_export:
+        data = load_export(args.from_export)
+    else:
+        with SagStore(args.db) as store:
+            eval_id = latest_eval_id(store) if args.eval == "latest" else args.eval
+            data = build_export(store, eval_id, command=args.command_text or "")
+    if args.export:
+        write_export(data, args.export)
+        print(f"wrote {args.export}", file=sys.stderr)
+    print(render_report(data), end="")
     return 0
 
 
@@ -83,9 +106,24 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     return ask(args)
 
 
-def _common(p: argparse.ArgumentParser) -> None:
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from sag.evaluation.command import eval_command
+
+    return eval_command(args)
+
+
+def _common(p: argparse.ArgumentParser, *, group: bool = True) -> None:
+    if group:
+        _group_argument(p)
+    _overrides(p)
+
+
+def _group_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument("--group", default="sag-10", help="preset (single, sag-6, sag-10, sag-15, sag-6-mixed, "
                    "sag-6-dcem, sag-6-no_judge ...) or a JSON group file")
+
+
+def _overrides(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", help="one model key for every role (e.g. gemma3-270m, file:..., hf:..., openai:...)")
     p.add_argument("--t-max", dest="t_max", type=int, help="debate rounds after round 0 (default 3)")
     p.add_argument("--rationale-tokens", dest="rationale_tokens", type=int, help="token budget of each rationale")
@@ -116,8 +154,21 @@ def _parser() -> Parser:
     run.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     _common(run)
     run.set_defaults(func=_cmd_run)
+    ev = sub.add_parser("eval", help="the clinical-utility suite for several groups (resumable)")
+    from sag.evaluation.command import add_eval_arguments
+
+    add_eval_arguments(ev)
+    ev.add_argument("--n-cal", dest="n_cal", type=int, help="calibration items of the dcem method (default 20)")
+    _common(ev, group=False)
+    ev.set_defaults(func=_cmd_eval)
     report = sub.add_parser("report", help="accuracy with 95%% intervals, rounds, calls, tokens, time per item")
     report.add_argument("--run", default=None, help="one run id (default: all runs)")
+    report.add_argument("--eval", nargs="?", const="latest", default=None,
+                        help="the evaluation suite's tables beside the seed's (default: the latest evaluation)")
+    report.add_argument("--from-export", dest="from_export", help="print the tables of an export file")
+    report.add_argument("--export", help="also write the scored evaluation to this JSON file")
+    report.add_argument("--command", dest="command_text", help="the command that made the evaluation (kept in the "
+                        "export)")
     report.add_argument("--db", default=None)
     report.add_argument("-v", "--verbose", action="store_true")
     report.set_defaults(func=_cmd_report)

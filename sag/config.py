@@ -196,14 +196,22 @@ class GroupConfig:
             raise ConfigError("group", str(exc)) from None
 
 
-PRESETS = ("single", "sag-6", "sag-10", "sag-15", "sag-6-mixed", "sag-10-mixed", "sag-6-majority", "sag-6-dcem")
+PRESETS = ("single", "single-gemma", "vote-6", "sag-6", "sag-10", "sag-15", "sag-6-mixed", "sag-10-mixed", "sag-6-majority", "sag-6-dcem")
 
 
 def preset(name: str) -> GroupConfig:
-    """A named group: ``single``, ``sag-<6|10|15>[-mixed][-<method>]`` (see the module docstring)."""
+    """A named group: ``single`` (= ``single-smollm2``), ``single-gemma``,
+    ``sag-<6|10|15>[-mixed][-<method>]``, or ``vote-<6|10|15>`` (= ``sag-N-majority``)."""
     text = name.strip().lower() if isinstance(name, str) else ""
-    if text == "single":
-        return GroupConfig(name="single", method="single")
+    if text in ("single", "single-smollm2"):
+        return GroupConfig(name=text, method="single")
+    if text == "single-gemma":
+        return GroupConfig(name=text, method="single", backbones=(MIXED_MODEL,) * 4)
+    vote = text.split("-", 1)
+    if vote[0] == "vote" and len(vote) == 2:  # vote-N: the majority vote of SAG-N's agents
+        if not vote[1].isdigit() or int(vote[1]) not in SIZES:
+            raise ConfigError("group", f"unknown group {name!r}; vote-N takes N in {', '.join(map(str, SIZES))}")
+        return preset(f"sag-{vote[1]}-majority").with_changes(name=text)
     parts = text.split("-", 2)
     if len(parts) < 2 or parts[0] != "sag" or not parts[1].isdigit() or int(parts[1]) not in SIZES:
         raise ConfigError("group", f"unknown group {name!r}; use single or sag-6, sag-10, sag-15, optionally "

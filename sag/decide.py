@@ -27,9 +27,12 @@ __all__ = ["StopCheck", "stop_check", "final_answer", "plurality", "letter_of", 
 
 
 def letter_of(message: GroupMessage, letters: Sequence[str]) -> str | None:
-    """The agent's most probable letter (REFUSE and errors aside); None for no answer."""
+    """The agent's letter: the one it answered (decoded at the group's temperature), or its
+    most probable letter when it answered REFUSE; None for no answer."""
     if message.error is not None or not message.distribution:
         return None
+    if message.answer in letters:
+        return message.answer
     dist = message.distribution
     return letters[max(range(len(dist)), key=dist.__getitem__)]
 

@@ -14,13 +14,15 @@ import math
 from dataclasses import dataclass
 from typing import Collection, Mapping, Sequence
 
+import numpy as np
+
 from runtime.call_log import CallContext, CallLog, CallRecord, cache_key
 from runtime.messages import Message
 from runtime.turns import TurnRequest, TurnResult, TurnRunner
 from sag.config import AgentSpec, GroupConfig
 from sag.transcript import REFUSE, GroupMessage, read_rationale
 
-__all__ = ["AgentTurn", "TurnEngine", "turn_seed", "PURPOSE", "distribution_of"]
+__all__ = ["AgentTurn", "TurnEngine", "turn_seed", "PURPOSE", "distribution_of", "decode_letter"]
 
 PURPOSE = "sag_turn"
 
@@ -65,6 +67,29 @@ def distribution_of(logprobs: Sequence[float], n_letters: int) -> tuple[tuple[fl
     letters = softmax(list(logprobs[:n_letters]))
     refuse = softmax(list(logprobs))[-1] if len(logprobs) > n_letters else None
     return tuple(letters), refuse
+
+
+def decode_letter(distribution: Sequence[float], *, temperature: float, top_p: float, seed: int) -> int:
+    """The index of the letter an agent answers with.
+
+    Greedy (``temperature == 0``): the most probable letter.  Otherwise the letter is
+    drawn, as a decoder draws its next token: probabilities raised to ``1/temperature``
+    and renormalised, restricted to the smallest most-probable set whose mass reaches
+    ``top_p``, then one draw with a generator seeded by the turn's ``seed`` (so a replay
+    from the call log draws the same letter).
+    """
+    probs = np.asarray(distribution, dtype=float)
+    if temperature <= 0.0 or probs.size == 1:
+        return int(np.argmax(probs))
+    logits = np.log(np.clip(probs, 1e-300, None)) / temperature
+    tempered = np.exp(logits - logits.max())
+    tempered /= tempered.sum()
+    order = np.argsort(-tempered, kind="stable")
+    keep = int(np.searchsorted(np.cumsum(tempered[order]), top_p - 1e-12) + 1)
+    kept = order[:max(1, min(keep, order.size))]
+    mass = tempered[kept] / tempered[kept].sum()
+    rng = np.random.default_rng([seed, 0x5A6])
+    return int(kept[rng.choice(kept.size, p=mass)])
 
 
 class TurnEngine:
@@ -156,7 +181,9 @@ class TurnEngine:
         if refuse is not None and refuse >= self.cfg.refuse_threshold:
             answer = REFUSE
         else:
-            answer = turn.letters[max(range(len(letters)), key=letters.__getitem__)]
+            seed = turn_seed(self.cfg.seed, turn.agent.agent_id, turn.round, turn.phase)
+            answer = turn.letters[decode_letter(letters, temperature=self.cfg.temperature, top_p=self.cfg.top_p,
+                                                seed=seed)]
         return GroupMessage(**common, answer=answer, distribution=letters,  # type: ignore[arg-type]
                             refuse_probability=refuse, rationale=result.text,
                             reading=read_rationale(result.text, turn.agent.role, known))

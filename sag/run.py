@@ -14,7 +14,7 @@ import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -27,7 +27,7 @@ from sag.debate import Searcher
 from sag.group import answer_item, calibrate, check_fixed_options
 from sag.store.tables import SagStore
 
-__all__ = ["SagRunSpec", "SagRunSummary", "run_sag", "load_items", "Progress", "corpora_of"]
+__all__ = ["SagRunSpec", "SagRunSummary", "run_sag", "run_items", "load_items", "Progress", "corpora_of"]
 
 log = logging.getLogger(__name__)
 
@@ -119,11 +119,23 @@ def run_sag(store: SagStore, spec: SagRunSpec, *, runners: RunnerFactory | Mappi
             retrievers: RetrieverFactory | Mapping[str, Searcher] | None = None,
             progress: Progress | None = None, cancel: Callable[[], bool] | None = None) -> SagRunSummary:
     """Answer every item of the run not yet stored; see the module docstring."""
-    cfg, start = spec.cfg, time.perf_counter()
     evaluation, calibration = spec.split(load_items(spec.benchmark))
+    return run_items(store, spec.run_id(evaluation), benchmark=spec.benchmark, cfg=spec.cfg, seed=spec.seed,
+                     evaluation=evaluation, calibration=calibration, runners=runners, retrievers=retrievers,
+                     progress=progress, cancel=cancel)
+
+
+def run_items(store: SagStore, run_id: str, *, benchmark: str, cfg: GroupConfig, seed: int,
+              evaluation: Sequence[QuestionItem], calibration: Sequence[QuestionItem] = (),
+              runners: RunnerFactory | Mapping[str, TurnRunner] | None = None,
+              retrievers: RetrieverFactory | Mapping[str, Searcher] | None = None,
+              progress: Progress | None = None, cancel: Callable[[], bool] | None = None) -> SagRunSummary:
+    """Answer the items of run ``run_id`` not yet stored (the D-CEM method first calibrates
+    on ``calibration``); a finished run answers nothing and loads no model."""
+    start = time.perf_counter()
+    evaluation, calibration = tuple(evaluation), tuple(calibration)
     if cfg.method == "dcem":
         check_fixed_options(evaluation + calibration)
-    run_id = spec.run_id(evaluation)
     done = store.done_items(run_id)
     todo = [it for it in evaluation if it.item_id not in done]
     calls = cached = 0
@@ -131,7 +143,7 @@ def run_sag(store: SagStore, spec: SagRunSpec, *, runners: RunnerFactory | Mappi
         models = runners if isinstance(runners, Mapping) else (runners or _default_runners)(cfg)
         make = retrievers or _default_retrievers
         corpora = retrievers if isinstance(retrievers, Mapping) else make(corpora_of(cfg))  # type: ignore[operator]
-    resumed = store.ensure_run(run_id, benchmark=spec.benchmark, cfg=cfg, items=evaluation, seed=spec.seed)
+    resumed = store.ensure_run(run_id, benchmark=benchmark, cfg=cfg, items=evaluation, seed=seed)
     if todo:
         call_log = CallLog(store)
         cal = None

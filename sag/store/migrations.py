@@ -99,5 +99,30 @@ _M001 = [
     )""",
 ]
 
+_M002 = [
+    """CREATE TABLE sag_eval_parts (
+        eval_id VARCHAR NOT NULL,
+        group_name VARCHAR NOT NULL,
+        part VARCHAR NOT NULL,
+        metric VARCHAR NOT NULL,
+        run_id VARCHAR NOT NULL,
+        spec_json VARCHAR NOT NULL,
+        config_json VARCHAR NOT NULL,
+        extra_json VARCHAR NOT NULL,
+        position INTEGER NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (eval_id, group_name, part)
+    )""",
+    """CREATE TABLE sag_eval_cost (
+        eval_id VARCHAR NOT NULL,
+        group_name VARCHAR NOT NULL,
+        peak_rss_mb DOUBLE NOT NULL,
+        weights_json VARCHAR NOT NULL,
+        measured_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (eval_id, group_name)
+    )""",
+]
+
 PACKAGE = "sag"
-MIGRATIONS: list[Migration] = [("001_runs_items_messages_outcomes_mediator", _M001)]
+MIGRATIONS: list[Migration] = [("001_runs_items_messages_outcomes_mediator", _M001),
+                               ("002_evaluation_parts_and_cost", _M002)]

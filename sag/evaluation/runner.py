@@ -1,0 +1,145 @@
+"""Run an evaluation suite for one group: every part as a resumable SAG run.
+
+Each (group, part) is one run of :func:`sag.run.run_items` whose id hashes the part's
+items and the group config as the part changes it, so the same command resumes where
+it stopped, answers finished parts from the store and every repeated turn from the call
+log.  Models and retrieval indexes are built once per group, and only when some part
+still has items to answer.  After a segment that loaded models, the process's peak
+resident memory is stored with the weights' sizes (run one group per process to read a
+group's own peak: ``python -m sag eval`` does).
+"""
+from __future__ import annotations
+
+import hashlib
+import resource
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from clinical.questions import QuestionItem
+from common.errors import ConfigError
+from runtime.turns import TurnRunner
+from sag.config import GroupConfig
+from sag.debate import Searcher
+from sag.evaluation.subsets import Subsets, items_by_id, load_subsets
+from sag.evaluation.suite import Part, SuiteSpec, build_parts
+from sag.run import Progress, RetrieverFactory, RunnerFactory, _default_retrievers, _default_runners, corpora_of, run_items
+from sag.store.eval_tables import record_cost, record_part
+from sag.store.tables import SagStore
+
+__all__ = ["GroupEvalSummary", "run_group_eval", "part_config", "part_run_id", "model_weights", "calibration_items"]
+
+
+@dataclass(frozen=True)
+class GroupEvalSummary:
+    group: str
+    parts: int
+    items: int
+    answered_now: int
+    model_calls: int
+    cached_calls: int
+    seconds: float
+    peak_rss_mb: float | None
+    complete: bool
+    skipped: tuple[str, ...] = ()  # parts the group cannot answer (D-CEM on items of varying option counts)
+
+
+def part_config(cfg: GroupConfig, part: Part) -> GroupConfig:
+    return cfg.with_changes(**dict(part.changes)) if part.changes else cfg
+
+
+def part_run_id(cfg: GroupConfig, part: Part) -> str:
+    digest = hashlib.sha256(f"{part.digest()}|{cfg.digest()}".encode()).hexdigest()[:10]
+    return f"eval-{part.key.replace('/', '.')}-{cfg.name}-{digest}"
+
+
+def calibration_items(source: str, subsets: Subsets, n: int) -> tuple[QuestionItem, ...]:
+    """The first ``n`` calibration items of a subset (``safety`` or a benchmark)."""
+    ids = subsets.safety("calibration") if source == "safety" else subsets.calibration_ids(source)
+    if n > len(ids):
+        raise ConfigError("n_cal", f"the {source} subset has {len(ids)} calibration items; the group asks for {n}")
+    by_id = items_by_id(source)
+    return tuple(by_id[i] for i in ids[:n])
+
+
+def model_weights(cfg: GroupConfig) -> dict[str, Any]:
+    """Size (MB) and parameters of each local model of the group, and agents per model;
+    models behind an HTTP server have neither (``null``)."""
+    from runtime.gguf_info import read_gguf_header
+    from runtime.registry import resolve
+
+    models: dict[str, Any] = {}
+    for key in cfg.models():
+        if key.startswith("openai:"):
+            models[key] = None
+            continue
+        path = resolve(key)
+        models[key] = {"mb": path.stat().st_size / 2**20, "parameters": read_gguf_header(path).parameter_count}
+    agents: dict[str, int] = {}
+    for agent in cfg.agents():
+        agents[agent.model] = agents.get(agent.model, 0) + 1
+    return {"models": models, "agents": agents}
+
+
+class _Once:
+    """A factory called at most once (the group's models, its retrieval indexes)."""
+
+    def __init__(self, make: Callable[[Any], Any]) -> None:
+        self.make, self.value, self.built = make, None, False
+
+    def __call__(self, arg: Any) -> Any:
+        if not self.built:
+            self.value, self.built = self.make(arg), True
+        return self.value
+
+
+def run_group_eval(store: SagStore, spec: SuiteSpec, cfg: GroupConfig, *, subsets: Subsets | None = None,
+                   runners: RunnerFactory | Mapping[str, TurnRunner] | None = None,
+                   retrievers: RetrieverFactory | Mapping[str, Searcher] | None = None,
+                   progress: Progress | None = None, cancel: Callable[[], bool] | None = None,
+                   measure_memory: bool = True) -> GroupEvalSummary:
+    """Run (or resume) every part of ``spec`` for ``cfg``; see the module docstring."""
+    start = time.perf_counter()
+    subsets = subsets or load_subsets()
+    parts = build_parts(spec, subsets)
+    total = sum(len(p.items) for p in parts)
+    models = _Once(runners if callable(runners) else (lambda _c: runners) if runners is not None else _default_runners)
+    indexes = _Once((lambda _c: retrievers) if isinstance(retrievers, Mapping)
+                    else (lambda _c: (retrievers or _default_retrievers)(corpora_of(cfg))))
+    done_before = answered = calls = cached = 0
+    skipped: list[str] = []
+    for position, part in enumerate(parts):
+        if cancel is not None and cancel():
+            break
+        cal = calibration_items(part.calibration_source, subsets, cfg.n_cal) if cfg.method == "dcem" else ()
+        if cfg.method == "dcem" and len({len(it.options) for it in part.items + cal}) > 1:
+            skipped.append(part.key)  # the mediator needs one label set: MMLU-Pro items have 3 to 10 options
+            done_before += len(part.items)
+            continue
+        pcfg = part_config(cfg, part)
+        run_id = part_run_id(pcfg, part)
+        record_part(store, eval_id=spec.eval_id, group=cfg.name, part=part.key, metric=part.metric, run_id=run_id,
+                    spec=spec.to_dict(), config=pcfg.to_dict(), extra={"pointed": dict(part.pointed)},
+                    position=position)
+        offset = done_before
+
+        def tick(done: int, n: int, label: str, offset: int = offset, key: str = part.key) -> None:
+            if progress is not None and label != "calibration":
+                progress(offset + done, total, f"{key} {label}")
+
+        summary = run_items(store, run_id, benchmark=f"eval:{part.key}", cfg=pcfg, seed=0, evaluation=part.items,
+                            calibration=cal, runners=models, retrievers=lambda _names: indexes(None),
+                            progress=tick, cancel=cancel)
+        done_before += len(part.items)
+        answered, calls, cached = (answered + summary.answered_now, calls + summary.model_calls,
+                                   cached + summary.cached_calls)
+        if progress is not None:
+            progress(done_before, total, part.key)
+    peak = None
+    if models.built and measure_memory:
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+        record_cost(store, eval_id=spec.eval_id, group=cfg.name, peak_rss_mb=peak, weights=model_weights(cfg))
+    complete = all(len(store.done_items(part_run_id(part_config(cfg, p), p))) == len(p.items)
+                   for p in parts if p.key not in skipped)
+    return GroupEvalSummary(cfg.name, len(parts), total, answered, calls, cached, time.perf_counter() - start, peak,
+                            complete, tuple(skipped))

@@ -1,0 +1,1 @@
+"""Tests of the SAG evaluation data (paper seed tables)."""
