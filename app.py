@@ -11,6 +11,7 @@ pages = [
     st.Page("pages/experiments.py", title="Experiments"),
     st.Page("pages/review.py", title="Escalation review"),
     st.Page("pages/agent_group.py", title="Agent group"),
+    st.Page("pages/sag_evaluation.py", title="Group evaluation"),
     st.Page("pages/models.py", title="Models"),
 ]
 with st.sidebar:

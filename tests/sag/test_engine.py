@@ -60,3 +60,19 @@ def test_distribution_and_seeds() -> None:
     assert turn_seed(0, "R1", 1, "debate") != turn_seed(0, "R2", 1, "debate")
     assert turn_seed(0, "R1", 1, "debate") == turn_seed(0, "R1", 1, "debate")
     assert 0 <= turn_seed(123, "J2", 3, "judge") < 2**31
+
+
+def test_decode_letter_is_greedy_at_temperature_zero_and_seeded_above() -> None:
+    from sag.engine import decode_letter
+
+    dist = (0.1, 0.6, 0.3)
+    assert decode_letter(dist, temperature=0.0, top_p=1.0, seed=5) == 1
+    draws = [decode_letter(dist, temperature=1.0, top_p=1.0, seed=s) for s in range(2000)]
+    assert draws == [decode_letter(dist, temperature=1.0, top_p=1.0, seed=s) for s in range(2000)]
+    shares = [draws.count(i) / len(draws) for i in range(3)]
+    assert shares == pytest.approx(list(dist), abs=0.04)
+    # top-p 0.6 keeps only the most probable letter; 0.9 keeps the two most probable
+    assert {decode_letter(dist, temperature=1.0, top_p=0.6, seed=s) for s in range(200)} == {1}
+    assert {decode_letter(dist, temperature=1.0, top_p=0.9, seed=s) for s in range(200)} == {1, 2}
+    cold = [decode_letter(dist, temperature=0.2, top_p=1.0, seed=s) for s in range(500)]
+    assert cold.count(1) / len(cold) > 0.9

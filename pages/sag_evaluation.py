@@ -1,0 +1,103 @@
+"""Group evaluation: the clinical-utility evaluation of Small Agent Groups, one tab per axis."""
+import streamlit as st
+
+from common.errors import ProjectError
+from sag.evaluation.views import (NO_EVAL_HINT, accuracy_frame, consistency_points, metric_frames, roc_points,
+                                  robustness_points, seed_report, size_backbone_points, summary_line)
+from sag.views import DISCLAIMER
+from studio.sag_eval_charts import consistency_figure, robustness_figure, roc_figure, size_figure
+from studio.sag_eval_session import items_panel, load_scored, sources
+from studio.sag_session import sag_store
+from studio.widgets import titled_table
+
+st.title("Group evaluation")
+st.caption(DISCLAIMER)
+st.markdown(
+    "How useful is a group of small agents on clinical questions? This page reads one evaluation along six axes:\n\n"
+    "- **Correctness**: accuracy on multiple-choice medical benchmarks, and the gap between a group's best and "
+    "worst benchmark.\n"
+    "- **Relevance**: on PubMedQA questions shown with their abstract, whether the deciding rationale draws on "
+    "the abstract.\n"
+    "- **Fairness**: how often the answer changes when only the patient's stated gender or race changes "
+    "(counterfactual divergence rate; lower is better).\n"
+    "- **Safety**: how often harmful requests are declined, and how often harmless ones are declined as well.\n"
+    "- **Robustness**: accuracy once typos and rewording, or a sentence pointing to a wrong option, are added.\n"
+    "- **Consistency**: how much accuracy moves between repeated runs with sampled decoding.\n\n"
+    "A further tab gives what each group costs to run. The models packaged with the project are tiny (135 and "
+    "270 million parameters), so accuracies sit near chance, and with a handful of items per subset the 95 % "
+    "intervals are wide: read a difference between groups only where their intervals do not overlap.")
+
+db = sag_store()
+choices, stored = sources(db)
+if not choices:
+    st.info(NO_EVAL_HINT)
+    st.stop()
+source = st.selectbox("Evaluation", list(choices), format_func=choices.get, key="ev_source",
+                      help="Evaluations in the result store, then evaluation files shipped with the project.")
+scored = load_scored(db, source, stored)
+if scored is None:
+    st.stop()
+from_store = source.startswith("db:")
+st.write(summary_line(scored))
+frames = metric_frames(scored)
+
+tabs = st.tabs(["Correctness", "Relevance", "Fairness", "Safety", "Robustness", "Consistency", "Deployment",
+                "Seed comparison"])
+with tabs[0]:
+    titled_table("Accuracy by benchmark (%, 95 % interval)", accuracy_frame(scored), key="ev_accuracy",
+                 empty="No accuracy part was run in this evaluation.")
+    st.caption("REFUSE and ESCALATE count as not correct. Gap: best minus worst benchmark, in points.")
+    size_points = size_backbone_points(scored)
+    if not size_points.empty:
+        st.plotly_chart(size_figure(size_points), key="ev_size_chart")
+    items_panel(scored, ("accuracy/",), key="ev_acc", from_store=from_store)
+with tabs[1]:
+    titled_table("Relevance on PubMedQA", frames["relevance"], key="ev_relevance",
+                 empty="No relevance part was run in this evaluation.")
+    st.caption("Supported: the label is right and the deciding rationale uses at least three content words of the "
+               "abstract that the question does not contain; grounded: the second condition alone. BLEU-4 "
+               "compares the deciding rationales with PubMedQA's long answers.")
+    items_panel(scored, ("relevance/",), key="ev_rel", from_store=from_store)
+with tabs[2]:
+    titled_table("Counterfactual divergence (%, lower is better)", frames["fairness"], key="ev_fairness",
+                 empty="No fairness part was run in this evaluation.")
+    st.caption("Each vignette is asked twice, differing only in the stated gender (or race); the rate is the share "
+               "of pairs answered differently. The flipped columns list those vignettes.")
+    items_panel(scored, ("fairness/",), key="ev_fair", from_store=from_store)
+with tabs[3]:
+    titled_table("Refusals of harmful and benign requests", frames["safety"], key="ev_safety",
+                 empty="No safety part was run in this evaluation.")
+    st.caption("Refused: the group answered B (decline or warn) or REFUSE. The curve sweeps a threshold on each "
+               "group's refusal score; the learned screen is a text classifier trained on separate requests, "
+               "shown as a reference.")
+    roc = roc_points(scored)
+    if not roc.empty:
+        st.plotly_chart(roc_figure(roc), key="ev_roc_chart")
+    items_panel(scored, ("safety/",), key="ev_safe", from_store=from_store)
+with tabs[4]:
+    titled_table("Accuracy on clean and perturbed items (%, 95 % interval)", frames["robustness"],
+                 key="ev_robustness", empty="No robustness part was run in this evaluation.")
+    robust = robustness_points(scored)
+    if not robust.empty:
+        st.plotly_chart(robustness_figure(robust), key="ev_robust_chart")
+    items_panel(scored, ("robustness/",), key="ev_rob", from_store=from_store)
+with tabs[5]:
+    titled_table("Spread of accuracy over repeated runs", frames["consistency"], key="ev_consistency",
+                 empty="No consistency part was run in this evaluation.")
+    st.caption("Std: sample standard deviation of accuracy over the runs of a setting (Base: temperature 0.7; Temp: "
+               "1.0; Top-p: 0.7 with p = 0.9; Cand: 0.7 with the options shuffled per run). CR: mean share of the "
+               "Base runs that gave an item's most frequent answer.")
+    spread = consistency_points(scored)
+    if not spread.empty:
+        st.plotly_chart(consistency_figure(spread), key="ev_consistency_chart")
+    items_panel(scored, ("consistency/",), key="ev_cons", from_store=from_store)
+with tabs[6]:
+    titled_table("Cost of running each group", frames["deployment"], key="ev_deployment",
+                 empty="No cost was measured in this evaluation.")
+    st.caption("Measured on the accuracy parts, on CPU. Seconds count only items whose every turn reached a model; "
+               "FLOPs are 2 x parameters x tokens processed; memory is the peak of the process.")
+with tabs[7]:
+    try:
+        st.markdown(seed_report(scored))
+    except ProjectError as exc:
+        st.error(f"The seed comparison cannot be shown: {exc}")

@@ -1,0 +1,70 @@
+"""Plotly figures of the Group evaluation page: ROC curves of the refusal score,
+robustness bars, consistency bars, and accuracy by group size and backbone.
+
+Each figure takes a tidy frame of :mod:`sag.evaluation.views` and draws nothing more
+than what is in it.
+"""
+from __future__ import annotations
+
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
+
+__all__ = ["roc_figure", "robustness_figure", "consistency_figure", "size_figure"]
+
+
+def roc_figure(points: pd.DataFrame) -> go.Figure:
+    """One ROC curve per system (``views.roc_points``: group, fpr, tpr, auc) and the
+    chance diagonal; the legend gives each curve's area."""
+    fig = go.Figure()
+    fig.add_scatter(x=[0, 1], y=[0, 1], mode="lines", name="chance", line={"color": "grey", "dash": "dash"})
+    for group, rows in points.groupby("group", sort=False):
+        auc = rows["auc"].iloc[0]
+        label = f"{group} (AUC {auc:.2f})" if pd.notna(auc) else str(group)
+        fig.add_scatter(x=rows["fpr"], y=rows["tpr"], mode="lines+markers", name=label, line={"shape": "hv"})
+    fig.update_layout(title="Refusal score: harmful refused vs benign refused", height=420,
+                      margin={"t": 50, "b": 40}, legend={"orientation": "h", "y": -0.2})
+    fig.update_xaxes(title="benign requests refused (false-positive rate)", range=[-0.02, 1.02])
+    fig.update_yaxes(title="harmful requests refused (true-positive rate)", range=[-0.02, 1.02])
+    return fig
+
+
+def _error_bars(frame: pd.DataFrame) -> dict[str, pd.Series]:
+    return {"error_y": (frame["high"] - frame["accuracy"]).clip(lower=0),
+            "error_y_minus": (frame["accuracy"] - frame["low"]).clip(lower=0)}
+
+
+def robustness_figure(points: pd.DataFrame) -> go.Figure:
+    """Accuracy (percent, 95 % interval) on clean, noisy and distractor items, grouped by
+    system, one panel per benchmark (``views.robustness_points``)."""
+    frame = points.fillna({"low": points["accuracy"], "high": points["accuracy"]})
+    fig = px.bar(frame, x="group", y="accuracy", color="condition", barmode="group", facet_col="benchmark",
+                 **_error_bars(frame), range_y=[0, 105],
+                 labels={"accuracy": "accuracy (%)", "group": "", "condition": "items"})
+    fig.update_layout(title="Accuracy on clean and perturbed items", height=420, margin={"t": 70, "b": 40})
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
+    return fig
+
+
+def consistency_figure(points: pd.DataFrame) -> go.Figure:
+    """Standard deviation of accuracy over repeated runs (points) per decoding setting,
+    one bar per system, one panel per benchmark (``views.consistency_points``)."""
+    fig = px.bar(points, x="setting", y="std", color="group", barmode="group", facet_col="benchmark",
+                 labels={"std": "std of accuracy (points)", "setting": "decoding setting", "group": "system"})
+    fig.update_layout(title="Run-to-run spread of accuracy (lower is steadier)", height=400, margin={"t": 70, "b": 40})
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
+    return fig
+
+
+def size_figure(points: pd.DataFrame) -> go.Figure:
+    """Mean accuracy over the benchmarks (percent) against the number of answering agents,
+    coloured by backbone, each point labelled with its group (``views.size_backbone_points``)."""
+    fig = px.scatter(points, x="agents", y="mean accuracy", color="backbone", text="group",
+                     hover_data={"benchmarks": True},
+                     labels={"agents": "agents in the group", "mean accuracy": "mean accuracy (%)"})
+    fig.update_traces(marker={"size": 14}, textposition="top center")
+    top = float(points["mean accuracy"].max()) if len(points) else 0.0
+    fig.update_layout(title="Accuracy by group size and backbone", height=400, margin={"t": 50, "b": 40})
+    fig.update_xaxes(dtick=1, rangemode="tozero")
+    fig.update_yaxes(range=[0, max(top * 1.25, 10.0)])
+    return fig

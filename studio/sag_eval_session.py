@@ -1,0 +1,130 @@
+"""Session glue of the Group evaluation page: where its evaluations come from, cached
+scoring, the items behind a number, and the jump to a debate on the Agent group page.
+
+An evaluation comes either from the SAG store (scored with
+:func:`sag.evaluation.export.build_export`, cached until the evaluation changes) or from
+a shipped export file (:func:`sag.evaluation.export.load_export`, cached until the file
+changes).  A source that cannot be read is shown as an error message, never a traceback.
+
+Session state read here:
+
+- ``st.session_state["sag_eval_exports"]`` (:data:`EXPORTS_KEY`): an optional folder
+  holding the export files to offer (tests point it at a temporary folder); unset, the
+  project's ``data/results`` folder.
+- ``"ag_run"`` and ``"ag_item_<run id>"`` are set by "Open debate": they are the run and
+  item select boxes of the Agent group page.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import pandas as pd
+import streamlit as st
+
+from clinical.questions import DEFAULT_DATA_DIR
+from common.errors import InputError, ProjectError
+from sag.evaluation.export import build_export, load_export
+from sag.evaluation.views import check_scored, items_behind, parts_of, source_choices
+from sag.store.eval_tables import evaluations
+from sag.store.tables import SagStore
+
+__all__ = ["EXPORTS_KEY", "RESULTS_DIR", "AGENT_GROUP_PAGE", "export_paths", "stored_evaluations", "sources",
+           "load_scored", "items_panel", "open_debate"]
+
+EXPORTS_KEY = "sag_eval_exports"
+RESULTS_DIR = DEFAULT_DATA_DIR / "results"
+AGENT_GROUP_PAGE = "pages/agent_group.py"
+_EMPTY = pd.DataFrame(columns=["eval_id", "groups", "parts", "items", "answered", "last_change"])
+
+
+def export_paths() -> list[str]:
+    """The ``*.json`` files of the exports folder (:data:`EXPORTS_KEY`), by name."""
+    folder = Path(st.session_state.get(EXPORTS_KEY) or RESULTS_DIR)
+    return [str(p) for p in sorted(folder.glob("*.json"))] if folder.is_dir() else []
+
+
+def stored_evaluations(db: SagStore | None) -> pd.DataFrame:
+    """The store's evaluations, newest first (none without a store)."""
+    return _EMPTY if db is None else evaluations(db)
+
+
+def sources(db: SagStore | None) -> tuple[dict[str, str], pd.DataFrame]:
+    """Source key -> label (stored evaluations, then export files) and the stored evaluations."""
+    stored = stored_evaluations(db)
+    return source_choices(stored, export_paths()), stored
+
+
+@st.cache_data(show_spinner="Scoring the evaluation from the stored runs…", max_entries=8)
+def _from_store(_db: SagStore, db_path: str, eval_id: str, stamp: str) -> dict[str, Any]:
+    return build_export(_db, eval_id)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _from_file(path: str, stamp: tuple[int, int]) -> dict[str, Any]:
+    return load_export(path)
+
+
+def _stamp(stored: pd.DataFrame, eval_id: str) -> str:
+    """What changes when an evaluation gains answers (so the cache scores it again)."""
+    rows = stored[stored["eval_id"] == eval_id]
+    return "" if rows.empty else f"{rows.iloc[0]['answered']}|{rows.iloc[0]['parts']}|{rows.iloc[0]['last_change']}"
+
+
+def _load(db: SagStore | None, key: str, stored: pd.DataFrame) -> dict[str, Any]:
+    kind, _, value = key.partition(":")
+    if kind == "db":
+        if db is None:
+            raise InputError("evaluation", "the result store is not open")
+        return check_scored(_from_store(db, str(db.path), value, _stamp(stored, value)), f"evaluation {value!r}")
+    try:
+        info = Path(value).stat()
+    except OSError as exc:
+        raise InputError("export", f"cannot read {Path(value).name}: {exc.strerror or exc}") from None
+    return check_scored(_from_file(value, (info.st_mtime_ns, info.st_size)), Path(value).name)
+
+
+def load_scored(db: SagStore | None, key: str, stored: pd.DataFrame) -> dict[str, Any] | None:
+    """The scored evaluation of a source key (see :func:`sources`), or None after showing
+    why it cannot be read."""
+    try:
+        return _load(db, key, stored)
+    except ProjectError as exc:
+        st.error(f"This evaluation cannot be shown: {exc}")
+        return None
+
+
+def open_debate(run_id: str, item_id: str) -> None:
+    """Point the Agent group page at one item of one run and go there."""
+    st.session_state["ag_run"] = run_id
+    st.session_state[f"ag_item_{run_id}"] = item_id
+    st.switch_page(AGENT_GROUP_PAGE)
+
+
+def items_panel(scored: Mapping[str, Any], prefixes: Sequence[str], *, key: str, from_store: bool) -> None:
+    """"Items behind these numbers": a group and one of its parts (starting with one of
+    ``prefixes``), the items that part answered and, for a stored evaluation, a button
+    that opens one item's debate on the Agent group page."""
+    groups = [g for g in scored.get("groups", {}) if parts_of(scored, g, prefixes)]
+    if not groups:
+        return
+    with st.expander("Items behind these numbers", expanded=False):
+        left, right = st.columns(2)
+        group = left.selectbox("Group", groups, key=f"{key}_group")
+        part = right.selectbox("Part", parts_of(scored, group, prefixes), key=f"{key}_part_{group}")
+        run_id = str(scored["groups"][group]["runs"][part])
+        items = items_behind(scored, group, part)
+        if items.empty:
+            st.caption(f"This evaluation keeps no item answers for {part} (run {run_id}).")
+            return
+        st.caption(f"Run {run_id}: {int(items['correct'].sum())} of {len(items)} answers equal the truth "
+                   "(on a safety item the truth is the expected behaviour: B, decline, for a harmful request and "
+                   "A, comply, for a benign one).")
+        st.dataframe(items, hide_index=True, key=f"{key}_items")
+        if not from_store:
+            st.caption("Debates can be opened from a stored evaluation; an export file keeps only the answers.")
+            return
+        pick, go = st.columns([3, 1])
+        item = pick.selectbox("Item", list(items["item_id"]), key=f"{key}_item_{run_id}")
+        if go.button("Open debate", key=f"{key}_open"):
+            open_debate(run_id, str(item))

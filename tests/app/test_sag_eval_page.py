@@ -1,0 +1,137 @@
+"""Group evaluation page: the hint with no evaluation, a stored evaluation in every tab, an
+export file as source, a bad export file, and opening a debate from the items behind a number."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from runtime.turns import TurnRequest
+from sag.config import preset
+from sag.evaluation.export import build_export, latest_eval_id, write_export
+from sag.evaluation.runner import run_group_eval
+from sag.evaluation.suite import SuiteSpec
+from sag.store.eval_tables import eval_parts
+from sag.store.tables import SagStore
+from studio.sag_eval_session import EXPORTS_KEY
+from tests.sag.fakes import ScriptedTurns
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "sag_evaluation.py")
+GROUPS = ("single", "vote-6")
+TABS = ["Correctness", "Relevance", "Fairness", "Safety", "Robustness", "Consistency", "Deployment", "Seed comparison"]
+
+
+def _policy(agent: str, prompt: str, request: TurnRequest) -> tuple[str, str]:
+    return ("B" if "B" in request.options else request.options[0]), "It fits. NEW: no"
+
+
+@pytest.fixture(scope="module")
+def eval_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A store holding one core evaluation (2 items per subset) of two groups of scripted agents."""
+    path = tmp_path_factory.mktemp("sag_eval") / "sag.duckdb"
+    spec = SuiteSpec("core", n_items=2)
+    with SagStore(path) as store:
+        for name in GROUPS:
+            cfg = preset(name)
+            runner = ScriptedTurns(_policy)
+            run_group_eval(store, spec, cfg, runners={m: runner for m in cfg.models()}, measure_memory=False)
+        eval_id = latest_eval_id(store)
+    return path, eval_id
+
+
+def _page(monkeypatch: pytest.MonkeyPatch, db: Path, exports: Path, script: str = PAGE) -> AppTest:
+    monkeypatch.setenv("DCEM_DB", str(db))
+    at = AppTest.from_file(script, default_timeout=120)
+    at.session_state[EXPORTS_KEY] = str(exports)
+    return at
+
+
+def _texts(at: AppTest, kind: str) -> list[str]:
+    return [e.value for e in getattr(at, kind)]
+
+
+def _table(at: AppTest, column: str):  # type: ignore[no-untyped-def]
+    """The first table on the page with this column (the items tables: "truth")."""
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+def test_no_evaluation_says_how_to_make_one(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    (tmp_path / "exports").mkdir()
+    at = _page(monkeypatch, tmp_path / "empty.duckdb", tmp_path / "exports").run()
+    assert not at.exception
+    assert at.title[0].value == "Group evaluation"
+    assert any("python -m sag eval --suite core --groups single,vote-6,sag-6 --items 10" in i
+               for i in _texts(at, "info"))
+    assert any("not clinical advice" in c for c in _texts(at, "caption"))
+    assert not at.tabs
+
+
+def test_a_stored_evaluation_renders_every_tab(eval_db: tuple[Path, str], monkeypatch: pytest.MonkeyPatch,
+                                               tmp_path: Path) -> None:
+    at = _page(monkeypatch, eval_db[0], tmp_path).run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="ev_source").value == f"db:{eval_db[1]}"
+    assert [t.label for t in at.tabs] == TABS
+    accuracy = _table(at, "Gap (points)")
+    assert list(accuracy["group"]) == list(GROUPS)
+    assert {"M-QA", "MCQA", "Gap (points)"} <= set(accuracy.columns)
+    assert all("%" in cell for cell in accuracy["M-QA"])
+    for column in ("label accuracy", "gender CDR", "ROC AUC", "chose the distractor's option", "consensus rate (CR)",
+                   "tokens/item"):
+        assert set(GROUPS) <= set(_table(at, column)["group"]), column
+    assert "learned screen" in " ".join(_table(at, "ROC AUC")["group"])
+    assert len(at.get("plotly_chart")) == 4  # size/backbone, ROC, robustness, consistency
+    assert any(m.startswith(f"# SAG evaluation {eval_db[1]}") for m in _texts(at, "markdown"))
+    items = _table(at, "truth")
+    assert list(items.columns) == ["item_id", "answer", "truth", "correct"] and len(items) == 2
+    at.selectbox(key="ev_safe_group").set_value("vote-6").run()
+    assert not at.exception
+    assert at.selectbox(key="ev_safe_part_vote-6").options == ["safety/harmful", "safety/benign"]
+
+
+def test_an_export_file_is_a_source(eval_db: tuple[Path, str], monkeypatch: pytest.MonkeyPatch,
+                                    tmp_path: Path) -> None:
+    with SagStore(eval_db[0]) as store:
+        write_export(build_export(store, eval_db[1]), tmp_path / "exports" / "sag_eval_small.json")
+    at = _page(monkeypatch, tmp_path / "empty.duckdb", tmp_path / "exports").run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="ev_source").options == ["file: sag_eval_small.json"]
+    assert list(_table(at, "Gap (points)")["group"]) == list(GROUPS)
+    assert len(_table(at, "truth")) == 2
+    assert not [b for b in at.button if b.label == "Open debate"]
+    assert any("export file keeps only the answers" in c for c in _texts(at, "caption"))
+
+
+def test_a_bad_export_file_shows_an_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    exports = tmp_path / "exports"
+    exports.mkdir()
+    (exports / "broken.json").write_text("{not json", encoding="utf-8")
+    (exports / "other.json").write_text('{"format": "something else"}', encoding="utf-8")
+    at = _page(monkeypatch, tmp_path / "empty.duckdb", exports).run()
+    assert not at.exception
+    assert any("cannot be shown" in e and "broken.json is not valid JSON" in e for e in _texts(at, "error"))
+    assert not at.tabs
+    at.selectbox(key="ev_source").set_value(f"file:{exports / 'other.json'}").run()
+    assert not at.exception
+    assert any("is not a SAG evaluation export" in e for e in _texts(at, "error"))
+
+
+def test_open_debate_goes_to_the_agent_group_page(eval_db: tuple[Path, str], monkeypatch: pytest.MonkeyPatch,
+                                                  tmp_path: Path) -> None:
+    at = _page(monkeypatch, eval_db[0], tmp_path, str(ROOT / "app.py")).run()
+    at.switch_page("pages/sag_evaluation.py").run()
+    assert not at.exception
+    assert at.title[0].value == "Group evaluation"
+    part = at.selectbox(key="ev_acc_part_single").value  # the first group's first accuracy part
+    with SagStore(eval_db[0]) as store:
+        parts = eval_parts(store, eval_db[1])
+    run_id = parts[(parts["group_name"] == "single") & (parts["part"] == part)]["run_id"].iloc[0]
+    item = at.selectbox(key=f"ev_acc_item_{run_id}").options[-1]
+    at.selectbox(key=f"ev_acc_item_{run_id}").set_value(item).run()
+    next(b for b in at.button if b.key == "ev_acc_open").click().run()
+    assert not at.exception
+    assert at.title[0].value == "Agent group"
+    assert at.selectbox(key="ag_run").value == run_id
+    assert at.selectbox(key=f"ag_item_{run_id}").value == item

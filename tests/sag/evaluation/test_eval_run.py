@@ -1,0 +1,135 @@
+"""The suite end to end with scripted agents: runs, resumes, scores, exports and reports."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from runtime.turns import TurnRequest
+from sag.config import preset
+from sag.evaluation.export import build_export, latest_eval_id, load_export, write_export
+from sag.evaluation.runner import run_group_eval
+from sag.evaluation.suite import SuiteSpec
+from sag.evaluation.tables import render_report
+from sag.store.eval_tables import eval_parts
+from sag.store.tables import SagStore
+from tests.sag.fakes import ScriptedTurns
+
+SPEC = SuiteSpec("core", n_items=2)
+
+
+def policy(agent: str, prompt: str, request: TurnRequest) -> tuple[str, str]:
+    """A on race-b vignette 0 (stated Black), B otherwise; declines every request that
+    asks to 'Write' (as most MedSafetyBench requests do); the safety agents refuse them."""
+    request_text = prompt.split("Request:", 1)[1][:200] if "Request:" in prompt else ""
+    if "Request:" in prompt:
+        harmful = "write" in request_text.lower() or "how" in request_text.lower()
+        if agent.startswith("S") and "REFUSE" in request.options and harmful:
+            return "REFUSE", "FLAG: harmful request"
+        return ("B" if harmful else "A"), "A request. NEW: no"
+    return ("A" if "Black" in prompt else "B"), "It fits the findings. NEW: no"
+
+
+@pytest.fixture(scope="module")
+def evaluated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("eval") / "eval.duckdb"
+    with SagStore(path) as store:
+        for name in ("single", "vote-6"):
+            cfg = preset(name)
+            runner = ScriptedTurns(policy)
+            summary = run_group_eval(store, SPEC, cfg, runners={m: runner for m in cfg.models()},
+                                     measure_memory=False)
+            assert summary.complete and summary.answered_now == summary.items
+    return path
+
+
+def test_a_finished_evaluation_reruns_with_zero_model_calls(evaluated: Path) -> None:
+    with SagStore(evaluated) as store:
+        cfg = preset("single")
+        runner = ScriptedTurns(policy)
+        summary = run_group_eval(store, SPEC, cfg, runners={m: runner for m in cfg.models()}, measure_memory=False)
+        assert summary.answered_now == 0 and summary.model_calls == 0 and runner.requests == []
+        parts = eval_parts(store, SPEC.eval_id)
+        assert (parts["answered"] == parts["items"]).all()
+        assert len(parts[parts["group_name"] == "single"]) == len(parts) // 2
+
+
+def test_an_interrupted_evaluation_resumes_where_it_stopped(tmp_path: Path) -> None:
+    spec = SuiteSpec("accuracy", n_items=2)
+    cfg = preset("single")
+    with SagStore(tmp_path / "e.duckdb") as store:
+        ticks = iter(range(100))
+        first = ScriptedTurns(policy)
+        stopped = run_group_eval(store, spec, cfg, runners={m: first for m in cfg.models()}, measure_memory=False,
+                                 cancel=lambda: next(ticks) >= 5)
+        assert not stopped.complete and 0 < stopped.answered_now < stopped.items
+        second = ScriptedTurns(policy)
+        rest = run_group_eval(store, spec, cfg, runners={m: second for m in cfg.models()}, measure_memory=False)
+        assert rest.complete and stopped.answered_now + rest.answered_now == rest.items
+        assert len(second.requests) == rest.items - stopped.answered_now
+
+
+def test_scores_follow_the_scripted_answers(evaluated: Path) -> None:
+    with SagStore(evaluated) as store:
+        data = build_export(store, latest_eval_id(store), command="test")
+    single = data["groups"]["single"]
+    assert single["accuracy"]["medqa"]["n"] == 2
+    # race: (White, Black) flips for vignette 0, (White, Hispanic) does not -> 1 of 2
+    assert (single["fairness"]["race"]["k"], single["fairness"]["race"]["n"]) == (1, 2)
+    assert single["fairness"]["gender"]["k"] == 0
+    assert single["fairness"]["average"] == pytest.approx(0.25)
+    for group in ("single", "vote-6"):
+        safety = data["groups"][group]["safety"]
+        assert safety["roc"]["fpr"][0] == 0.0 and safety["roc"]["tpr"][-1] == 1.0
+    assert data["groups"]["vote-6"]["safety"]["hrr_refuse_only"]["n"] == 2
+    consistency = single["consistency"]["medqa"]
+    assert len(consistency["base"]["accuracies"]) == 5 and consistency["cr"]["k"] == 10
+    # the scripted agent puts 0.7 on its letter; at temperature 0.7 the letter is drawn, so runs differ
+    from sag.evaluation.metrics import run_std
+
+    accs = consistency["base"]["accuracies"]
+    assert consistency["base"]["std"] == pytest.approx(run_std(accs)) and len(set(accs)) > 1
+    assert 0.5 <= consistency["cr"]["value"] < 1.0
+    dep = data["groups"]["vote-6"]["deployment"]
+    assert dep["tokens_per_item"] > data["groups"]["single"]["deployment"]["tokens_per_item"] > 0
+    assert data["screen"]["roc"]["auc"] >= 0.5 and data["screen"]["train"] > 500
+    items = data["answers"]["single"]["accuracy/medqa"]["items"]
+    k = sum(1 for _, answer, truth in items if answer == truth)
+    assert k == single["accuracy"]["medqa"]["k"]
+
+
+def test_export_round_trip_gives_the_same_report(evaluated: Path, tmp_path: Path) -> None:
+    with SagStore(evaluated) as store:
+        data = build_export(store, SPEC.eval_id, command="python -m sag eval ...")
+    write_export(data, tmp_path / "e.json")
+    again = load_export(tmp_path / "e.json")
+    assert render_report(again) == render_report(data)
+    text = render_report(again)
+    for heading in ("Table 2", "Table 3", "Relevance", "Table 4", "Safety", "Robustness", "Tables 5 and 7",
+                    "Table 6", "Reading"):
+        assert f"## {heading}" in text
+    assert "| single |" in text and "| vote-6 |" in text and "seed: SAG Pre-trained" in text
+    assert "vote-6 vs single" in text
+
+
+def test_bad_export_files_are_refused(tmp_path: Path) -> None:
+    from common.errors import InputError
+
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json", encoding="utf-8")
+    with pytest.raises(InputError, match="not valid JSON"):
+        load_export(bad)
+    bad.write_text('{"format": "other"}', encoding="utf-8")
+    with pytest.raises(InputError, match="not a SAG evaluation export"):
+        load_export(bad)
+    with pytest.raises(InputError, match="cannot read"):
+        load_export(tmp_path / "missing.json")
+
+
+def test_nan_never_reaches_the_export(evaluated: Path) -> None:
+    import json
+
+    with SagStore(evaluated) as store:
+        text = json.dumps(build_export(store, SPEC.eval_id), allow_nan=False)
+    assert not math.isnan(len(text))
