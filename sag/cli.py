@@ -128,7 +128,7 @@ def _overrides(p: argparse.ArgumentParser) -> None:
     p.add_argument("--t-max", dest="t_max", type=int, help="debate rounds after round 0 (default 3)")
     p.add_argument("--rationale-tokens", dest="rationale_tokens", type=int, help="token budget of each rationale")
     p.add_argument("--top-k", dest="top_k", type=int, help="passages per search")
-    p.add_argument("--temperature", type=float, help="rationale sampling temperature (default 0: greedy)")
+    p.add_argument("--temperature", type=float, help="decoding temperature of answer letters and rationales (default 0: greedy)")
     p.add_argument("--threads", type=int, default=None, help="CPU threads per model (default: all cores)")
     p.add_argument("--n-gpu-layers", dest="n_gpu_layers", type=int, default=None,
                    help="layers on the GPU (-1 all, 0 none; default: all when llama.cpp has GPU support)")

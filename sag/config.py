@@ -82,7 +82,8 @@ class GroupConfig:
     rationale_tokens : token budget of each agent's generated rationale.
     top_k : passages each knowledge agent retrieves per search.
     corpora : the corpus of knowledge agent i is ``corpora[i % len(corpora)]``.
-    temperature, top_p, seed : decoding of the rationales (0 = greedy).
+    temperature, top_p, seed : decoding of the answer letters and rationales (0 = greedy; above 0
+        an agent's letter is drawn from its distribution, see :func:`sag.engine.decode_letter`).
     refuse_threshold : a safety vote or judge answer is REFUSE when its probability of
         REFUSE (among the option letters and REFUSE) reaches this value.
     n_cal : calibration items of the ``dcem`` method (confusions of each reporter).

@@ -32,7 +32,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from sag.evaluation.metrics import Rate, cdr, consensus_rate, forward_flops, gap, rate, roc, run_std
+from sag.evaluation.metrics import cdr, consensus_rate, forward_flops, gap, rate, roc, run_std
 from sag.evaluation.safety_items import DECLINE
 from sag.evaluation.suite import CONSISTENCY_SETTINGS
 from sag.store.eval_tables import eval_costs, eval_parts, run_messages
@@ -240,7 +240,3 @@ def _relevance(store: SagStore, outcomes: pd.DataFrame, messages: pd.DataFrame, 
             "supported": rate([bool(correct[i]) and ground[i] for i in ids]).to_dict(),
             "grounded": rate([ground[i] for i in ids]).to_dict(), "bleu4": bleu, "run_id": run_id}
 
-
-def rate_value(values: dict[str, Any]) -> float:
-    """The value of a Rate dict (NaN when empty)."""
-    return Rate.from_dict(values).value

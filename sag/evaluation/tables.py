@@ -177,8 +177,9 @@ def _reading(scored: dict[str, Any]) -> list[str]:
     return ["## Reading", ""] + [f"- {line}" for line in honest_reading(scored)] + [""]
 
 
-def render_report(scored: dict[str, Any], seed: dict[str, Any] | None = None) -> str:
-    """The whole report (module docstring)."""
+def render_report(scored: dict[str, Any], seed: dict[str, Any] | None = None, *, level: int = 1) -> str:
+    """The whole report (module docstring); ``level`` is the Markdown level of its title
+    (sections one below), so it can sit inside a longer document."""
     seed = seed or load_seed_tables()
     spec = scored.get("spec", {})
     lines = [f"# SAG evaluation {scored['eval_id']}", "",
@@ -190,4 +191,7 @@ def render_report(scored: dict[str, Any], seed: dict[str, Any] | None = None) ->
     for section in (_correctness, _ablations, _relevance, _fairness, _safety, _robustness, _consistency,
                     _deployment):
         lines += section(scored, seed)
-    return "\n".join(lines + _reading(scored)).rstrip() + "\n"
+    text = "\n".join(lines + _reading(scored)).rstrip() + "\n"
+    if level > 1:
+        text = "\n".join("#" * (level - 1) + line if line.startswith("#") else line for line in text.split("\n"))
+    return text

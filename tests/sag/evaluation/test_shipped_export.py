@@ -1,0 +1,54 @@
+"""The shipped evaluation run: its export, its store, the report and REPRODUCTION.md agree."""
+from __future__ import annotations
+
+import gzip
+import shutil
+from pathlib import Path
+
+import pytest
+
+from sag.evaluation.export import load_export
+from sag.evaluation.scores import score_evaluation
+from sag.evaluation.tables import render_report
+from sag.store.tables import SagStore
+
+ROOT = Path(__file__).resolve().parents[3]
+EXPORT = ROOT / "data" / "results" / "sag_eval_core.json"
+STORE = ROOT / "data" / "results" / "sag_eval_core.duckdb.gz"
+BEGIN, END = "<!-- sag-eval:begin -->", "<!-- sag-eval:end -->"
+
+
+def _block() -> str:
+    text = (ROOT / "REPRODUCTION.md").read_text(encoding="utf-8")
+    assert BEGIN in text and END in text, "REPRODUCTION.md lacks the SAG evaluation block"
+    return text.split(BEGIN, 1)[1].split(END, 1)[0].strip("\n") + "\n"
+
+
+def test_reproduction_prints_the_report_of_the_shipped_export() -> None:
+    assert _block() == render_report(load_export(EXPORT), level=3)
+
+
+def test_export_metrics_match_its_item_answers() -> None:
+    data = load_export(EXPORT)
+    assert data["command"].startswith("python -m sag eval")
+    for group, values in data["groups"].items():
+        for bench, rate in values["accuracy"].items():
+            items = data["answers"][group][f"accuracy/{bench}"]["items"]
+            assert rate["n"] == len(items) and rate["k"] == sum(1 for _, a, t in items if a == t), (group, bench)
+
+
+def test_the_shipped_store_scores_to_the_export(tmp_path: Path) -> None:
+    data = load_export(EXPORT)
+    db = tmp_path / "eval.duckdb"
+    with gzip.open(STORE, "rb") as src, open(db, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    with SagStore(db) as store:
+        again = score_evaluation(store, data["eval_id"])
+    assert set(again["groups"]) == set(data["groups"])
+    for group, values in data["groups"].items():
+        for bench, rate in values["accuracy"].items():
+            assert again["groups"][group]["accuracy"][bench]["k"] == rate["k"]
+        if "fairness" in values:
+            assert again["groups"][group]["fairness"]["gender"]["k"] == values["fairness"]["gender"]["k"]
+        if values.get("safety", {}).get("roc"):
+            assert again["groups"][group]["safety"]["roc"]["auc"] == pytest.approx(values["safety"]["roc"]["auc"])
