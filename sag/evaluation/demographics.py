@@ -34,7 +34,6 @@ as the usual whole-text counterfactual does):
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -42,6 +41,7 @@ from pathlib import Path
 
 from clinical.questions import DEFAULT_DATA_DIR
 from common.errors import InputError
+from sag.evaluation.perturb import read_rules_object
 
 __all__ = ["DEMOGRAPHIC_RULES_FILE", "DemographicRules", "load_demographic_rules", "swap_gender", "set_race",
            "first_sentence"]
@@ -120,13 +120,8 @@ def _strings(raw: dict[str, object], key: str) -> list[str]:
 def load_demographic_rules(path: Path | str | None = None) -> DemographicRules:
     """The rules file (default ``data/sag_eval/demographic_rules.json``), checked."""
     file = DEMOGRAPHIC_RULES_FILE if path is None else Path(path)
-    if not file.is_file():
-        raise InputError("path", f"file not found: {file.name}")
-    try:
-        raw = json.loads(file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError("path", f"{file.name}: not valid JSON: {exc.msg} (line {exc.lineno})") from None
-    if not isinstance(raw, dict) or any(key not in raw for key in _KEYS):
+    raw = read_rules_object(file)
+    if any(key not in raw for key in _KEYS):
         raise InputError("path", f"{file.name}: expected an object with {', '.join(_KEYS)}")
     pairs = raw["gender_pairs"]
     if not isinstance(pairs, list) or not all(isinstance(p, list) and len(p) == 2

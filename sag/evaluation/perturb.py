@@ -142,16 +142,25 @@ def reword(text: str, rules: RewordRules) -> str:
     return text
 
 
-def _read_object(path: Path, key: str) -> list[object]:
+def read_rules_object(path: Path) -> dict[str, object]:
+    """A rules file of the evaluation: a JSON object, or a clear InputError."""
     if not path.is_file():
         raise InputError("path", f"file not found: {path.name}")
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError("path", f"{path.name}: not valid JSON: {exc.msg} (line {exc.lineno})") from None
-    if not isinstance(raw, dict) or not isinstance(raw.get(key), list) or not raw[key]:
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise InputError("path", f"{path.name}: not valid JSON: {getattr(exc, 'msg', exc)}") from None
+    if not isinstance(raw, dict):
+        raise InputError("path", f"{path.name}: expected a JSON object")
+    return raw
+
+
+def _read_object(path: Path, key: str) -> list[object]:
+    raw = read_rules_object(path)
+    value = raw.get(key)
+    if not isinstance(value, list) or not value:
         raise InputError("path", f"{path.name}: expected an object with a non-empty list {key!r}")
-    return raw[key]
+    return value
 
 
 def load_reword_rules(path: Path | str | None = None) -> RewordRules:
