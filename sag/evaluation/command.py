@@ -90,6 +90,7 @@ def eval_command(args: argparse.Namespace) -> int:
             rss = f", peak RSS {summary.peak_rss_mb:.0f} MB" if summary.peak_rss_mb else ""
             print(f"{cfg.name}: {summary.parts} parts, {summary.items} items ({summary.answered_now} answered now; "
                   f"{summary.model_calls} model calls, {summary.cached_calls} from the call log) in "
-                  f"{summary.seconds:.0f} s{rss}{'' if summary.complete else '; incomplete'}")
+                  f"{summary.seconds:.0f} s{rss}{'' if summary.complete else '; incomplete'}"
+                  + (f"; skipped {', '.join(summary.skipped)} (D-CEM needs one option count)" if summary.skipped else ""))
     return 0
 
