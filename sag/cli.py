@@ -96,7 +96,7 @@ def _report_eval(args: argparse.Namespace) -> int:
     if args.export:
         write_export(data, args.export)
         print(f"wrote {args.export}", file=sys.stderr)
-    print(render_report(data), end="")
+    print(render_report(data, level=args.level), end="")
     return 0
 
 
@@ -167,6 +167,8 @@ def _parser() -> Parser:
                         help="the evaluation suite's tables beside the seed's (default: the latest evaluation)")
     report.add_argument("--from-export", dest="from_export", help="print the tables of an export file")
     report.add_argument("--export", help="also write the scored evaluation to this JSON file")
+    report.add_argument("--level", type=int, choices=range(1, 5), default=1,
+                        help="Markdown heading level of the report's title (sections one below)")
     report.add_argument("--command", dest="command_text", help="the command that made the evaluation (kept in the "
                         "export)")
     report.add_argument("--db", default=None)
