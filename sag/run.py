@@ -27,7 +27,8 @@ from sag.debate import Searcher
 from sag.group import answer_item, calibrate, check_fixed_options
 from sag.store.tables import SagStore
 
-__all__ = ["SagRunSpec", "SagRunSummary", "run_sag", "run_items", "load_items", "Progress", "corpora_of"]
+__all__ = ["SagRunSpec", "SagRunSummary", "run_sag", "run_items", "load_items", "default_runners", "default_retrievers",
+           "Progress", "corpora_of"]
 
 log = logging.getLogger(__name__)
 
@@ -103,13 +104,13 @@ def corpora_of(cfg: GroupConfig) -> tuple[str, ...]:
     return tuple(dict.fromkeys(a.corpus for a in cfg.agents() if a.role is AgentRole.KNOWLEDGE and a.corpus))
 
 
-def _default_runners(cfg: GroupConfig) -> Mapping[str, TurnRunner]:
+def default_runners(cfg: GroupConfig) -> Mapping[str, TurnRunner]:
     from sag.runners import batch_width, build_runners
 
     return build_runners(cfg.models(), width=batch_width(cfg))
 
 
-def _default_retrievers(names: tuple[str, ...]) -> Mapping[str, Searcher]:
+def default_retrievers(names: tuple[str, ...]) -> Mapping[str, Searcher]:
     from sag.retrieval import retrievers
 
     return retrievers(names)
@@ -140,8 +141,8 @@ def run_items(store: SagStore, run_id: str, *, benchmark: str, cfg: GroupConfig,
     todo = [it for it in evaluation if it.item_id not in done]
     calls = cached = 0
     if todo:  # models and indexes are built before anything is stored: a model that fails stores nothing
-        models = runners if isinstance(runners, Mapping) else (runners or _default_runners)(cfg)
-        make = retrievers or _default_retrievers
+        models = runners if isinstance(runners, Mapping) else (runners or default_runners)(cfg)
+        make = retrievers or default_retrievers
         corpora = retrievers if isinstance(retrievers, Mapping) else make(corpora_of(cfg))  # type: ignore[operator]
     resumed = store.ensure_run(run_id, benchmark=benchmark, cfg=cfg, items=evaluation, seed=seed)
     if todo:

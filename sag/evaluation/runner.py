@@ -23,7 +23,8 @@ from sag.config import GroupConfig
 from sag.debate import Searcher
 from sag.evaluation.subsets import Subsets, items_by_id, load_subsets
 from sag.evaluation.suite import Part, SuiteSpec, build_parts
-from sag.run import Progress, RetrieverFactory, RunnerFactory, _default_retrievers, _default_runners, corpora_of, run_items
+from sag.run import (Progress, RetrieverFactory, RunnerFactory, corpora_of, default_retrievers, default_runners,
+                     run_items)
 from sag.store.eval_tables import record_cost, record_part
 from sag.store.tables import SagStore
 
@@ -103,9 +104,9 @@ def run_group_eval(store: SagStore, spec: SuiteSpec, cfg: GroupConfig, *, subset
     subsets = subsets or load_subsets()
     parts = build_parts(spec, subsets)
     total = sum(len(p.items) for p in parts)
-    models = _Once(runners if callable(runners) else (lambda _c: runners) if runners is not None else _default_runners)
+    models = _Once(runners if callable(runners) else (lambda _c: runners) if runners is not None else default_runners)
     indexes = _Once((lambda _c: retrievers) if isinstance(retrievers, Mapping)
-                    else (lambda _c: (retrievers or _default_retrievers)(corpora_of(cfg))))
+                    else (lambda _c: (retrievers or default_retrievers)(corpora_of(cfg))))
     done_before = answered = calls = cached = 0
     skipped: list[str] = []
     for position, part in enumerate(parts):
