@@ -4,8 +4,8 @@ Each (group, part) is one run of :func:`sag.run.run_items` whose id hashes the p
 items and the group config as the part changes it, so the same command resumes where
 it stopped, answers finished parts from the store and every repeated turn from the call
 log.  Models and retrieval indexes are built once per group, and only when some part
-still has items to answer.  After a segment that loaded models, the process's peak
-resident memory is stored with the weights' sizes (run one group per process to read a
+still has items to answer.  After each part of a segment that loaded models, the
+process's peak resident memory is stored with the weights' sizes (run one group per process to read a
 group's own peak: ``python -m sag eval`` does).
 """
 from __future__ import annotations
@@ -132,6 +132,10 @@ def run_group_eval(store: SagStore, spec: SuiteSpec, cfg: GroupConfig, *, subset
                             calibration=cal, runners=models, retrievers=lambda _names: indexes(None),
                             progress=tick, cancel=cancel)
         done_before += len(part.items)
+        if models.built and measure_memory:  # after every part, so a stopped segment keeps its measurement
+            record_cost(store, eval_id=spec.eval_id, group=cfg.name,
+                        peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+                        weights=model_weights(cfg))
         answered, calls, cached = (answered + summary.answered_now, calls + summary.model_calls,
                                    cached + summary.cached_calls)
         if progress is not None:
