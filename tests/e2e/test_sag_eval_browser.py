@@ -1,0 +1,40 @@
+"""End to end in a real browser: the Group evaluation page reads the shipped evaluation
+export (an empty store beside it) and shows its tables, the ROC curve and the seed comparison."""
+from __future__ import annotations
+
+from typing import Iterator
+
+import pytest
+
+from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, _require_chromium, serve_dashboard
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def eval_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    _require_chromium()
+    db = tmp_path_factory.mktemp("e2e-eval") / "empty.duckdb"
+    yield from serve_dashboard(db, tmp_path_factory.mktemp("e2e-eval-log"))
+
+
+def test_group_evaluation_from_the_shipped_export(eval_url: str, shot) -> None:  # type: ignore[no-untyped-def]
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1400})
+        page.goto(f"{eval_url}/sag_evaluation")
+        page.get_by_text("Accuracy by benchmark", exact=False).first.wait_for(timeout=60_000)
+        main = page.locator('[data-testid="stMain"]')
+        assert page.get_by_text("Research and teaching tool, not clinical advice", exact=False).first.is_visible()
+        text = main.inner_text()
+        assert "single-gemma" in text and "vote-6" in text
+        page.get_by_role("tab", name="Safety").click()
+        page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 1", timeout=30_000)
+        assert "learned screen" in main.inner_text()
+        page.get_by_role("tab", name="Seed comparison").click()
+        page.get_by_text("Table 6: deployment cost", exact=False).first.wait_for(timeout=30_000)
+        path = shot(page, "sag-eval")
+        assert path.stat().st_size > 10_000
+        browser.close()
