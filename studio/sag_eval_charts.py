@@ -34,6 +34,13 @@ def _error_bars(frame: pd.DataFrame) -> dict[str, pd.Series]:
             "error_y_minus": (frame["accuracy"] - frame["low"]).clip(lower=0)}
 
 
+def _faceted(fig: go.Figure, title: str, height: int) -> go.Figure:
+    """Title and size of a figure with one panel per benchmark, panels named by benchmark alone."""
+    fig.update_layout(title=title, height=height, margin={"t": 70, "b": 40})
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
+    return fig
+
+
 def robustness_figure(points: pd.DataFrame) -> go.Figure:
     """Accuracy (percent, 95 % interval) on clean, noisy and distractor items, grouped by
     system, one panel per benchmark (``views.robustness_points``)."""
@@ -41,9 +48,7 @@ def robustness_figure(points: pd.DataFrame) -> go.Figure:
     fig = px.bar(frame, x="group", y="accuracy", color="condition", barmode="group", facet_col="benchmark",
                  **_error_bars(frame), range_y=[0, 105],
                  labels={"accuracy": "accuracy (%)", "group": "", "condition": "items"})
-    fig.update_layout(title="Accuracy on clean and perturbed items", height=420, margin={"t": 70, "b": 40})
-    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
-    return fig
+    return _faceted(fig, "Accuracy on clean and perturbed items", 420)
 
 
 def consistency_figure(points: pd.DataFrame) -> go.Figure:
@@ -51,9 +56,7 @@ def consistency_figure(points: pd.DataFrame) -> go.Figure:
     one bar per system, one panel per benchmark (``views.consistency_points``)."""
     fig = px.bar(points, x="setting", y="std", color="group", barmode="group", facet_col="benchmark",
                  labels={"std": "std of accuracy (points)", "setting": "decoding setting", "group": "system"})
-    fig.update_layout(title="Run-to-run spread of accuracy (lower is steadier)", height=400, margin={"t": 70, "b": 40})
-    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
-    return fig
+    return _faceted(fig, "Run-to-run spread of accuracy (lower is steadier)", 400)
 
 
 def size_figure(points: pd.DataFrame) -> go.Figure:
