@@ -6,7 +6,7 @@ from typing import Iterator
 
 import pytest
 
-from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, _require_chromium, serve_dashboard
+from tests.e2e.conftest import _require_chromium, serve_dashboard
 
 pytestmark = pytest.mark.slow
 
@@ -18,12 +18,10 @@ def eval_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     yield from serve_dashboard(db, tmp_path_factory.mktemp("e2e-eval-log"))
 
 
-def test_group_evaluation_from_the_shipped_export(eval_url: str, shot) -> None:  # type: ignore[no-untyped-def]
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1400})
+def test_group_evaluation_from_the_shipped_export(eval_url: str, browser, shot) -> None:  # type: ignore[no-untyped-def]
+    # the session's browser: a second Playwright instance cannot start while it runs
+    page = browser.new_page(viewport={"width": 1400, "height": 1400})
+    try:
         page.goto(f"{eval_url}/sag_evaluation")
         page.get_by_text("Accuracy by benchmark", exact=False).first.wait_for(timeout=60_000)
         main = page.locator('[data-testid="stMain"]')
@@ -37,4 +35,5 @@ def test_group_evaluation_from_the_shipped_export(eval_url: str, shot) -> None: 
         page.get_by_text("Table 6: deployment cost", exact=False).first.wait_for(timeout=30_000)
         path = shot(page, "sag-eval")
         assert path.stat().st_size > 10_000
-        browser.close()
+    finally:
+        page.close()
