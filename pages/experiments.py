@@ -4,7 +4,7 @@ import streamlit as st
 from dcem.core.config import MediatorConfig
 from dcem.errors import DcemError
 from dcem.core.vocabulary import SCENARIOS
-from dcem.synthetic.spec import SyntheticSpec, run_synthetic
+from dcem.synthetic.spec import COMPLIANCE, COMPLIANCE_NAMES, WORLD_NAMES, WORLDS, SyntheticSpec, run_synthetic
 from dcem.analysis.report import COMPARISON_METRICS, comparison_table
 from dcem.analysis.run_compare import (changed_outcomes, export_tables, metric_deltas, round_curves,
                               settings_diff, to_csv_bytes, to_parquet_bytes)
@@ -25,12 +25,19 @@ with st.expander("Launch a synthetic experiment", expanded=False):
     xi = c3.slider("Compliance xi", 0.0, 1.0, 1.0, 0.05, key="exp_xi")
     t_max = c4.number_input("Round budget T", 2, 30, 12, key="exp_t")
     ablation = c5.checkbox("Compliance ablation", value=False, key="exp_abl")
+    c6, c7 = st.columns(2)
+    world = c6.radio("Agents", list(WORLDS), format_func=WORLD_NAMES.get, horizontal=True, key="exp_world",
+                     help="The specification's agents sample from p ∝ exp(s); the sharpened variant from "
+                          "p ∝ exp(3 s), closer to the agent accuracies of the paper's Table 5.")
+    compliance = c7.radio("Compliance model", list(COMPLIANCE), format_func=COMPLIANCE_NAMES.get,
+                          horizontal=True, key="exp_comp")
     st.caption("Finished cells are saved as they complete. Pressing Stop (or any other control) "
                "interrupts between cells; launching the same settings again resumes.")
     if st.button("Run", type="primary", key="exp_run"):
         try:
             spec = SyntheticSpec(scenarios=tuple(scenarios), seeds=tuple(range(int(seeds))), xi=float(xi),
-                                 t_max=int(t_max), ablation=bool(ablation),
+                                 t_max=int(t_max), ablation=bool(ablation), sharpness=WORLDS[world],
+                                 compliance=compliance,
                                  base_config=MediatorConfig(prior="empirical", t_max=int(t_max)))
         except DcemError as exc:
             st.error(str(exc))

@@ -1,7 +1,10 @@
 """Aggregate stored metrics into the paper's comparison tables.
 
 - :func:`comparison_table`: Fig. 3, mean ± std over seeds per scenario, method, metric;
-- :func:`compliance_table`: Table 5, the partial-compliance ablation;
+- :func:`compliance_table`: Table 5, the partial-compliance ablation.  App. F reads it at
+  a fixed horizon: agent accuracies, risk (``risk_at_T``), SA-HR and escalation
+  (``escalation_at_T``) of round T itself (:data:`AT_T_METRICS`); ``risk`` and
+  ``escalation_rate`` are a second view, the outcome reached by round T (:data:`BY_T_METRICS`);
 - :func:`escalation_table`: D-CEM against D-CEM without STOP_AND_ESCALATE (Table 1 style).
 Each returns a tidy DataFrame; :func:`format_table` renders one as fixed-width text.
 """
@@ -14,9 +17,11 @@ import pandas as pd
 
 from dcem.core.vocabulary import method_label, order_methods
 
-__all__ = ["comparison_table", "compliance_table", "escalation_table", "format_table",
+__all__ = ["AT_T_METRICS", "BY_T_METRICS", "comparison_table", "compliance_table", "escalation_table", "format_table",
            "report_dict", "COMPARISON_METRICS"]
 
+AT_T_METRICS = ("A1", "A2", "risk_at_T", "sa_hr", "escalation_at_T")
+BY_T_METRICS = ("risk", "escalation_rate")
 COMPARISON_METRICS = ("accuracy", "risk", "high_risk_miss", "harmful_consensus", "system_risk",
                       "escalation_rate", "certified_rate", "avg_rounds")
 

@@ -61,12 +61,14 @@ class SteeringConfig:
         Projected gradient steps (the paper uses one).
     top_k : int, default 3
         Size of the distinguishing rule set S(t) (eq. 18).
-    w_lo, w_hi : float, default -3.0 and 3.0
-        The box ``W`` that ``Π_W`` clips to.
-    held_only : bool, default False
-        If True only the rules an agent held at the start may move; by default the
-        agent may also give weight to a rule of the shared space that it ignored so far
-        (the peer's rule), which is what lets a weak agent learn a missing rule.
+    w_lo, w_hi : float, default 0.0 and 3.0
+        The box ``W`` that ``Π_W`` clips to.  The lower bound 0 keeps rule weights
+        non-negative: a revision can weaken a rule the agent holds, never turn it into
+        evidence against its own conclusion.
+    held_only : bool, default True
+        Only the rules an agent held at the start may move (App. B.3 and G: the agent
+        re-weighs its own rules and never creates one).  False also lets it give weight
+        to a rule of the shared space it ignored so far (the peer's rule), a variant.
     reference : str, default "peer"
         ``"peer"``: w_ref is the weight vector of the other agent with the lowest
         current risk (the stronger agent's evidence).  ``"template"``: w_ref is a
@@ -79,9 +81,9 @@ class SteeringConfig:
     lambda_st: float = 1.0
     n_steps: int = 1
     top_k: int = 3
-    w_lo: float = -3.0
+    w_lo: float = 0.0
     w_hi: float = 3.0
-    held_only: bool = False
+    held_only: bool = True
     reference: str = "peer"
 
     def __post_init__(self) -> None:

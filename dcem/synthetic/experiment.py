@@ -37,12 +37,12 @@ from dcem.core.results import METHODS, MethodRun, ScenarioResult
 from dcem.core.steering import SteeringConfig, contrastive_template
 from dcem.core.vocabulary import mediated_methods
 from dcem.errors import InputError
-from dcem.synthetic.free_discussion import KAPPA, free_discussion
+from dcem.synthetic.free_discussion import free_discussion
 from dcem.synthetic.generator import HIGH_RISK, LABELS, generate, rule_activations, synthetic_loss
-from dcem.synthetic.rule_agents import SCENARIO_NAMES, RuleAgents, agent_accuracy
+from dcem.synthetic.rule_agents import AGENT_SHARPNESS, COMPLIANCE_MODELS, KAPPA, SCENARIO_NAMES, RuleAgents, agent_accuracy
 from dcem.synthetic.rule_agents import scenario as build_scenario
 
-__all__ = ["ABLATION_XI", "ABLATION_HORIZON", "CHECKPOINTS", "DEFAULT_CONFIG", "run_cell", "seed_streams"]
+__all__ = ["checkpoint_reading", "ABLATION_XI", "ABLATION_HORIZON", "CHECKPOINTS", "DEFAULT_CONFIG", "run_cell", "seed_streams"]
 
 log = logging.getLogger(__name__)
 
@@ -61,32 +61,40 @@ def seed_streams(seed: int) -> dict[str, np.random.SeedSequence]:
     return dict(zip(_STREAMS, np.random.SeedSequence(seed).spawn(len(_STREAMS))))
 
 
+def checkpoint_reading(panel: Panel, reports: np.ndarray, truth: np.ndarray, cfg: MediatorConfig,
+                       horizon: int) -> dict[str, float]:
+    """Table 5's reading of one fixed-horizon trajectory at round T = ``horizon`` (App. F).
+
+    reports : int (N, >= T, A), the live run's label reports; truth : int (N,).
+    At T (the App. F reading; the mediator's STOP signals do not end the run):
+    ``A1..`` agent accuracies at round T, ``risk_at_T`` the mean loss of round T's pooled
+    decision, ``escalation_at_T`` the share whose round-T signal is STOP_AND_ESCALATE
+    (with the budget rule at T), ``sa_hr`` the larger single-agent high-risk miss rate
+    at round T.  By T (a second view): ``risk`` and ``escalation_rate`` of the outcome
+    reached by round T (the first terminal signal up to T, else the budget rule at T).
+    """
+    sc = score_reports(panel, reports[:, :horizon], cfg.with_changes(t_max=horizon))
+    last = reports[:, horizon - 1]
+    acc = agent_accuracy(last, truth)
+    row: dict[str, float] = {f"A{a + 1}": float(acc[a]) for a in range(acc.shape[0])}
+    row["risk_at_T"] = float(panel.loss[sc.decision[:, horizon - 1], truth].mean())
+    row["escalation_at_T"] = float((sc.action[:, horizon - 1] == Action.STOP_AND_ESCALATE).mean())
+    row["sa_hr"] = single_agent_high_risk_miss(last, truth, HIGH_RISK)
+    row["risk"] = float(panel.loss[sc.outcome_decision, truth].mean())
+    row["escalation_rate"] = float((sc.outcome_action == Action.STOP_AND_ESCALATE).mean())
+    return row
+
+
 def _ablation(panel: Panel, cfg: MediatorConfig, make_agents: Callable[[float], RuleAgents],
               truth: np.ndarray) -> list[dict[str, float]]:
-    """Fixed-horizon D-CEM runs for each xi, read at the checkpoints (Appendix F).
-
-    risk / escalation_rate: outcome decided by round T (first terminal signal up to T,
-    else the budget rule at T), i.e. the replay of the first T rounds with t_max = T.
-    risk_at_T / escalation_at_T: the signal of round T itself (budget rule at T), the
-    purely fixed-horizon reading.
-    """
+    """Fixed-horizon D-CEM runs for each xi, read at the checkpoints (Appendix F)."""
     rows: list[dict[str, float]] = []
     live_cfg = cfg.with_changes(t_max=ABLATION_HORIZON)
     for xi in ABLATION_XI:
         run = deliberate(panel, make_agents(xi), live_cfg)
         for horizon in CHECKPOINTS:
-            sc = score_reports(panel, run.reports[:, :horizon], cfg.with_changes(t_max=horizon))
-            last = run.reports[:, horizon - 1]
-            acc = agent_accuracy(last, truth)
-            signal = sc.action[:, horizon - 1]
-            row: dict[str, float] = {"xi": xi, "horizon": horizon}
-            row.update({f"A{a + 1}": float(acc[a]) for a in range(acc.shape[0])})
-            row["risk"] = float(panel.loss[sc.outcome_decision, truth].mean())
-            row["sa_hr"] = single_agent_high_risk_miss(last, truth, HIGH_RISK)
-            row["escalation_rate"] = float((sc.outcome_action == Action.STOP_AND_ESCALATE).mean())
-            row["risk_at_T"] = float(panel.loss[sc.decision[:, horizon - 1], truth].mean())
-            row["escalation_at_T"] = float((signal == Action.STOP_AND_ESCALATE).mean())
-            rows.append(row)
+            rows.append({"xi": xi, "horizon": horizon,
+                         **checkpoint_reading(panel, run.reports, truth, cfg, horizon)})
     return rows
 
 
@@ -115,19 +123,23 @@ class _World:
     cal_acc: np.ndarray
     steering: SteeringConfig
     template: np.ndarray | None
+    sharpness: float
+    kappa: float
+    compliance: str
 
     def agents(self, features: np.ndarray, report_seq: np.random.SeedSequence,
                comp_seq: np.random.SeedSequence, xi: float) -> RuleAgents:
         return RuleAgents(self.scenario, features, np.random.default_rng(report_seq),
                           compliance_rng=np.random.default_rng(comp_seq), steering=self.steering, xi=xi,
-                          template=self.template)
+                          template=self.template, sharpness=self.sharpness, kappa=self.kappa,
+                          compliance=self.compliance)
 
     def eval_agents(self, xi: float) -> RuleAgents:
         return self.agents(self.ev.features, self.streams["eval"], self.streams["eval_compliance"], xi)
 
 
 def _world(scenario: str, seed: int, base: MediatorConfig, steer_cfg: SteeringConfig, n_train: int,
-           n_eval: int) -> _World:
+           n_eval: int, *, sharpness: float, kappa: float, compliance: str) -> _World:
     """Generate the data, calibrate on round-1 reports of the estimation part."""
     scen = build_scenario(scenario)
     streams = seed_streams(int(seed))
@@ -136,7 +148,8 @@ def _world(scenario: str, seed: int, base: MediatorConfig, steer_cfg: SteeringCo
     n_tune = min(N_TUNE, n_train // 5)
     est, tune = train.subset(slice(0, n_train - n_tune)), train.subset(slice(n_train - n_tune, None))
     # calibration: round-1 behaviour of the unsteered agents on the estimation part
-    cal_reports = RuleAgents(scen, est.features, np.random.default_rng(streams["calibration"])).report(1)
+    cal_reports = RuleAgents(scen, est.features, np.random.default_rng(streams["calibration"]),
+                             sharpness=sharpness).report(1)
     k = len(LABELS)
     panel = Panel(LABELS, estimate_confusion(est.labels, cal_reports, k, alpha=ALPHA),
                   estimate_prior(est.labels, k, base.prior, alpha=ALPHA), synthetic_loss())
@@ -145,16 +158,16 @@ def _world(scenario: str, seed: int, base: MediatorConfig, steer_cfg: SteeringCo
         template = contrastive_template(rule_activations(est.features, scen.rules), est.labels,
                                         scen.consequent, k, steer_cfg)
     return _World(scen, streams, train, est, tune, ev, panel, agent_accuracy(cal_reports, est.labels),
-                  steer_cfg, template)
+                  steer_cfg, template, sharpness, kappa, compliance)
 
 
-def _methods(world: _World, cfg: MediatorConfig, xi: float, free_rounds: int, kappa: float) -> dict[str, MethodRun]:
+def _methods(world: _World, cfg: MediatorConfig, xi: float, free_rounds: int) -> dict[str, MethodRun]:
     """Every method on the evaluation cases, evaluated against the truth."""
     panel, truth = world.panel, world.ev.labels
     first = world.eval_agents(xi).report(1)
     runs: dict[str, MethodRun] = {
         "single": single_best(first, world.cal_acc),
-        "free": free_discussion(panel, world.eval_agents(xi), cfg, rounds=free_rounds, kappa=kappa),
+        "free": free_discussion(panel, world.eval_agents(xi), cfg, rounds=free_rounds),
         "pool": fixed_pool(panel, first, world.cal_acc, cfg),
     }
     for method, escalates in mediated_methods().items():
@@ -163,13 +176,14 @@ def _methods(world: _World, cfg: MediatorConfig, xi: float, free_rounds: int, ka
     return {m: evaluate_run(runs[m], truth=truth, loss=panel.loss, high_risk=HIGH_RISK) for m in METHODS}
 
 
-def _info(world: _World, fit_report: dict[str, Any], xi: float, kappa: float, free_rounds: int) -> dict[str, Any]:
+def _info(world: _World, fit_report: dict[str, Any], xi: float, free_rounds: int) -> dict[str, Any]:
     k, steer_cfg = len(LABELS), world.steering
     info: dict[str, Any] = {
         "calibration_accuracy": [float(v) for v in world.cal_acc],
         "n_estimation": len(world.est), "n_tuning": len(world.tune), "n_eval": len(world.ev),
         "class_rates_train": [float(v) for v in np.bincount(world.train.labels, minlength=k) / len(world.train)],
-        "threshold_fit": fit_report, "xi": xi, "kappa": kappa, "free_rounds": free_rounds,
+        "threshold_fit": fit_report, "xi": xi, "free_rounds": free_rounds,
+        "sharpness": world.sharpness, "kappa": world.kappa, "compliance": world.compliance,
         "steering": {f: getattr(steer_cfg, f) for f in steer_cfg.__dataclass_fields__},
         "rule_names": list(world.scenario.rule_names),
         "initial_weights": world.scenario.weights.tolist(),
@@ -183,6 +197,7 @@ def run_cell(scenario: str, seed: int, *, base_config: MediatorConfig | None = N
              xi: float = 1.0, t_max: int = 12, free_rounds: int = 22, n_train: int = 20000,
              n_eval: int = 100, ablation: bool = True, fit_thresholds: bool = True,
              steering: SteeringConfig | None = None, kappa: float = KAPPA,
+             sharpness: float = AGENT_SHARPNESS, compliance: str = "adopt",
              c_esc: float = calibration.C_ESC, c_round: float = calibration.C_ROUND) -> ScenarioResult:
     """Run every method of one (scenario, seed) cell.
 
@@ -196,25 +211,31 @@ def run_cell(scenario: str, seed: int, *, base_config: MediatorConfig | None = N
     t_max : round budget of the mediated methods; free_rounds : free-discussion length
     n_train, n_eval : sample counts; ablation : run the xi sweep; fit_thresholds : fit
         eps_safe, eps_low, m_safe, delta on the tuning part (else keep base_config's)
-    steering : SteeringConfig (defaults if None); kappa : free-discussion social bonus
+    steering : SteeringConfig (defaults if None)
+    kappa : peer influence of an exchange round (free discussion and D-CEM's CONTINUE)
+    sharpness : the agents' inverse temperature (1.0 = App. B.7; 3.0 = the sharpened variant)
+    compliance : "adopt" (eq. 21) or "blend" (eq. 19)
     c_esc, c_round : escalation and per-round costs of the threshold objective (eq. 1)
 
     Returns a :class:`ScenarioResult` whose ``methods`` is keyed by ``METHODS``.
     """
     _check_cell(scenario, seed, xi, n_train, n_eval)
     base = (base_config or DEFAULT_CONFIG).with_changes(t_max=t_max)
-    world = _world(scenario, seed, base, steering or SteeringConfig(), n_train, n_eval)
+    if compliance not in COMPLIANCE_MODELS:
+        raise InputError("compliance", f"must be one of {', '.join(COMPLIANCE_MODELS)}, got {compliance!r}")
+    world = _world(scenario, seed, base, steering or SteeringConfig(), n_train, n_eval,
+                   sharpness=sharpness, kappa=kappa, compliance=compliance)
     cfg, fit_report = base, {}
     if fit_thresholds:
         tune_agents = world.agents(world.tune.features, world.streams["tune"], world.streams["tune_compliance"], xi)
         fit = calibration.fit_thresholds(world.panel, deliberate(world.panel, tune_agents, base).reports,
                                          world.tune.labels, base, c_esc=c_esc, c_round=c_round)
         cfg, fit_report = fit.config, fit.report
-    methods = _methods(world, cfg, xi, free_rounds, kappa)
+    methods = _methods(world, cfg, xi, free_rounds)
     rows = _ablation(world.panel, cfg, world.eval_agents, world.ev.labels) if ablation else []
     log.info("cell %s/seed %d: dcem acc %.2f risk %.2f esc %.2f", scenario, seed,
              methods["dcem"].metrics["accuracy"], methods["dcem"].metrics["risk"],
              methods["dcem"].metrics["escalation_rate"])
     case_ids = tuple(f"{scenario}-s{seed}-{i:03d}" for i in range(len(world.ev)))
     return ScenarioResult(scenario, int(seed), world.panel, cfg, case_ids, world.ev.labels, world.ev.features,
-                          HIGH_RISK, methods, rows, _info(world, fit_report, xi, kappa, free_rounds))
+                          HIGH_RISK, methods, rows, _info(world, fit_report, xi, free_rounds))

@@ -10,9 +10,20 @@ two copies separately, as the table lists them separately.
 
 Each agent a has weights ``w[a, r]`` (0 on rules it does not hold) and a mask ``held``.
 Class scores ``s[a, k](x) = sum_r w[a, r] phi_r(x) [consequent_r = k]``; the agent's
-distribution is ``softmax(s[a])`` and it SAMPLES its report from it (Gumbel-max).
-Weights are copied per case, shape (N, A, R), because a steer changes the weights of
-one agent in one case's episode only.
+distribution is ``p ∝ exp(s[a])`` (App. B.7) and it SAMPLES its report from it
+(Gumbel-max, App. D.1).  Weights are copied per case, shape (N, A, R), because a steer
+changes the weights of one agent in one case's episode only.
+
+Rounds.  Round 1 is each agent alone.  Every later round is one round of the agents'
+own exchange (the same for D-CEM's CONTINUE and for free discussion): each agent adds
+``kappa`` to the score of every label its peers reported in the previous round
+(``kappa / (A - 1)`` per peer) and samples again.  A DIFFERENTIAL_STEER additionally
+changes the challenged agent's weights, through eq. (21) or eq. (19).
+
+Two named parameters of the world are not in the specification's formulas:
+``sharpness`` (inverse temperature, default 1.0 = the specification's ``exp(s)``) and
+``kappa`` (default 1.0, a peer's report weighs about one fired rule).  Both act on the
+rule-score scale: the sampled distribution is ``softmax(sharpness * (s + kappa * peers))``.
 """
 from __future__ import annotations
 
@@ -23,13 +34,14 @@ from typing import Sequence
 import numpy as np
 
 from dcem.core.deliberation import SteerRequest
-from dcem.core.steering import SteeringConfig, comply, distinguishing_rules, recommend, update_mask
+from dcem.core.steering import (SteeringConfig, blend_compliance, comply, distinguishing_rules, recommend,
+                                update_mask)
 from dcem.core.vocabulary import SCENARIOS
 from dcem.errors import InputError
 from dcem.synthetic.generator import LABELS, Rule, rule_activations, rule_scores
 
 __all__ = [
-    "AGENT_SHARPNESS",
+    "AGENT_SHARPNESS", "SHARPENED", "KAPPA", "COMPLIANCE_MODELS",
     "SCENARIO_NAMES", "SCENARIO_TABLE", "Scenario", "scenario", "sample_reports",
     "RuleAgents", "agent_accuracy", "describe",
 ]
@@ -148,13 +160,21 @@ def scenario(name: str) -> Scenario:
     return Scenario(name, _DESCRIPTIONS[name], tuple(rules), tuple(names), weights, held)
 
 
-# Inverse temperature of the agents' softmax.  The specification gives rule weights but
-# no temperature; 3.0 brings the agents' round-1 accuracies close to the agent accuracies
-# the specification reports before steering has had much effect (Table 5, T = 4,
-# xi = 25%: S2 0.92 / 0.52, S3a 0.61 / 0.60, S3b 0.56 / 0.47).  Measured on 20,000
-# generated cases: S2 0.87 / 0.50, S3a 0.65 / 0.61, S3b 0.48 / 0.39 (at 1.0: 0.64 / 0.42,
-# 0.53 / 0.48, 0.43 / 0.37).  See docs/synthetic_world.md.
-AGENT_SHARPNESS = 3.0
+# Inverse temperature of the agents' softmax.  App. B.7 writes p ∝ exp(s): 1.0.
+AGENT_SHARPNESS = 1.0
+# The "sharpened" variant of the world.  At 3.0 the agents' round-1 accuracies come
+# close to the agent accuracies the specification reports before steering has had much
+# effect (Table 5, T = 4, xi = 25%: S2 0.92 / 0.52, S3a 0.61 / 0.60, S3b 0.56 / 0.47),
+# which Table 3's weights at 1.0 cannot produce.  A sensitivity, reported as a labelled
+# variant; see docs/synthetic_world.md.
+SHARPENED = 3.0
+# Peer influence of one exchange round, on the rule-score scale: a peer's previous
+# report weighs about as much as one fired rule (Table 3 weights are 1.0-1.7).
+KAPPA = 1.0
+# How a challenged agent takes up a recommendation: "adopt" = all or nothing with
+# probability xi (eq. 21, App. F and section 5.3); "blend" = the deterministic partial
+# adoption of eq. (19) (App. B.4).
+COMPLIANCE_MODELS = ("adopt", "blend")
 
 
 def sample_reports(scores: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -177,11 +197,14 @@ class RuleAgents:
     compliance_rng : Generator for the adoption draws (one per steer); required only
         when a steer arrives
     steering : SteeringConfig (defaults if None)
-    xi : adoption probability of a recommendation (eq. 21)
+    xi : compliance of a recommendation (eq. 21 or eq. 19)
     template : (R,) reference weights, required when ``steering.reference ==
         "template"`` (see :func:`dcem.core.steering.contrastive_template`)
     sharpness : inverse temperature of the agents' softmax (default
-        :data:`AGENT_SHARPNESS`); scores are multiplied by it before sampling
+        :data:`AGENT_SHARPNESS`, the specification's ``exp(s)``)
+    kappa : peer influence of an exchange round, on the rule-score scale (default
+        :data:`KAPPA`); 0 makes every round an independent redraw
+    compliance : "adopt" (eq. 21, default) or "blend" (eq. 19)
 
     Attributes
     ----------
@@ -192,7 +215,8 @@ class RuleAgents:
                  compliance_rng: np.random.Generator | None = None,
                  steering: SteeringConfig | None = None, xi: float = 1.0,
                  template: np.ndarray | None = None,
-                 sharpness: float = AGENT_SHARPNESS) -> None:
+                 sharpness: float = AGENT_SHARPNESS, kappa: float = KAPPA,
+                 compliance: str = "adopt") -> None:
         if not 0.0 <= xi <= 1.0:
             raise InputError("xi", f"compliance must lie in [0, 1], got {xi}")
         self.scenario = scen
@@ -206,6 +230,12 @@ class RuleAgents:
         if not (np.isfinite(sharpness) and sharpness > 0):
             raise InputError("sharpness", f"must be a positive number, got {sharpness}")
         self.sharpness = float(sharpness)
+        if not (np.isfinite(kappa) and kappa >= 0):
+            raise InputError("kappa", f"must be finite and >= 0, got {kappa}")
+        self.kappa = float(kappa)
+        if compliance not in COMPLIANCE_MODELS:
+            raise InputError("compliance", f"must be one of {', '.join(COMPLIANCE_MODELS)}, got {compliance!r}")
+        self.compliance = compliance
         if self.steering.reference == "template":
             if template is None or np.shape(template) != (len(scen.rules),):
                 raise InputError("template", f"need {len(scen.rules)} template weights for the "
@@ -213,6 +243,7 @@ class RuleAgents:
         self.template = None if template is None else np.asarray(template, dtype=float)
         self.adopted = 0
         self._consequent = scen.consequent
+        self._previous: np.ndarray | None = None
 
     @property
     def n_agents(self) -> int:
@@ -226,20 +257,41 @@ class RuleAgents:
     def labels(self) -> tuple[str, ...]:
         return self.scenario.labels
 
+    def rule_scores(self) -> np.ndarray:
+        """Each agent's own class scores ``s[a, k]`` (App. B.7), shape (N, A, K)."""
+        return rule_scores(self.phi, self.weights, self._consequent, len(self.labels))
+
     def scores(self) -> np.ndarray:
-        """Class scores of every agent on every case, shape (N, A, K)."""
-        return self.sharpness * rule_scores(self.phi, self.weights, self._consequent, len(self.labels))
+        """The agents' own scores at their sharpness, shape (N, A, K) (no peer term)."""
+        return self.sharpness * self.rule_scores()
+
+    def exchange_scores(self, previous: np.ndarray) -> np.ndarray:
+        """Scores of an exchange round after the reports ``previous`` (N, A):
+        ``sharpness * (s + kappa / (A - 1) * [labels the peers reported])``, (N, A, K)."""
+        k = len(self.labels)
+        prev = np.eye(k)[np.asarray(previous)]  # (N, A, K) one-hot of each agent's report
+        peers = prev.sum(axis=1, keepdims=True) - prev
+        share = self.kappa / max(self.n_agents - 1, 1)
+        return self.sharpness * (self.rule_scores() + share * peers)
 
     def probabilities(self) -> np.ndarray:
-        """Each agent's softmax distribution, shape (N, A, K)."""
-        s = self.scores()
-        s = s - s.max(axis=-1, keepdims=True)
-        e = np.exp(s)
-        return e / e.sum(axis=-1, keepdims=True)
+        """Each agent's own distribution ``softmax(sharpness * s)``, shape (N, A, K)."""
+        return _softmax(self.scores())
 
     def report(self, t: int) -> np.ndarray:
-        """Sampled reports of round t for every case and agent, int (N, A)."""
-        return sample_reports(self.scores(), self.rng)
+        """Sampled reports of round t for every case and agent, int (N, A).
+
+        Round 1 samples each agent's own distribution; round t >= 2 is an exchange
+        round after the reports of round t - 1 (which must have been drawn here).
+        """
+        if t <= 1:
+            scores = self.scores()
+        elif self._previous is None:
+            raise InputError("t", f"round {t} needs the reports of round {t - 1} first")
+        else:
+            scores = self.exchange_scores(self._previous)
+        self._previous = sample_reports(scores, self.rng)
+        return self._previous
 
     def steer(self, request: SteerRequest) -> list[tuple[str, ...]]:
         """Recommend new weights to the challenged agents and let them comply.
@@ -268,10 +320,18 @@ class RuleAgents:
         w_rec = recommend(w, w_ref, mask, self.steering)
         names = distinguishing_rules(w_rec, w, self.scenario.rule_names, self.steering.top_k)
         new, adopted = comply(w, w_rec, self.xi, self.compliance_rng, self.steering)
+        if self.compliance == "blend":  # eq. (19); the draw above keeps the streams aligned
+            new, adopted = blend_compliance(w, w_rec, self.xi, self.steering), np.full(m, self.xi > 0)
         self.weights[cases, agent] = new
         self.adopted += int(adopted.sum())
         log.debug("round %d: %d steers, %d adopted", request.t, m, int(adopted.sum()))
         return names
+
+
+def _softmax(scores: np.ndarray) -> np.ndarray:
+    s = scores - scores.max(axis=-1, keepdims=True)
+    e = np.exp(s)
+    return e / e.sum(axis=-1, keepdims=True)
 
 
 def agent_accuracy(reports: np.ndarray, truth: np.ndarray) -> np.ndarray:

@@ -1,6 +1,8 @@
 """Experiments page: results views, launching a run, comparing runs, downloads."""
 from __future__ import annotations
 
+import json
+
 import shutil
 from pathlib import Path
 
@@ -34,11 +36,15 @@ def test_launch_a_run_then_compare(run_db: Path, tmp_path: Path, monkeypatch: py
     at.multiselect(key="exp_scen").set_value(["S1"]).run()
     at.number_input(key="exp_seeds").set_value(1).run()
     at.number_input(key="exp_t").set_value(6).run()
+    at.radio(key="exp_world").set_value("sharpened").run()
+    at.radio(key="exp_comp").set_value("blend").run()
     at.button(key="exp_run").click().run()
     assert not at.exception
     assert any("1 cells computed" in s.value for s in at.success)
     with Store(db) as store:
         assert len(store.runs()) == 2
+        spec = json.loads(store.con.execute("SELECT spec_json FROM runs ORDER BY created_at DESC LIMIT 1").fetchone()[0])
+    assert spec["sharpness"] == 3.0 and spec["compliance"] == "blend"  # the chosen world was run
     at.selectbox(key="exp_other").set_value(next(o for o in at.selectbox(key="exp_other").options
                                                   if o != at.selectbox(key="exp_view_run").value)).run()
     assert not at.exception

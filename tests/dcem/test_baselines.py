@@ -55,15 +55,15 @@ def test_free_discussion_matches_round_one_and_herds(panel: Panel) -> None:
     scen = scenario("S2")
     cfg = MediatorConfig(prior="empirical")
     first = RuleAgents(scen, cases.features, np.random.default_rng(4)).report(1)
-    free = free_discussion(panel, RuleAgents(scen, cases.features, np.random.default_rng(4)), cfg,
-                           rounds=22, kappa=1.0)
+    free = free_discussion(panel, RuleAgents(scen, cases.features, np.random.default_rng(4), kappa=1.0), cfg,
+                           rounds=22)
     assert free.reports.shape == (400, 22, 2) and (free.outcome_round == 22).all()
     np.testing.assert_array_equal(free.reports[:, 0], first)
     np.testing.assert_array_equal(free.outcome_decision, assess_reports(panel, free.reports[:, -1], cfg).decision)
     agree = (free.reports[:, :, 0] == free.reports[:, :, 1]).mean(axis=0)
     assert agree[-5:].mean() > agree[0] + 0.1  # the social bonus pulls the agents together
-    quiet = free_discussion(panel, RuleAgents(scen, cases.features, np.random.default_rng(4)), cfg,
-                            rounds=22, kappa=0.0)
+    quiet = free_discussion(panel, RuleAgents(scen, cases.features, np.random.default_rng(4), kappa=0.0), cfg,
+                            rounds=22)
     agree0 = (quiet.reports[:, :, 0] == quiet.reports[:, :, 1]).mean(axis=0)
     assert agree[-5:].mean() > agree0[-5:].mean()
     with pytest.raises(InputError):

@@ -99,7 +99,7 @@ def test_compliance_zero_never_and_one_always_adopts() -> None:
     np.testing.assert_array_equal(new, np.clip(rec, cfg.w_lo, cfg.w_hi))
     _, half = comply(w, rec, 0.5, np.random.default_rng(2), cfg)
     assert 0.35 < half.mean() < 0.65
-    np.testing.assert_allclose(blend_compliance(w, rec, 0.0, cfg), np.clip(w, -3, 3))
+    np.testing.assert_allclose(blend_compliance(w, rec, 0.0, cfg), np.clip(w, cfg.w_lo, cfg.w_hi))
     with pytest.raises(ConfigError):
         comply(w, rec, 1.5, rng, cfg)
 
@@ -110,9 +110,11 @@ def test_template_rewards_reliable_rules() -> None:
     cons = np.array([0, 1])
     tmpl = contrastive_template(phi, truth, cons, 3, SteeringConfig())
     assert tmpl[0] == 3.0  # always right when it fires: clipped at the box
-    assert tmpl[1] < 0.0   # never right when it fires
+    assert tmpl[1] == 0.0  # never right when it fires: the lower end of the default box
+    wide = contrastive_template(phi, truth, cons, 3, SteeringConfig(w_lo=-3.0))
+    assert wide[1] < 0.0   # with a box that allows it, evidence against
     # f = (0 + 0.5) / (10 + 1): w = log(f * 2 / (1 - f))
-    assert tmpl[1] == np.clip(np.log((0.5 / 11) * 2 / (1 - 0.5 / 11)), -3, 3)
+    assert wide[1] == np.clip(np.log((0.5 / 11) * 2 / (1 - 0.5 / 11)), -3, 3)
 
 
 def test_config_validation() -> None:

@@ -82,13 +82,15 @@ def test_bad_arguments() -> None:
 
 
 def test_correctable_scenarios_certify_while_shared_bias_s3b_escalates() -> None:
-    """Over seeds 0-9 with default settings we measured: S1 certifies 0.85 of cases,
-    S2 1.00; S3b escalates 0.80 and certifies none (seeds 0-1 here: 0.83)."""
-    metrics = {(scen, seed): run_cell(scen, seed, ablation=False).methods["dcem"].metrics
-               for scen in ("S1", "S2", "S3b") for seed in (0, 1)}
-    mean = lambda scen, key: np.mean([metrics[(scen, s)][key] for s in (0, 1)])  # noqa: E731
-    assert mean("S1", "certified_rate") > 0.6
-    assert mean("S2", "certified_rate") > 0.8
-    assert mean("S3b", "escalation_rate") > 0.6
-    assert mean("S3b", "certified_rate") == 0.0
-    assert mean("S3b", "escalation_rate") > mean("S2", "escalation_rate") + 0.5
+    """Seeds 0-9, measured: in the specification's world S2 certifies 0.91 of cases and
+    S3b escalates 1.00, certifying none; in the sharpened world S1 certifies 0.86, S2
+    0.98 and S3b escalates 0.69."""
+    def mean(scen: str, key: str, sharpness: float) -> float:
+        return float(np.mean([run_cell(scen, seed, ablation=False, sharpness=sharpness).methods["dcem"].metrics[key]
+                              for seed in (0, 1)]))
+    assert mean("S2", "certified_rate", 1.0) > 0.6
+    assert mean("S3b", "escalation_rate", 1.0) > 0.8
+    assert mean("S3b", "certified_rate", 1.0) == 0.0
+    assert mean("S3b", "escalation_rate", 1.0) > mean("S2", "escalation_rate", 1.0) + 0.5
+    assert mean("S1", "certified_rate", 3.0) > 0.6
+    assert mean("S3b", "escalation_rate", 3.0) > mean("S1", "escalation_rate", 3.0) + 0.4
