@@ -84,15 +84,17 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from dcem.store.database import Store
-    from dcem.synthetic.spec import SyntheticSpec, run_synthetic
+    from dcem.synthetic.spec import WORLDS, SyntheticSpec, run_synthetic
 
     scenarios = tuple(s.strip() for s in args.scenarios.split(",") if s.strip())
     if args.seeds < 1:
         raise DcemError("--seeds must be at least 1")
+    sharpness = WORLDS[args.world] if args.sharpness is None else args.sharpness
     spec = SyntheticSpec(
         scenarios=scenarios, seeds=tuple(range(args.seed_start, args.seed_start + args.seeds)),
         xi=args.xi, t_max=args.t_max, free_rounds=args.free_rounds, n_train=args.n_train,
-        n_eval=args.n_eval, ablation=not args.no_ablation,
+        n_eval=args.n_eval, ablation=not args.no_ablation, sharpness=sharpness, kappa=args.kappa,
+        compliance=args.compliance,
         base_config=MediatorConfig.from_mapping(
             {"prior": "empirical", "t_max": args.t_max, **_parse_params(args.param)}))
     bar, progress = progress_bar("synthetic", "cell", quiet=args.quiet,
@@ -116,6 +118,10 @@ def _run_kind(store: Any, run_id: str) -> tuple[str, dict[str, Any]]:
 def _cmd_report(args: argparse.Namespace) -> int:
     from dcem.store.database import Store
 
+    if args.from_export is not None:
+        return _export_report(args)
+    if args.markdown:
+        raise DcemError("--markdown prints from a run export: give --from-export DIR")
     with Store(args.db) as store:
         run_ids = args.run or [store.latest_run()]
         kinds = {}
@@ -131,6 +137,41 @@ def _cmd_report(args: argparse.Namespace) -> int:
         raise DcemError("give one synthetic run with --run")
     run_id, metrics, ablation = frames[0]
     return _synthetic_report(args, run_id, metrics, ablation)
+
+
+def _export_report(args: argparse.Namespace) -> int:
+    """The clinical tables of a run export (``--from-export DIR``) instead of the store."""
+    from dcem.analysis.clinical_markdown import render_clinical_markdown
+    from dcem.store.run_export import load_run_export
+
+    if args.run or (args.markdown and args.json):
+        raise DcemError("--from-export takes no --run, and prints either --markdown or --json")
+    export = load_run_export(args.from_export)
+    kinds = {r: (export.run(r)["kind"], export.run(r)["spec"]) for r in export.run_ids}
+    if {kind for kind, _ in kinds.values()} == {"synthetic"}:
+        return _synthetic_export_report(args, export)
+    if any(kind != "clinical" for kind, _ in kinds.values()):
+        raise DcemError(f"{args.from_export} mixes run kinds; export synthetic and clinical runs separately")
+    if args.markdown:
+        sys.stdout.write(render_clinical_markdown(export.metrics, export.manifest))
+        return 0
+    metrics = export.metrics.drop(columns="run_id")
+    frames = [(r, metrics[export.metrics["run_id"] == r].reset_index(drop=True), None) for r in export.run_ids]
+    return _clinical_report(args, frames, kinds)
+
+
+def _synthetic_export_report(args: argparse.Namespace, export: Any) -> int:
+    """The synthetic tables of a run export: markdown (REPRODUCTION) or the usual report per run."""
+    from dcem.analysis.synthetic_markdown import render_synthetic_markdown
+
+    if args.markdown:
+        sys.stdout.write(render_synthetic_markdown(export))
+        return 0
+    for run_id in export.run_ids:
+        pick = lambda f: f[f["run_id"] == run_id].drop(columns="run_id").reset_index(drop=True)  # noqa: E731
+        _synthetic_report(args, run_id, pick(export.metrics), pick(export.ablation))
+        print()
+    return 0
 
 
 def _clinical_report(args: argparse.Namespace, frames: list[Any], kinds: dict[str, Any]) -> int:
@@ -154,7 +195,8 @@ def _clinical_report(args: argparse.Namespace, frames: list[Any], kinds: dict[st
 
 
 def _synthetic_report(args: argparse.Namespace, run_id: str, metrics: Any, ablation: Any) -> int:
-    from dcem.analysis.report import comparison_table, compliance_table, escalation_table, format_table, report_dict
+    from dcem.analysis.report import (AT_T_METRICS, BY_T_METRICS, comparison_table, compliance_table,
+                                      escalation_table, format_table, report_dict)
 
     if args.json:
         json.dump({"run_id": run_id, **report_dict(metrics, ablation)}, sys.stdout, default=str)
@@ -163,20 +205,60 @@ def _synthetic_report(args: argparse.Namespace, run_id: str, metrics: Any, ablat
     print(f"Run {run_id}: mean ± std over seeds\n")
     print("Comparison with baselines (Fig. 3)")
     print(format_table(comparison_table(metrics), index=["scenario", "metric"], columns="method"))
-    print("\nPartial-compliance ablation (Table 5)")
-    print(_compliance_text(compliance_table(ablation)))
+    table5 = compliance_table(ablation)
+    print("\nPartial-compliance ablation (Table 5, App. F: the signal and decision AT round T)")
+    print(_compliance_text(table5, AT_T_METRICS))
+    print("\nSecond view: the outcome reached BY round T (first terminal signal up to T)")
+    print(_compliance_text(table5, BY_T_METRICS))
     print("\nEscalation ablation (D-CEM vs without STOP_AND_ESCALATE)")
     print(format_table(escalation_table(metrics), index=["scenario", "metric"], columns="method"))
     return 0
 
 
-def _compliance_text(table: Any) -> str:
+def _compliance_text(table: Any, metrics: tuple[str, ...]) -> str:
+    import pandas as pd
+
     from dcem.analysis.report import format_table
 
     if table.empty:
         return "(no ablation results)"
-    core = table[table["metric"].isin(["A1", "A2", "risk", "sa_hr", "escalation_rate"])]
+    core = table[table["metric"].isin(metrics)].copy()
+    core["metric"] = pd.Categorical(core["metric"], [m for m in metrics if m in set(core["metric"])])
     return format_table(core, index=["scenario", "xi", "horizon"], columns="metric")
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from dcem.store.database import Store
+    from dcem.store.run_export import write_run_export
+
+    with Store(args.db, read_only=True) as store:
+        for run_id in args.run:
+            store.check_run(run_id)
+        manifest = write_run_export(store, args.run, args.out, command=args.command, models=[])
+    print(f"wrote {len(manifest['files'])} files for {len(args.run)} run(s) to {args.out}")
+    return 0
+
+
+def _cmd_ceilings(args: argparse.Namespace) -> int:
+    from dcem.analysis.ceilings_markdown import ceilings_markdown
+
+    if args.n < 1000 or args.seed < 0:
+        raise DcemError("--n must be at least 1000 and --seed non-negative")
+    sys.stdout.write(ceilings_markdown(n=args.n, seed=args.seed))
+    return 0
+
+
+def _export_parser(sub: Any) -> None:
+    p = sub.add_parser("ceilings", help="accuracy ceilings of the synthetic scenarios (markdown)")
+    p.add_argument("--n", type=int, default=200_000, help="generated cases per scenario")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=_cmd_ceilings)
+
+    p = sub.add_parser("export", help="write runs as a small checkable directory (manifest + Parquet)")
+    p.add_argument("--run", action="append", required=True, help="run id (repeatable)")
+    p.add_argument("--out", required=True, help="directory to write")
+    p.add_argument("--command", required=True, help="the exact command(s) that made the runs")
+    p.set_defaults(func=_cmd_export)
 
 
 def _cmd_runs(args: argparse.Namespace) -> int:
@@ -189,6 +271,13 @@ def _cmd_runs(args: argparse.Namespace) -> int:
     else:
         print(runs[["run_id", "kind", "status", "created_at", "finished_at", "git_revision"]].to_string(index=False))
     return 0
+
+
+def _export_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--from-export", default=None, metavar="DIR",
+                   help="report the clinical runs of a run export (python -m dcem_clinical export)")
+    p.add_argument("--markdown", action="store_true",
+                   help="with --from-export: Tables 6, 7 and 1 as markdown, ours beside the paper's")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -212,6 +301,15 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--n-train", type=int, default=20000, help="calibration samples per seed")
     p.add_argument("--n-eval", type=int, default=100, help="evaluation samples per seed")
     p.add_argument("--no-ablation", action="store_true", help="skip the compliance ablation")
+    world = p.add_mutually_exclusive_group()
+    world.add_argument("--world", choices=["seed", "sharpened"], default="seed",
+                       help="agents as the specification writes them (p ∝ exp(s)), or the sharpened "
+                            "variant (p ∝ exp(3 s)) whose accuracies come close to Table 5's")
+    world.add_argument("--sharpness", type=float, default=None, help="any other inverse temperature")
+    p.add_argument("--kappa", type=float, default=1.0,
+                   help="peer influence of an exchange round (free discussion and CONTINUE)")
+    p.add_argument("--compliance", choices=["adopt", "blend"], default="adopt",
+                   help="adopt a recommendation with probability xi (eq. 21) or blend it (eq. 19)")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="mediator parameter default before fitting, e.g. alpha=0.5 (repeatable)")
     p.add_argument("--run-id", default=None, help="name the run (default: a hash of the settings)")
@@ -222,10 +320,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--run", action="append", default=None,
                    help="run id (default: the newest run); repeat to combine clinical runs")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    _export_options(p)
     p.set_defaults(func=_cmd_report)
 
     p = sub.add_parser("runs", help="list stored runs")
     p.set_defaults(func=_cmd_runs)
+    _export_parser(sub)
 
     for p in sub.choices.values():
         p.add_argument("--db", default=None, help="DuckDB file (default: $DCEM_DB or data/dcem.duckdb)")

@@ -1,8 +1,11 @@
-"""Command line: ``python -m dcem_clinical run | models``.
+"""Command line: ``python -m dcem_clinical run | models | export``.
 
 ``run`` runs the clinical LLM experiment (a progress bar counts agent turns,
-cache hits included) and resumes when the same command is repeated.  Bad input exits
-with status 2 and a one-line message on stderr, never a traceback.
+cache hits included) and resumes when the same command is repeated.  ``export`` writes
+stored runs, the command that made them and their model files' sha256 into a small
+directory (:mod:`dcem.store.run_export`) from which ``python -m dcem report --from-export``
+prints the tables.  Bad input exits with status 2 and a one-line message on stderr,
+never a traceback.
 """
 from __future__ import annotations
 
@@ -70,6 +73,22 @@ def _cmd_models(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_export(args: argparse.Namespace) -> int:
+    from dcem.store.database import Store
+    from dcem.store.run_export import write_run_export
+    from dcem_clinical.model_files import model_file_entries, run_model_keys
+
+    with Store(args.db, read_only=True) as store:
+        models = model_file_entries(run_model_keys(store, args.run))
+        manifest = write_run_export(store, args.run, args.out, command=args.command, models=models)
+    rows = sum(f["rows"] for f in manifest["files"])
+    print(f"exported {len(manifest['runs'])} run(s), {rows} rows in {len(manifest['files'])} files, to {args.out}; "
+          f"report: python -m dcem report --from-export {args.out}")
+    for m in models:
+        print(f"  {m['key']}: {m['file'] or '-'} sha256 {m['sha256'] or '-'} {m['note']}".rstrip())
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = Parser(prog="python -m dcem_clinical", description="Local LLM agents on clinical datasets under D-CEM.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
@@ -99,6 +118,13 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("models", help="list the model registry")
     p.add_argument("--info", action="store_true", help="also read each file's GGUF metadata and sha256")
     p.set_defaults(func=_cmd_models)
+
+    p = sub.add_parser("export", help="write stored runs, their command and model sha256 into a directory")
+    p.add_argument("--run", action="append", required=True, help="run id (repeat for several runs)")
+    p.add_argument("--out", required=True, help="directory of the export (manifest.json and Parquet files)")
+    p.add_argument("--command", required=True, help="the exact command(s) that made the runs")
+    p.add_argument("--db", default=None, help="DuckDB file (default: $DCEM_DB or data/dcem.duckdb)")
+    p.set_defaults(func=_cmd_export)
     return parser
 
 

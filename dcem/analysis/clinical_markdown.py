@@ -1,0 +1,169 @@
+"""The clinical LLM tables as markdown, ours beside the paper's (REPRODUCTION.md).
+
+:func:`render_clinical_markdown` prints, after the command that made the runs and the
+model files with their sha256, per dataset:
+
+- Table 6 (Appendix H.2): system risk R_L^sys and harmful consensus H.C. of Single, Free,
+  Pool and D-CEM, one column pair "ours | paper" per scenario;
+- Table 7 (Appendix H.3): D-CEM escalation rate and average rounds, ours and paper;
+- Table 1 (section 5.5): D-CEM with and without STOP_AND_ESCALATE, R_L^sys and H.C.;
+- a line with every method's accuracy and one with the D-CEM action mix (ours only).
+
+"ours" is the mean over seeds (``± std``, ddof 0, only with more than one seed), two
+decimals; the paper's cells are mean ± std as printed (:mod:`dcem.analysis.paper_clinical`).
+A missing number prints "—".  :func:`reproduction_block` cuts a marked block out of a
+document, so a test can compare REPRODUCTION.md with the export.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+import pandas as pd
+
+from dcem.analysis.paper_clinical import load_paper_tables, paper_cell
+from dcem.core.vocabulary import SCENARIOS
+from dcem.analysis.reproduction import reproduction_block
+
+__all__ = ["render_clinical_markdown", "reproduction_block", "METHOD_NAMES"]
+
+METHOD_NAMES = {"single": "Single", "free": "Free", "pool": "Pool", "dcem": "D-CEM",
+                "dcem_noesc": "D-CEM w/o escalation"}
+_METRIC_NAMES = {"system_risk": "R_L^sys", "harmful_consensus": "H.C.",
+                 "escalation_rate": "escalation rate", "avg_rounds": "average rounds"}
+_MIX = (("mix_continue", "CONTINUE"), ("mix_steer", "STEER"), ("mix_decide", "DECIDE"),
+        ("mix_escalate", "ESCALATE"))
+DASH = "—"
+Ours = dict[tuple[str, str, str], tuple[float, float, int]]
+
+
+def _std(std: float) -> str:
+    text = f"{std:.2f}"
+    return text[1:] if text.startswith("0.") else text
+
+
+def _ours_cell(value: tuple[float, float, int] | None) -> str:
+    if value is None or math.isnan(value[0]):
+        return DASH
+    mean, std, n = value
+    return f"{mean:.2f}" if n <= 1 else f"{mean:.2f} ± {_std(std)}"
+
+
+def _paper_text(pair: tuple[float, float] | None) -> str:
+    return DASH if pair is None else f"{pair[0]:.2f} ± {_std(pair[1])}"
+
+
+def _ours(frame: pd.DataFrame) -> Ours:
+    """(scenario, method, metric) -> (mean, std over seeds with ddof 0, seeds)."""
+    out: Ours = {}
+    for (scenario, method, metric), values in frame.groupby(["scenario", "method", "metric"])["value"]:
+        v = values.dropna()
+        out[(str(scenario), str(method), str(metric))] = (
+            (float(v.mean()), float(v.std(ddof=0)), len(v)) if len(v) else (math.nan, math.nan, 0))
+    return out
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
+
+
+def _side_by_side(ours: Ours, paper: Mapping[str, Any], dataset: str, table: str,
+                  rows: list[tuple[str, str, str]], first: str) -> str:
+    """Rows (label, metric, method), columns "S ours | S paper" per scenario."""
+    header = [first] + [f"{s} {side}" for s in SCENARIOS for side in ("ours", "paper")]
+    body = [[label] + [cell for s in SCENARIOS for cell in (
+        _ours_cell(ours.get((s, method, metric))),
+        _paper_text(paper_cell(paper, dataset, table, metric, method, s)))]
+        for label, metric, method in rows]
+    return _table(header, body)
+
+
+def _table7(ours: Ours, paper: Mapping[str, Any], dataset: str) -> str:
+    rows = []
+    for metric in ("escalation_rate", "avg_rounds"):
+        name = _METRIC_NAMES[metric]
+        rows.append([f"{name}, ours"] + [_ours_cell(ours.get((s, "dcem", metric))) for s in SCENARIOS])
+        rows.append([f"{name}, paper"] + [_paper_text(paper_cell(paper, dataset, "table7", metric, "dcem", s))
+                                          for s in SCENARIOS])
+    return _table([""] + list(SCENARIOS), rows)
+
+
+def _per_scenario(ours: Ours, method: str, metric: str) -> str:
+    return " / ".join(_ours_cell(ours.get((s, method, metric))) for s in SCENARIOS)
+
+
+def _summary_lines(ours: Ours) -> list[str]:
+    scen = " / ".join(SCENARIOS)
+    acc = "; ".join(f"{label} {_per_scenario(ours, m, 'accuracy')}" for m, label in METHOD_NAMES.items())
+    mix = "; ".join(f"{label} {_per_scenario(ours, 'dcem', metric)}" for metric, label in _MIX)
+    return [f"Accuracy, ours ({scen}): {acc}.", "",
+            f"D-CEM action mix over the rounds played, ours ({scen}): {mix}."]
+
+
+def _heading(dataset: str, frame: pd.DataFrame, manifest: Mapping[str, Any], paper: Mapping[str, Any]) -> str:
+    name = paper.get("datasets", {}).get(dataset, {}).get("name", dataset)
+    seeds = sorted({int(s) for s in frame["seed"]})
+    seed_text = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {', '.join(map(str, seeds))}"
+    specs = [r.get("spec", {}) for r in manifest.get("runs", []) if r.get("spec", {}).get("dataset") == dataset]
+    sizes = {(s.get("n_cal"), s.get("n_test")) for s in specs}
+    size_text = ""
+    if len(sizes) == 1 and None not in next(iter(sizes)):
+        n_cal, n_test = next(iter(sizes))
+        size_text = f", CAL/TEST {n_cal}/{n_test} per cell"
+    agents = {" + ".join(s.get("agents", [])) for s in specs}
+    agent_text = f", agents {' / '.join(sorted(agents))}" if agents else ""
+    return (f"### {name} (`{dataset}`): ours ({seed_text}{size_text}{agent_text}) against the paper "
+            f"(mean ± std over {paper.get('seeds', '?')} seeds)")
+
+
+def _dataset_block(dataset: str, frame: pd.DataFrame, manifest: Mapping[str, Any],
+                   paper: Mapping[str, Any]) -> list[str]:
+    ours = _ours(frame)
+    t6 = [(METHOD_NAMES[m], "", m) for m in ("single", "free", "pool", "dcem")]
+    t1 = [(f"{_METRIC_NAMES[metric]}, {METHOD_NAMES[m]}", metric, m)
+          for metric in ("system_risk", "harmful_consensus") for m in ("dcem", "dcem_noesc")]
+    return [_heading(dataset, frame, manifest, paper), "",
+            "Table 6, system risk R_L^sys (lower is better):", "",
+            _side_by_side(ours, paper, dataset, "table6", [(a, "system_risk", c) for a, _, c in t6], "method"), "",
+            "Table 6, harmful consensus H.C. (lower is better):", "",
+            _side_by_side(ours, paper, dataset, "table6", [(a, "harmful_consensus", c) for a, _, c in t6],
+                          "method"), "",
+            "Table 7, D-CEM escalation rate and average rounds:", "",
+            _table7(ours, paper, dataset), "",
+            "Table 1, D-CEM with and without STOP_AND_ESCALATE:", "",
+            _side_by_side(ours, paper, dataset, "table1", t1, ""), "",
+            *_summary_lines(ours), ""]
+
+
+def _provenance(manifest: Mapping[str, Any]) -> list[str]:
+    """The command that made the runs and the model files with their sha256."""
+    command = str(manifest.get("command", "")).strip()
+    lines = ([f"Command: `{command}`"] if "\n" not in command
+             else ["Commands:", "", "```", command, "```"])
+    rows = []
+    for m in manifest.get("models", []):
+        size = m.get("size_bytes")
+        rows.append([str(m.get("key")), str(m.get("file") or DASH), DASH if size is None else f"{int(size):,}",
+                     (m.get("sha256") or DASH)[:12], str(m.get("note") or "")])
+    if rows:
+        lines += ["", _table(["model", "file", "bytes", "sha256", "note"], rows)]
+    return lines + [""]
+
+
+def render_clinical_markdown(metrics: pd.DataFrame, manifest: Mapping[str, Any], *,
+                             paper: Mapping[str, Any] | None = None) -> str:
+    """Markdown of Tables 6, 7 and 1 per dataset, ours against the paper's.
+
+    metrics : rows (scenario, seed, method, metric, value) plus ``dataset`` (or
+    ``run_id``, mapped to the dataset through the manifest's run specs); manifest : a run
+    export's manifest (command, models, runs); paper : default :func:`load_paper_tables`.
+    """
+    paper = load_paper_tables() if paper is None else paper
+    if "dataset" not in metrics:
+        datasets = {r["run_id"]: str(r.get("spec", {}).get("dataset", "?")) for r in manifest.get("runs", [])}
+        metrics = metrics.assign(dataset=metrics["run_id"].map(datasets))
+    lines = _provenance(manifest)
+    for dataset, frame in metrics.groupby("dataset", sort=True):
+        lines += _dataset_block(str(dataset), frame, manifest, paper)
+    return "\n".join(lines).rstrip() + "\n"

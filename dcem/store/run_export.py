@@ -1,0 +1,218 @@
+"""Stored runs as a small, checkable directory: ``manifest.json`` plus Parquet tables.
+
+:func:`write_run_export` copies the rows of the given runs that the reports read (cells,
+cases with their text, per-round traces, outcomes, metrics, each agent turn's
+parse error, and the synthetic compliance ablation) with DuckDB's own Parquet writer (ZSTD), and writes a manifest with the
+format tag :data:`FORMAT`, every run's kind, spec and config, the exact command that
+made the runs, the model files (name, size, sha256) and the sha256 of every file
+written.  :func:`load_run_export` reads it back with DuckDB's ``read_parquet`` (no
+pyarrow), refusing a directory that is missing, of another format, or whose files
+differ from the manifest.  The clinical tables (Appendix H, Tables 6, 7 and 1) can
+then be printed and re-derived from the outcomes without the store
+(:mod:`dcem.analysis.export_metrics`).
+
+Traces keep the reports, the agents' probability vectors and the mediator's decision,
+margin, energy terms, action, steer target and features, certified and budget flags;
+the posteriors, weights and pooled vectors are left out (a replay recomputes them from
+the probabilities and the cell's panel).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import duckdb
+import pandas as pd
+
+from dcem.errors import InputError
+from dcem.store.database import Store
+
+__all__ = ["FORMAT", "MANIFEST", "TABLES", "RunExport", "write_run_export", "load_run_export"]
+
+FORMAT = "dcem-run-export/1"
+MANIFEST = "manifest.json"
+
+_IN_RUNS = "run_id IN (SELECT run_id FROM _export_runs)"
+_TRACE_COLUMNS = ("run_id, case_id, method, round, reports, probabilities, decision, runner_up, margin, "
+                  "energy, e_disagreement, e_risk, e_margin, descent, action, steer_agent, steer_current, "
+                  "steer_alternative, steer_features, certified, budget")
+# table name -> the query that selects the exported runs' rows, in a fixed order
+_QUERIES: dict[str, str] = {
+    "cells": "SELECT run_id, scenario, seed, labels, confusion, prior, loss, high_risk, config_json, info_json "
+             f"FROM cells WHERE {_IN_RUNS} ORDER BY run_id, scenario, seed",
+    "cases": "SELECT c.run_id, c.case_id, c.scenario, c.seed, c.truth, t.source_id, t.text FROM cases c "
+             f"LEFT JOIN case_texts t USING (run_id, case_id) WHERE c.{_IN_RUNS} ORDER BY c.run_id, c.case_id",
+    "traces": f"SELECT {_TRACE_COLUMNS} FROM traces WHERE {_IN_RUNS} ORDER BY run_id, case_id, method, round",
+    "outcomes": "SELECT o.*, c.scenario, c.seed FROM outcomes o JOIN cases c USING (run_id, case_id) "
+                f"WHERE o.{_IN_RUNS} ORDER BY o.run_id, o.case_id, o.method",
+    "metrics": "SELECT run_id, scenario, seed, method, metric, value FROM metrics "
+               f"WHERE {_IN_RUNS} ORDER BY run_id, scenario, seed, method, metric",
+    "turns": "SELECT run_id, case_id, method, round, agent, label, error, cached FROM agent_turns "
+             f"WHERE {_IN_RUNS} ORDER BY run_id, case_id, method, round, agent",
+    "ablation": "SELECT run_id, scenario, seed, xi, horizon, metric, value FROM ablation "
+                f"WHERE {_IN_RUNS} ORDER BY run_id, scenario, seed, xi, horizon, metric",
+}
+TABLES: tuple[str, ...] = tuple(_QUERIES)
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+@dataclass(frozen=True)
+class RunExport:
+    """An export read back: the manifest and one DataFrame per table (see :data:`TABLES`)."""
+
+    directory: Path
+    manifest: dict[str, Any]
+    cells: pd.DataFrame
+    cases: pd.DataFrame
+    traces: pd.DataFrame
+    outcomes: pd.DataFrame
+    metrics: pd.DataFrame
+    turns: pd.DataFrame
+    ablation: pd.DataFrame
+
+    @property
+    def run_ids(self) -> list[str]:
+        return [str(r["run_id"]) for r in self.manifest["runs"]]
+
+    def run(self, run_id: str) -> dict[str, Any]:
+        """The manifest entry of one run (kind, spec, config ...)."""
+        for entry in self.manifest["runs"]:
+            if entry["run_id"] == run_id:
+                return dict(entry)
+        raise InputError("run", f"the export {self.directory} has no run {run_id!r}")
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _check_models(models: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for i, entry in enumerate(models):
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("key"), str) or not entry["key"]:
+            raise InputError("models", f"entry {i} needs a model key, got {entry!r}")
+        sha = entry.get("sha256")
+        if sha is not None and not (isinstance(sha, str) and _SHA256.fullmatch(sha)):
+            raise InputError("models", f"{entry['key']}: sha256 must be 64 lowercase hex digits or null")
+        out.append(dict(entry))
+    return out
+
+
+def _run_entries(store: Store, run_ids: list[str]) -> list[dict[str, Any]]:
+    entries = []
+    for run_id in run_ids:
+        store.check_run(run_id)
+        kind, spec, config, seeds, rev, created, finished, status = store.con.execute(
+            "SELECT kind, spec_json, config_json, seeds, git_revision, created_at, finished_at, status "
+            "FROM runs WHERE run_id = ?", [run_id]).fetchone()
+        entries.append({"run_id": run_id, "kind": kind, "status": status, "spec": json.loads(spec),
+                        "config": json.loads(config), "seeds": [int(s) for s in seeds], "git_revision": rev,
+                        "created_at": str(created), "finished_at": None if finished is None else str(finished)})
+    return entries
+
+
+def _copy_tables(store: Store, run_ids: list[str], directory: Path) -> list[dict[str, Any]]:
+    """Each table as ``<name>.parquet`` (written beside and renamed into place)."""
+    con = store.con.cursor()
+    files = []
+    try:
+        con.register("_export_runs", pd.DataFrame({"run_id": run_ids}))
+        for name, query in _QUERIES.items():
+            target = directory / f"{name}.parquet"
+            tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+            quoted = str(tmp).replace("'", "''")
+            con.execute(f"COPY ({query}) TO '{quoted}' (FORMAT PARQUET, COMPRESSION ZSTD)")  # noqa: S608
+            os.replace(tmp, target)
+            rows = con.execute(f"SELECT count(*) FROM ({query})").fetchone()[0]  # noqa: S608
+            files.append({"name": target.name, "table": name, "rows": int(rows),
+                          "size_bytes": target.stat().st_size, "sha256": _sha256(target)})
+    finally:
+        con.close()
+    return files
+
+
+def write_run_export(store: Store, run_ids: Sequence[str], directory: str | os.PathLike[str], *,
+                     command: str, models: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Write the runs ``run_ids`` of ``store`` into ``directory`` and return the manifest.
+
+    command : the exact command line(s) that made the runs; models : one dict per model
+    file the runs used (``key``, ``file``, ``size_bytes``, ``sha256`` or null, ``note``).
+    Existing export files in ``directory`` are replaced; the manifest is written last.
+    Raises StoreError for an unknown run and InputError for bad arguments.
+    """
+    ids = list(dict.fromkeys(str(r) for r in run_ids))
+    if not ids:
+        raise InputError("run", "give at least one run id to export")
+    if not isinstance(command, str) or not command.strip():
+        raise InputError("command", "give the command that made the runs")
+    entries, model_rows = _run_entries(store, ids), _check_models(models)
+    target = Path(directory)
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError("out", f"cannot create {target}: {exc.strerror or exc}") from None
+    manifest = {"format": FORMAT, "created_at": _dt.datetime.now().isoformat(timespec="seconds"),
+                "command": command.strip(), "runs": entries, "models": model_rows,
+                "files": _copy_tables(store, ids, target)}
+    tmp = target / f".{MANIFEST}.tmp"
+    tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.replace(target / MANIFEST)
+    return manifest
+
+
+def _read_manifest(directory: Path) -> dict[str, Any]:
+    if not directory.is_dir():
+        raise InputError("export", f"no export directory {directory}")
+    path = directory / MANIFEST
+    if not path.is_file():
+        raise InputError("export", f"{directory} has no {MANIFEST}; it is not a D-CEM run export")
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise InputError("export", f"cannot read {path}: {exc}") from None
+    found = manifest.get("format") if isinstance(manifest, dict) else None
+    if found != FORMAT:
+        raise InputError("export", f"{path} is not a D-CEM run export: format {found!r}, expected {FORMAT!r}")
+    if not isinstance(manifest.get("runs"), list) or not isinstance(manifest.get("files"), list):
+        raise InputError("export", f"{path} lacks its runs or files list")
+    return manifest
+
+
+def _read_table(directory: Path, entry: Mapping[str, Any], con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    path = directory / str(entry["name"])
+    if not path.is_file():
+        raise InputError("export", f"{path.name} is listed in the manifest but missing from {directory}")
+    digest = _sha256(path)
+    if digest != entry.get("sha256"):
+        raise InputError("export", f"{path.name} has sha256 {digest[:12]}…, the manifest says "
+                                   f"{str(entry.get('sha256'))[:12]}…: the file was modified or is corrupt")
+    try:
+        return con.execute("SELECT * FROM read_parquet(?)", [str(path)]).df()
+    except duckdb.Error as exc:
+        raise InputError("export", f"cannot read {path.name}: {exc}") from None
+
+
+def load_run_export(directory: str | os.PathLike[str]) -> RunExport:
+    """Read an export written by :func:`write_run_export`, checking every file's sha256."""
+    where = Path(directory)
+    manifest = _read_manifest(where)
+    listed = {str(f.get("table")): f for f in manifest["files"] if isinstance(f, dict)}
+    missing = [t for t in TABLES if t not in listed]
+    if missing:
+        raise InputError("export", f"{where / MANIFEST} lists no file for {', '.join(missing)}")
+    con = duckdb.connect()
+    try:
+        frames = {t: _read_table(where, listed[t], con) for t in TABLES}
+    finally:
+        con.close()
+    return RunExport(directory=where, manifest=manifest, **frames)
