@@ -6,7 +6,7 @@ exported per-case outcomes and the cell's loss matrix and high-cost classes
 - the Appendix E metrics of :func:`dcem.analysis.metrics.episode_metrics` (risk,
   system_risk R_L^sys, accuracy, high_risk_miss, harmful_consensus H.C.,
   certified_rate, escalation_rate, avg_rounds), i.e. the numbers of Tables 6, 7 and 1;
-- for the mediated methods, the action mix (``mix_continue`` ... ``mix_escalate``): the
+- for the mediated methods of clinical runs, the action mix (``mix_continue`` ... ``mix_escalate``): the
   share of each mediator action among the rounds played up to each case's outcome, from
   the exported traces;
 - for clinical runs, ``parse_error_rate``: the share of the method's agent turns whose
@@ -60,12 +60,13 @@ def recompute_metrics(export: RunExport) -> pd.DataFrame:
     """Rows (run_id, scenario, seed, method, metric, value) recomputed from the export."""
     cells = export.cells.set_index(["run_id", "scenario", "seed"])
     mediated = set(mediated_methods())
+    clinical = {r for r in export.run_ids if export.run(r)["kind"] == "clinical"}
     rows: list[tuple[object, ...]] = []
     for (run_id, scenario, seed, method), group in export.outcomes.groupby(_KEYS, sort=True):
         cell = cells.loc[(run_id, scenario, seed)]
         loss = np.array([np.asarray(row, dtype=float) for row in cell["loss"]])
         values = _cell_metrics(group, loss, [int(h) for h in cell["high_risk"]])
-        if method in mediated:
+        if method in mediated and run_id in clinical:  # the action mix is a clinical-run metric
             traces = export.traces[(export.traces["run_id"] == run_id) & (export.traces["method"] == method)
                                    & export.traces["case_id"].isin(group["case_id"])]
             if traces["action"].notna().any():

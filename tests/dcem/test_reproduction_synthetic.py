@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from dcem.analysis.ceilings_markdown import ceilings_markdown
+from dcem.analysis.export_metrics import metric_mismatches
 from dcem.analysis.reproduction import replace_block, reproduction_block
 from dcem.analysis.synthetic_markdown import render_synthetic_markdown, world_label
 from dcem.core.config import MediatorConfig
@@ -59,6 +60,11 @@ def test_cells_rerun_from_the_recorded_spec_give_the_exported_metrics(export, sc
         assert len(abl) == len(fresh)
         for row in abl.itertuples():
             assert fresh[(row.xi, row.horizon, row.metric)] == pytest.approx(row.value, abs=1e-12)
+
+def test_every_exported_metric_is_given_back_by_the_exported_outcomes(export) -> None:  # type: ignore[no-untyped-def]
+    assert metric_mismatches(export).empty
+    assert len(export.metrics) == 2 * 40 * 5 * 8  # runs x cells x methods x Appendix E metrics
+
 
 def test_reproduction_prints_the_measured_ceilings() -> None:
     assert reproduction_block(_text(), "dcem-ceilings") == ceilings_markdown().strip("\n")
