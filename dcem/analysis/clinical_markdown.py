@@ -113,7 +113,7 @@ def _heading(dataset: str, frame: pd.DataFrame, manifest: Mapping[str, Any], pap
         size_text = f", CAL/TEST {n_cal}/{n_test} per cell"
     agents = {" + ".join(s.get("agents", [])) for s in specs}
     agent_text = f", agents {' / '.join(sorted(agents))}" if agents else ""
-    return (f"### {name} (`{dataset}`): ours ({seed_text}{size_text}{agent_text}) against the paper "
+    return (f"#### {name} (`{dataset}`): ours ({seed_text}{size_text}{agent_text}) against the paper "
             f"(mean ± std over {paper.get('seeds', '?')} seeds)")
 
 
