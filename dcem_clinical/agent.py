@@ -7,10 +7,17 @@ Two modes:
   label is the most probable letter, so it is always in the label set.
 - ``json``: JSON-schema-constrained generation of ``{"predicted_label", "probabilities"}``
   (Appendix G).  The numbers are whatever the model writes: negative or missing values
-  count as 0 and the vector is renormalised.  If the reply cannot be parsed, the call
-  falls back to the scored mode and the error is recorded in the report (and counted in
-  the results); a label outside the set is impossible because the schema enumerates the
-  labels and the fallback can only pick a letter.
+  count as 0 and the vector is renormalised; a reply without any number puts all mass on
+  its stated label.  If the reply cannot be parsed (not JSON,
+  too deeply nested, a label outside the set, or numbers whose total is zero or not
+  finite), the call falls back to the scored mode and the error is recorded in the report
+  (and counted in the results; a reply with an error never answers from the cache); a
+  label outside the set is impossible because the schema enumerates the labels and the
+  fallback can only pick a letter.
+
+In both modes a next-token distribution that is not a finite, positive vector (NaN
+log-probabilities from a broken backend) raises :class:`runtime.backends.BackendError`:
+the panel records the turn as a failed call and the run goes on.
 """
 from __future__ import annotations
 
@@ -23,7 +30,7 @@ import numpy as np
 
 from dcem.errors import ConfigError
 from dcem_clinical.prompts import case_prompt, cue_request, letters, system_prompt
-from runtime.backends import Backend
+from runtime.backends import Backend, BackendError
 from runtime.messages import GenerationOptions, Message, Role
 
 __all__ = ["AgentReport", "DiagnosticAgent", "MODES", "parse_json_reply", "parse_cues"]
@@ -55,6 +62,10 @@ def parse_json_reply(text: str, labels: Sequence[str]) -> tuple[int, np.ndarray]
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not JSON ({exc.msg})") from None
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer beyond Python's digit limit
+        raise ValueError(f"not usable JSON ({str(exc)[:80]})") from None
     if not isinstance(data, dict):
         raise ValueError("not a JSON object")
     label = data.get("predicted_label")
@@ -62,14 +73,26 @@ def parse_json_reply(text: str, labels: Sequence[str]) -> tuple[int, np.ndarray]
         raise ValueError(f"predicted_label {label!r} is not one of the labels")
     probs = np.zeros(len(labels))
     given = data.get("probabilities")
+    numbers = 0
     if isinstance(given, dict):
         for i, name in enumerate(labels):
             value = given.get(name)
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-                probs[i] = max(float(value), 0.0)
-    if probs.sum() <= 0:
-        probs[labels.index(label)] = 1.0  # no usable numbers: all mass on the stated label
-    return labels.index(label), probs / probs.sum()
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                continue
+            numbers += 1
+            try:
+                number = float(value)
+            except OverflowError:  # an integer too large for a float
+                raise ValueError(f"probability of {name!r} is not a finite number") from None
+            if not math.isfinite(number):
+                raise ValueError(f"probability of {name!r} is not a finite number")
+            probs[i] = max(number, 0.0)
+    if numbers == 0:  # no vector given: all mass on the stated label
+        probs[labels.index(label)] = 1.0
+    total = sum(probs.tolist())  # plain floats: an overflow is inf, not a warning
+    if not math.isfinite(total) or total <= 0:
+        raise ValueError("the probabilities have no finite positive total")
+    return labels.index(label), probs / total
 
 
 def parse_cues(text: str) -> list[str]:
@@ -104,6 +127,9 @@ class DiagnosticAgent:
     def _scored(self, msgs: list[Message]) -> AgentReport:
         scores = self.backend.score_options(msgs, letters(len(self.labels)))
         logp = np.asarray(scores.logprobs, dtype=float)
+        if logp.shape != (len(self.labels),) or np.isnan(logp).any() or not np.isfinite(logp.max()):
+            raise BackendError(f"{self.backend.name} returned unusable log-probabilities "
+                               f"({json.dumps([float(v) for v in logp.ravel()[:8]])[:120]})")
         probs = np.exp(logp - logp.max())
         probs /= probs.sum()
         return AgentReport(int(np.argmax(probs)), probs, tuple(msgs), raw=json.dumps(list(scores.logprobs)),

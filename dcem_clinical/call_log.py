@@ -29,6 +29,12 @@ def call_count(store: Database, run_id: str | None = None) -> int:
     return CallLog(store).count(run_id)
 
 
+def _reason(exc: BaseException) -> str:
+    """A short one-line reason for a failed call (type and message, no file contents)."""
+    text = " ".join(str(exc).split())[:200]
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
 class LoggedAgent:
     """A :class:`DiagnosticAgent` whose calls go through the log and its cache."""
 
@@ -57,7 +63,12 @@ class LoggedAgent:
             return AgentReport(int(hit.parsed["label"]), np.asarray(hit.probabilities, dtype=float),
                                tuple(messages), raw=hit.raw, prompt_tokens=hit.prompt_tokens,
                                completion_tokens=hit.completion_tokens, duration_s=hit.duration_s), True
-        report = self.agent.classify(case_text, note)
+        try:
+            report = self.agent.classify(case_text, note)
+        except Exception as exc:  # any failure of one call is a failed call, logged as such
+            self._record(key, "classify", context, AgentReport(-1, np.zeros(0), tuple(messages), raw="",
+                                                               error=f"call failed: {_reason(exc)}"), {})
+            raise
         self._record(key, "classify", context, report,
                      {"label": report.label, "label_name": self.agent.labels[report.label]})
         return report, False

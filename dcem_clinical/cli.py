@@ -125,7 +125,31 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--command", required=True, help="the exact command(s) that made the runs")
     p.add_argument("--db", default=None, help="DuckDB file (default: $DCEM_DB or data/dcem.duckdb)")
     p.set_defaults(func=_cmd_export)
+    _cache_parser(sub)
     return parser
+
+
+def _cmd_cache(args: argparse.Namespace) -> int:
+    from dcem.store.database import Store
+    from runtime.call_log import CallLog
+
+    with Store(args.db) as store:
+        log = CallLog(store)
+        if args.clear_invalid:
+            print(f"marked {log.clear_invalid()} logged replies with unusable probability vectors as failed; "
+                  "they will be asked again")
+        else:
+            print(f"{log.count()} logged calls, {log.invalid_count()} with unusable probability vectors "
+                  "(clear them with --clear-invalid)")
+    return 0
+
+
+def _cache_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("cache", help="inspect the call log; --clear-invalid stops poisoned replies from answering")
+    p.add_argument("--clear-invalid", action="store_true",
+                   help="mark logged replies whose probability vector is not finite or has no mass as failed")
+    p.add_argument("--db", default=None, help="DuckDB file (default: $DCEM_DB or data/dcem.duckdb)")
+    p.set_defaults(func=_cmd_cache)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -10,8 +10,9 @@ Each round every agent classifies every case and reports its probability vector
 :class:`FreeTalkPanel` is the unmediated baseline: from round 2 on each agent is told the
 other agents' previous answers, and nothing else.
 
-A call that fails (the model cannot be reached, the case does not fit the context) is
-recorded as an error and the agent reports the uniform vector for that round, so one bad
+A call that fails for any reason (the model cannot be reached, the case does not fit the
+context, the server's reply is malformed, the model's numbers are unusable) is recorded
+as an error and the agent reports the uniform vector for that round, so one bad
 call never stops a run.  Every turn (note, reply, label, vector, error, cache hit) is kept
 in :attr:`LlmPanel.turns` for the store.
 """
@@ -23,9 +24,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from dcem.core.deliberation import SteerRequest
-from dcem_clinical.call_log import CallContext, LoggedAgent
+from dcem_clinical.call_log import CallContext, LoggedAgent, _reason
 from dcem_clinical.prompts import continue_note, peer_note, steer_note
-from runtime.backends import BackendError
 
 __all__ = ["LlmPanel", "FreeTalkPanel"]
 
@@ -70,11 +70,11 @@ class LlmPanel:
         self.calls += 1
         try:
             rep, cached = logged.classify(self.texts[case], note, context=self._context(case, a, t))
-        except BackendError as exc:
+        except Exception as exc:  # noqa: BLE001 -- one bad call never stops a run
             log.warning("case %s agent %d round %d failed: %s", self.case_ids[case], a, t, exc)
             self.errors += 1
             probs = np.full(len(self.labels), 1.0 / len(self.labels))
-            turn.update(reply=None, label=None, probabilities=probs, error=f"call failed: {exc}",
+            turn.update(reply=None, label=None, probabilities=probs, error=f"call failed: {_reason(exc)}",
                         cached=False, cache_key=logged.last_key)
         else:
             self.cache_hits += int(cached)
@@ -118,7 +118,7 @@ class LlmPanel:
             try:
                 cues, _ = self.agents[a].cues(self.texts[case], current, alternative,
                                               context=self._context(case, a, request.t))
-            except BackendError as exc:
+            except Exception as exc:  # noqa: BLE001 -- one bad call never stops a run
                 log.warning("cue call failed for case %s: %s", self.case_ids[case], exc)
                 cues = []
             self.cues[(case, request.t)] = cues

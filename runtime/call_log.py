@@ -82,6 +82,13 @@ def cache_key(fields: Mapping[str, Any], messages: Sequence[Message]) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+# A logged vector answers from the cache only if it is empty (a generation call) or
+# finite with positive total mass; anything else is a poisoned row (a bad reply that was
+# logged as good by an older version) and is skipped, and clear_invalid() marks it.
+_USABLE = ("(coalesce(len(probabilities), 0) = 0 OR (isfinite(list_sum(probabilities)) "
+           "AND list_sum(probabilities) > 0 AND list_min(probabilities) >= 0))")
+
+
 class CallLog:
     """The ``llm_calls`` table of a project database (created on first use)."""
 
@@ -94,7 +101,7 @@ class CallLog:
         """The newest error-free reply logged under ``key``, if any."""
         row = self.db.con.cursor().execute(
             "SELECT raw_reply, parsed_json, probabilities, prompt_tokens, completion_tokens, duration_s "
-            "FROM llm_calls WHERE cache_key = ? AND error IS NULL ORDER BY created_at DESC LIMIT 1",
+            f"FROM llm_calls WHERE cache_key = ? AND error IS NULL AND {_USABLE} ORDER BY created_at DESC LIMIT 1",
             [key]).fetchone()
         if row is None:
             return None
@@ -112,6 +119,22 @@ class CallLog:
         sql = (f"INSERT INTO llm_calls ({', '.join(_COLUMNS)}) "  # noqa: S608 (fixed column names)
                f"VALUES ({', '.join('?' * len(_COLUMNS))})")
         run_in_transaction(self.db, lambda cur: cur.execute(sql, row))
+
+    def invalid_count(self) -> int:
+        """Error-free rows whose probability vector is unusable (see :data:`_USABLE`)."""
+        row = self.db.con.cursor().execute(
+            f"SELECT count(*) FROM llm_calls WHERE error IS NULL AND NOT {_USABLE}").fetchone()  # noqa: S608
+        return int(row[0]) if row else 0
+
+    def clear_invalid(self) -> int:
+        """Mark every error-free row with an unusable probability vector as failed, so it
+        never answers from the cache again (the row stays, with the reason); returns how many."""
+        n = self.invalid_count()
+        if n:
+            run_in_transaction(self.db, lambda cur: cur.execute(
+                "UPDATE llm_calls SET error = 'cleared: the logged probability vector is not finite or has no "
+                f"positive mass' WHERE error IS NULL AND NOT {_USABLE}"))  # noqa: S608
+        return n
 
     def count(self, run_id: str | None = None) -> int:
         """Rows in the log (of one run when given)."""
