@@ -10,10 +10,11 @@ import logging
 import sys
 from typing import Any, Callable, NoReturn, Sequence
 
+from dcem import strict_json
 from dcem.core.config import MediatorConfig
 from dcem.errors import DcemError
 
-__all__ = ["main", "run_command", "Parser", "progress_bar"]
+__all__ = ["main", "run_command", "Parser", "progress_bar", "base_config"]
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -43,7 +44,9 @@ class Parser(argparse.ArgumentParser):
 
 
 def _fail(message: str) -> int:
-    sys.stderr.write(f"error: {message}\n")
+    # one line whatever the message quotes: control characters are shown escaped
+    line = "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
+    sys.stderr.write(f"error: {line}\n")
     return EXIT_USAGE
 
 
@@ -54,30 +57,35 @@ def _read_json(path: str) -> Any:
         raise DcemError(f"cannot read {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise DcemError(f"{path} is not UTF-8 text") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DcemError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    return strict_json.loads(text, path)
 
 
 def _parse_params(items: Sequence[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs; a VALUE that is JSON is parsed strictly (finite numbers a
+    float can hold, bounded nesting), any other VALUE stays a string."""
     out: dict[str, Any] = {}
     for item in items:
         key, sep, raw = item.partition("=")
         if not sep:
             raise DcemError(f"--param expects KEY=VALUE, got {item!r}")
         try:
-            out[key.strip()] = json.loads(raw)
-        except json.JSONDecodeError:
+            out[key.strip()] = strict_json.loads(raw, f"--param {key.strip()}")
+        except strict_json.NotJson:
             out[key.strip()] = raw
     return out
+
+
+def base_config(t_max: int, params: Sequence[str]) -> MediatorConfig:
+    """The mediator defaults of ``run synthetic`` before fitting: empirical prior, the
+    round budget ``--t-max`` and the ``--param KEY=VALUE`` overrides."""
+    return MediatorConfig.from_mapping({"prior": "empirical", "t_max": t_max, **_parse_params(params)})
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
     from dcem.analysis.explain import explain
 
     result = explain(_read_json(args.file))
-    json.dump(result, sys.stdout, indent=None if args.compact else 2)
+    json.dump(result, sys.stdout, indent=None if args.compact else 2, allow_nan=False)
     sys.stdout.write("\n")
     return 0
 
@@ -95,8 +103,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         xi=args.xi, t_max=args.t_max, free_rounds=args.free_rounds, n_train=args.n_train,
         n_eval=args.n_eval, ablation=not args.no_ablation, sharpness=sharpness, kappa=args.kappa,
         compliance=args.compliance,
-        base_config=MediatorConfig.from_mapping(
-            {"prior": "empirical", "t_max": args.t_max, **_parse_params(args.param)}))
+        base_config=base_config(args.t_max, args.param))
     bar, progress = progress_bar("synthetic", "cell", quiet=args.quiet,
                                  total=len(spec.scenarios) * len(spec.seeds))
     with Store(args.db) as store:

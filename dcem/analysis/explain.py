@@ -9,84 +9,43 @@ Input (a JSON object)::
 missing from ``params`` take the :class:`~dcem.core.config.MediatorConfig` defaults.
 
 Output: ``{"rounds": [...], "outcome": {"action", "decision", "rounds"}}``; see
-:func:`explain_episode`.  The episode ends at the first terminal action; when the
+:func:`explain_episode`.  Every number in the output is finite (a descent that is not
+defined yet is ``null``), so it is strict JSON.  Validation is in
+:mod:`dcem.analysis.explain_input`; at most ``MAX_ROUNDS`` (100,000) rounds are read and
+the time grows linearly with them.  The episode ends at the first terminal action; when the
 reports run out first, the outcome action is ``"PENDING"`` with the last decision.
 """
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
+from dcem.analysis.explain_input import parse_episode
 from dcem.core.config import MediatorConfig
 from dcem.core.panel import Panel
 from dcem.core.policy import NO_TARGET, Action
-from dcem.core.replay import score_reports
+from dcem.core.replay import Trajectory, score_reports
+from dcem.core.state import RoundState
 from dcem.errors import InputError
 
 __all__ = ["parse_episode", "explain_episode", "explain"]
 
-_KEYS = ("labels", "confusion", "prior", "loss", "reports", "params")
-
-
-def _matrix(value: Any, field: str) -> np.ndarray:
-    if not isinstance(value, list):
-        raise InputError(field, "must be a JSON array")
-    try:
-        arr = np.array(value, dtype=float)
-    except (TypeError, ValueError):
-        raise InputError(field, "must be a rectangular array of numbers") from None
-    return arr
-
-
-def parse_episode(doc: Any) -> tuple[Panel, MediatorConfig, np.ndarray]:
-    """Validate an explain document; return the panel, the config and reports (T, A)."""
-    if not isinstance(doc, Mapping):
-        raise InputError("input", "must be a JSON object")
-    unknown = sorted(set(doc) - set(_KEYS))
-    if unknown:
-        raise InputError(unknown[0], f"unknown key (expected {', '.join(_KEYS)})")
-    for key in ("labels", "confusion", "loss", "reports"):
-        if key not in doc:
-            raise InputError(key, "is required")
-    labels = doc["labels"]
-    if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
-        raise InputError("labels", "must be an array of strings")
-    k = len(labels)
-    confusion = _matrix(doc["confusion"], "confusion")
-    if confusion.ndim != 3:
-        raise InputError("confusion", f"must be a list of {k}x{k} matrices, one per agent")
-    prior_doc = doc.get("prior", "uniform")
-    if prior_doc == "uniform":
-        prior = np.full(k, 1.0 / max(k, 1))
-    elif isinstance(prior_doc, str):
-        raise InputError("prior", f'must be "uniform" or an array of {k} numbers, got {prior_doc!r}')
-    else:
-        prior = _matrix(prior_doc, "prior")
-    panel = Panel(tuple(labels), confusion, prior, _matrix(doc["loss"], "loss"))
-    params = doc.get("params", {})
-    if not isinstance(params, Mapping):
-        raise InputError("params", "must be a JSON object")
-    if "prior" in params:
-        raise InputError("params.prior", "give the prior at the top level")
-    cfg = MediatorConfig.from_mapping(params)
-    rounds = doc["reports"]
-    if not isinstance(rounds, list) or not rounds:
-        raise InputError("reports", "must be a non-empty array of rounds")
-    out = np.empty((len(rounds), panel.n_agents), dtype=np.int64)
-    for t, row in enumerate(rounds):
-        if not isinstance(row, list) or len(row) != panel.n_agents:
-            raise InputError("reports", f"round {t + 1} must list one label for each of the {panel.n_agents} agents")
-        for a, label in enumerate(row):
-            if not isinstance(label, str) or label not in panel.labels:
-                raise InputError("reports", f"round {t + 1} agent {a}: unknown label {label!r}")
-            out[t, a] = panel.labels.index(label)
-    return panel, cfg, out
-
 
 def _num(x: float) -> float | None:
     return None if math.isnan(x) else float(x)
+
+
+def _check_finite(sc: Trajectory, st: RoundState, end: int) -> None:
+    """Refuse to report a non-finite quantity (the bounds on losses and weights keep
+    every quantity finite; this is the last guard, never a NaN in the output)."""
+    for name in ("posteriors", "reliability", "weights", "pooled", "margin", "agent_risk",
+                 "disagreement", "risk_term", "margin_term", "energy"):
+        if not np.all(np.isfinite(getattr(st, name)[0, :end])):
+            raise InputError("input", f"the {name.replace('_', ' ')} overflows; scale the loss and weights down")
+    if np.any(np.isinf(sc.descent[0, :end])):
+        raise InputError("input", "the energy descent overflows; scale the loss and weights down")
 
 
 def explain_episode(panel: Panel, cfg: MediatorConfig, reports: np.ndarray) -> dict[str, Any]:
@@ -96,6 +55,7 @@ def explain_episode(panel: Panel, cfg: MediatorConfig, reports: np.ndarray) -> d
     assert st is not None
     lab = panel.labels
     end = int(sc.outcome_round[0])
+    _check_finite(sc, st, end)
     rounds = []
     for i in range(end):
         action = Action(int(sc.action[0, i]))

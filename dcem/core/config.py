@@ -7,14 +7,33 @@ the field.
 from __future__ import annotations
 
 import math
+import reprlib
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, Mapping
 
 from dcem.core.vocabulary import PRIOR_MODES, STEER_GATES
 from dcem.errors import ConfigError
 
-__all__ = ["MediatorConfig", "PRIOR_MODES", "STEER_GATES"]
+__all__ = ["MediatorConfig", "PRIOR_MODES", "STEER_GATES", "MAX_WEIGHT", "MAX_ROUNDS"]
 
+MAX_WEIGHT = 1e6  # alpha, beta, gamma, lambda_pool: larger weights overflow the energy
+MAX_ROUNDS = 100_000  # window and t_max
+
+_WEIGHTS = ("alpha", "beta", "gamma", "lambda_pool")
+_REALS = _WEIGHTS + ("rho_min", "omega_min", "eps_safe", "eps_low", "m_safe", "delta", "s_asym")
+
+
+def _real(name: str, value: Any) -> float:
+    """``value`` as a finite float; bools, strings and out-of-range numbers are refused."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(name, f"must be a number, got {reprlib.repr(value)}")
+    try:
+        number = float(value)
+    except OverflowError:
+        raise ConfigError(name, "is too large (beyond a float)") from None
+    if not math.isfinite(number):
+        raise ConfigError(name, f"must be finite, got {value!r}")
+    return number
 
 
 @dataclass(frozen=True)
@@ -59,6 +78,9 @@ class MediatorConfig:
     escalation : bool, default True
         ``False`` removes STOP_AND_ESCALATE (the escalation ablation): stagnation
         continues and the budget always decides.
+
+    The weights alpha, beta, gamma and lambda_pool are at most ``MAX_WEIGHT`` (1e6) so
+    that the energy stays finite; window and t_max are at most ``MAX_ROUNDS`` (100,000).
     """
 
     alpha: float = 1.0
@@ -79,16 +101,12 @@ class MediatorConfig:
     escalation: bool = True
 
     def __post_init__(self) -> None:
-        for name in ("alpha", "beta", "gamma", "lambda_pool", "rho_min", "omega_min",
-                     "eps_safe", "eps_low", "m_safe", "delta", "s_asym"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ConfigError(name, f"must be a number, got {value!r}")
-            if not math.isfinite(value):
-                raise ConfigError(name, f"must be finite, got {value!r}")
-            object.__setattr__(self, name, float(value))
-        for name in ("alpha", "beta", "gamma", "lambda_pool", "eps_safe", "eps_low",
-                     "m_safe", "s_asym"):
+        for name in _REALS:
+            object.__setattr__(self, name, _real(name, getattr(self, name)))
+        for name in _WEIGHTS:
+            if getattr(self, name) > MAX_WEIGHT:
+                raise ConfigError(name, f"must be at most {MAX_WEIGHT:g}, got {getattr(self, name):g}")
+        for name in _WEIGHTS + ("eps_safe", "eps_low", "m_safe", "s_asym"):
             if getattr(self, name) < 0:
                 raise ConfigError(name, f"must be >= 0, got {getattr(self, name)}")
         if not 0.0 < self.rho_min < 1.0:
@@ -100,18 +118,18 @@ class MediatorConfig:
                 "eps_safe",
                 f"must be smaller than eps_low ({self.eps_safe} >= {self.eps_low})",
             )
-        for name, lowest in (("window", 1), ("t_max", 1)):
+        for name in ("window", "t_max"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < lowest:
-                raise ConfigError(name, f"must be an integer >= {lowest}, got {value!r}")
-        if self.prior not in PRIOR_MODES:
-            raise ConfigError("prior", f"must be one of {PRIOR_MODES}, got {self.prior!r}")
-        if self.steer_gate not in STEER_GATES:
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_ROUNDS:
+                raise ConfigError(name, f"must be an integer from 1 to {MAX_ROUNDS}, got {reprlib.repr(value)}")
+        if not isinstance(self.prior, str) or self.prior not in PRIOR_MODES:
+            raise ConfigError("prior", f"must be one of {PRIOR_MODES}, got {reprlib.repr(self.prior)}")
+        if not isinstance(self.steer_gate, str) or self.steer_gate not in STEER_GATES:
             raise ConfigError(
-                "steer_gate", f"must be one of {STEER_GATES}, got {self.steer_gate!r}"
+                "steer_gate", f"must be one of {STEER_GATES}, got {reprlib.repr(self.steer_gate)}"
             )
         if not isinstance(self.escalation, bool):
-            raise ConfigError("escalation", f"must be true or false, got {self.escalation!r}")
+            raise ConfigError("escalation", f"must be true or false, got {reprlib.repr(self.escalation)}")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dictionary of every field."""
@@ -129,7 +147,7 @@ class MediatorConfig:
         integer fields, since JSON editors often write them that way.
         """
         known = {f.name for f in fields(cls)}
-        unknown = sorted(set(values) - known)
+        unknown = sorted(str(key) for key in values if key not in known)
         if unknown:
             raise ConfigError(unknown[0], f"unknown parameter (known: {', '.join(sorted(known))})")
         cleaned = dict(values)

@@ -5,6 +5,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from dcem.core.pooling import LOG_FLOOR
+
 __all__ = ["EnergyTerms", "symmetric_kl_sum", "energy_terms", "windowed_descent"]
 
 
@@ -24,9 +26,11 @@ class EnergyTerms(NamedTuple):
 def symmetric_kl_sum(posteriors: np.ndarray) -> np.ndarray:
     """``sum_{a<b} KL(P_a||P_b) + KL(P_b||P_a)`` in nats; posteriors (..., A, K).
 
-    Uses the identity ``D_sym(P, R) = sum_y (P(y) - R(y)) (log P(y) - log R(y))``.
+    Uses the identity ``D_sym(P, R) = sum_y (P(y) - R(y)) (log P(y) - log R(y))``, with
+    the logarithms floored at ``LOG_FLOOR`` as in the log pool, so a posterior entry that
+    underflowed to 0 gives a large but finite divergence (and none between equal rows).
     """
-    logs = np.log(posteriors)
+    logs = np.log(np.maximum(posteriors, LOG_FLOOR))
     n_agents = posteriors.shape[-2]
     total = np.zeros(posteriors.shape[:-2])
     for a in range(n_agents):

@@ -15,9 +15,10 @@ import numpy as np
 from common.loss import three_level_loss
 from dcem.errors import InputError
 
-__all__ = ["Panel", "validate_confusion", "validate_loss", "validate_prior", "three_level_loss"]
+__all__ = ["Panel", "validate_confusion", "validate_loss", "validate_prior", "three_level_loss", "MAX_LOSS"]
 
 _ROW_TOL = 1e-6
+MAX_LOSS = 1e12  # larger losses overflow the risks and the energy
 
 
 def _as_float_array(value: object, field: str) -> np.ndarray:
@@ -66,7 +67,8 @@ def validate_confusion(confusion: object, n_labels: int) -> np.ndarray:
 
 
 def validate_loss(loss: object, n_labels: int) -> np.ndarray:
-    """Return the loss ``L[d, y]`` as a read-only (K, K) array: finite and >= 0."""
+    """Return the loss ``L[d, y]`` as a read-only (K, K) array: finite, >= 0 and at
+    most ``MAX_LOSS``."""
     arr = _as_float_array(loss, "loss")
     if arr.shape != (n_labels, n_labels):
         raise InputError("loss", f"expected shape ({n_labels}, {n_labels}), got {arr.shape}")
@@ -75,6 +77,9 @@ def validate_loss(loss: object, n_labels: int) -> np.ndarray:
     if np.any(arr < 0):
         d, y = np.argwhere(arr < 0)[0]
         raise InputError("loss", f"entry [{d}][{y}] is {arr[d, y]:g}; losses must be >= 0")
+    if np.any(arr > MAX_LOSS):
+        d, y = np.argwhere(arr > MAX_LOSS)[0]
+        raise InputError("loss", f"entry [{d}][{y}] is {float(arr[d, y])!r}; losses must be at most {MAX_LOSS:g}")
     arr = arr.copy()
     arr.setflags(write=False)
     return arr

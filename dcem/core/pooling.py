@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["reliability", "pool_weights", "log_pool"]
+__all__ = ["reliability", "pool_weights", "log_pool", "LOG_FLOOR"]
 
 # Posteriors are strictly positive under Assumption B.2; this floor only protects the
-# logarithm against underflow for extreme but valid inputs.
-_EPS = 1e-300
+# logarithm against underflow for extreme but valid inputs (a posterior that underflows
+# to exactly 0).  The symmetric KL of the energy floors its logarithms the same way.
+LOG_FLOOR = 1e-300
+_EPS = LOG_FLOOR
 
 
 def reliability(posteriors: np.ndarray, reports: np.ndarray) -> np.ndarray:
@@ -28,7 +30,13 @@ def pool_weights(rho: np.ndarray, *, lambda_pool: float, rho_min: float,
     """
     rho_bar = np.maximum(rho, rho_min)
     raw = rho_bar ** lambda_pool
-    omega = raw / raw.sum(axis=-1, keepdims=True)
+    total = raw.sum(axis=-1, keepdims=True)
+    if not np.all(total > 0):  # every power underflowed (large lambda_pool): in log space
+        logs = np.log(rho_bar)
+        shifted = np.exp((logs - logs.max(axis=-1, keepdims=True)) * lambda_pool)
+        raw = np.where(total > 0, raw, shifted)
+        total = raw.sum(axis=-1, keepdims=True)
+    omega = raw / total
     if omega_min > 0:
         omega = np.clip(omega, omega_min, 1.0 - omega_min)
         omega = omega / omega.sum(axis=-1, keepdims=True)

@@ -9,12 +9,31 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
+    "normalise_joint",
     "report_posteriors",
     "soft_report_posteriors",
     "expected_risk",
     "agent_risk",
     "dangerous_miss",
 ]
+
+
+def normalise_joint(lik: np.ndarray, prior: np.ndarray) -> np.ndarray:
+    """``lik * prior`` normalised over the last axis.
+
+    Where every product underflows to 0 (tiny priors times tiny likelihoods, all
+    strictly positive) the row is normalised in log space instead, so the posterior
+    stays a distribution; other rows are computed exactly as the plain product.
+    """
+    joint = lik * prior
+    total = joint.sum(axis=-1, keepdims=True)
+    if not np.all(total > 0):
+        tiny = np.nextafter(0.0, 1.0)  # a likelihood can underflow too (soft reports)
+        logs = np.log(np.maximum(lik, tiny)) + np.log(prior)
+        stable = np.exp(logs - logs.max(axis=-1, keepdims=True))
+        joint = np.where(total > 0, joint, stable)
+        total = joint.sum(axis=-1, keepdims=True)
+    return joint / total
 
 
 def report_posteriors(confusion: np.ndarray, prior: np.ndarray, reports: np.ndarray) -> np.ndarray:
@@ -37,8 +56,7 @@ def report_posteriors(confusion: np.ndarray, prior: np.ndarray, reports: np.ndar
     # columns[a, j, y] = C[a, y, j]: the likelihood of report j under each truth y
     columns = np.swapaxes(confusion, 1, 2)
     lik = columns[np.arange(n_agents), reports]  # (..., A, K)
-    joint = lik * prior
-    return joint / joint.sum(axis=-1, keepdims=True)
+    return normalise_joint(lik, prior)
 
 
 def soft_report_posteriors(confusion: np.ndarray, prior: np.ndarray, probs: np.ndarray) -> np.ndarray:
@@ -60,8 +78,7 @@ def soft_report_posteriors(confusion: np.ndarray, prior: np.ndarray, probs: np.n
     """
     probs = np.asarray(probs, dtype=float)
     lik = np.einsum("ayj,...aj->...ay", confusion, probs)
-    joint = lik * prior
-    return joint / joint.sum(axis=-1, keepdims=True)
+    return normalise_joint(lik, prior)
 
 
 def expected_risk(loss: np.ndarray, dist: np.ndarray) -> np.ndarray:

@@ -22,7 +22,7 @@ import numpy as np
 from dcem.core.config import MediatorConfig
 from dcem.core.policy import Action, PolicyView, steer_target
 
-__all__ = ["Targets", "targets", "certify", "challenge_codes", "policy_over_rounds"]
+__all__ = ["Targets", "targets", "certify", "challenge_codes", "fresh_challenges", "policy_over_rounds"]
 
 
 class Targets(NamedTuple):
@@ -60,6 +60,38 @@ def challenge_codes(tg: Targets, certified: np.ndarray, n_labels: int,
     return code
 
 
+_SCAN_LIMIT = 32  # longest history scanned pairwise; longer ones are sorted instead
+
+
+def fresh_challenges(challenge: np.ndarray, t_max: int) -> np.ndarray:
+    """The steer history: ``challenge[t] >= 0`` and no round ``j < min(t, t_max - 1)``
+    carries the same code (rounds >= t_max record nothing, because their steers turn
+    into budget decisions).  challenge : int (N, T); returns bool (N, T).
+
+    Short histories are compared pairwise over contiguous (N,) rows; long ones (a large
+    t_max) find each code's first round with one stable sort per case, so the cost
+    grows as T log T rather than T * t_max.
+    """
+    n, rounds = challenge.shape
+    if min(rounds, t_max) - 1 <= _SCAN_LIMIT:
+        ch = np.ascontiguousarray(challenge.T)
+        steer_rows = ch >= 0
+        for i in range(1, rounds):
+            row = steer_rows[i]
+            for j in range(min(i, t_max - 1)):
+                row &= ch[j] != ch[i]
+        return np.ascontiguousarray(steer_rows.T)
+    order = np.argsort(challenge, axis=1, kind="stable")
+    ordered = np.take_along_axis(challenge, order, axis=1)
+    starts = np.ones((n, rounds), dtype=bool)
+    starts[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    group = np.maximum.accumulate(np.where(starts, np.arange(rounds), 0), axis=1)
+    first = np.empty_like(order)
+    np.put_along_axis(first, order, np.take_along_axis(order, group, axis=1), axis=1)
+    seen = first < np.minimum(np.arange(rounds), t_max - 1)  # an earlier recorded round
+    return (challenge >= 0) & ~seen
+
+
 def policy_over_rounds(energy: np.ndarray, descent: np.ndarray, certified: np.ndarray,
                        challenge: np.ndarray, cfg: MediatorConfig
                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -71,15 +103,7 @@ def policy_over_rounds(energy: np.ndarray, descent: np.ndarray, certified: np.nd
     the final steer mask and the budget flag, each (N, T).
     """
     n, rounds = energy.shape
-    # the steer history, round by round over contiguous (N,) rows: rounds >= t_max record
-    # nothing because their steers turn into budget decisions
-    ch = np.ascontiguousarray(challenge.T)
-    steer_rows = ch >= 0
-    for i in range(1, rounds):
-        row = steer_rows[i]
-        for j in range(min(i, cfg.t_max - 1)):
-            row &= ch[j] != ch[i]
-    steer = np.ascontiguousarray(steer_rows.T)
+    steer = fresh_challenges(challenge, cfg.t_max)
     action = steer.view(np.int8) + certified.view(np.int8) * np.int8(Action.STOP_AND_DECIDE)
     if cfg.escalation:
         escalate = descent < cfg.delta  # NaN (undefined descent) compares False

@@ -1,0 +1,120 @@
+"""Validation of an ``explain`` document (see :mod:`dcem.analysis.explain`).
+
+Every number must be a real JSON number: strings such as ``"0.9"``, booleans, NaN,
+infinities and integers beyond a float are refused with an :class:`InputError` naming
+the field.  Arrays must be rectangular; the walk is iterative, so arbitrarily nested
+input cannot exhaust the stack.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import reprlib
+from typing import Any, Mapping
+
+import numpy as np
+
+from dcem.core.config import MAX_ROUNDS, MediatorConfig
+from dcem.core.panel import Panel
+from dcem.errors import InputError
+
+__all__ = ["parse_episode", "number_array", "MAX_ROUNDS"]
+
+_KEYS = ("labels", "confusion", "prior", "loss", "reports", "params")
+
+
+def _number(x: Any, field: str) -> float:
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
+        raise InputError(field, f"must contain numbers only, got {reprlib.repr(x)}")
+    try:
+        value = float(x)
+    except OverflowError:
+        raise InputError(field, "contains a number too large for a float") from None
+    if not math.isfinite(value):
+        raise InputError(field, f"contains a non-finite number ({value})")
+    return value
+
+
+def number_array(value: Any, field: str, ndim: int, shape_hint: str) -> np.ndarray:
+    """A float array of ``ndim`` dimensions from nested lists of real numbers.
+
+    ``shape_hint`` describes the expected shape for the error message (for example
+    ``"a list of 3x3 matrices, one per agent"``).
+    """
+    level, shape = [value], []
+    for _ in range(ndim):
+        if not all(isinstance(x, list) for x in level):
+            raise InputError(field, f"must be {shape_hint}")
+        lengths = {len(x) for x in level}
+        if len(lengths) != 1 or 0 in lengths:
+            raise InputError(field, f"must be {shape_hint} (a rectangular, non-empty array)")
+        shape.append(lengths.pop())
+        level = [x for row in level for x in row]
+    flat = [_number(x, field) if not isinstance(x, list) else None for x in level]
+    if any(x is None for x in flat):
+        raise InputError(field, f"must be {shape_hint}")
+    return np.array(flat, dtype=float).reshape(shape)
+
+
+def _labels(doc: Mapping[str, Any]) -> list[str]:
+    labels = doc["labels"]
+    if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
+        raise InputError("labels", "must be an array of strings")
+    if len(labels) < 2:
+        raise InputError("labels", "at least two labels are required")
+    return labels
+
+
+def _prior(doc: Mapping[str, Any], k: int) -> np.ndarray:
+    prior_doc = doc.get("prior", "uniform")
+    if isinstance(prior_doc, str) and prior_doc == "uniform":
+        return np.full(k, 1.0 / k)
+    if isinstance(prior_doc, str):
+        raise InputError("prior", f'must be "uniform" or an array of {k} numbers, got {reprlib.repr(prior_doc)}')
+    return number_array(prior_doc, "prior", 1, f'"uniform" or an array of {k} numbers')
+
+
+def _config(doc: Mapping[str, Any]) -> MediatorConfig:
+    params = doc.get("params", {})
+    if not isinstance(params, Mapping):
+        raise InputError("params", "must be a JSON object")
+    if "prior" in params:
+        raise InputError("params.prior", "give the prior at the top level")
+    return MediatorConfig.from_mapping(params)
+
+
+def _reports(doc: Mapping[str, Any], panel: Panel) -> np.ndarray:
+    rounds = doc["reports"]
+    if not isinstance(rounds, list) or not rounds:
+        raise InputError("reports", "must be a non-empty array of rounds")
+    if len(rounds) > MAX_ROUNDS:
+        raise InputError("reports", f"has {len(rounds)} rounds; at most {MAX_ROUNDS} are supported")
+    index = {label: i for i, label in enumerate(panel.labels)}
+    out = np.empty((len(rounds), panel.n_agents), dtype=np.int64)
+    for t, row in enumerate(rounds):
+        if not isinstance(row, list) or len(row) != panel.n_agents:
+            raise InputError("reports", f"round {t + 1} must list one label for each of the {panel.n_agents} agents")
+        for a, label in enumerate(row):
+            if not isinstance(label, str) or label not in index:
+                raise InputError("reports", f"round {t + 1} agent {a}: unknown label {reprlib.repr(label)}")
+            out[t, a] = index[label]
+    return out
+
+
+def parse_episode(doc: Any) -> tuple[Panel, MediatorConfig, np.ndarray]:
+    """Validate an explain document; return the panel, the config and reports (T, A)."""
+    if not isinstance(doc, Mapping):
+        raise InputError("input", "must be a JSON object")
+    unknown = sorted(str(key) for key in doc if key not in _KEYS)
+    if unknown:
+        raise InputError(unknown[0], f"unknown key (expected {', '.join(_KEYS)})")
+    for key in ("labels", "confusion", "loss", "reports"):
+        if key not in doc:
+            raise InputError(key, "is required")
+    labels = _labels(doc)
+    k = len(labels)
+    confusion = number_array(doc["confusion"], "confusion", 3, f"a list of {k}x{k} matrices, one per agent")
+    loss = number_array(doc["loss"], "loss", 2, f"a {k}x{k} matrix")
+    panel = Panel(tuple(labels), confusion, _prior(doc, k), loss)
+    cfg = _config(doc)
+    return panel, cfg, _reports(doc, panel)
