@@ -1,8 +1,11 @@
 """Calibration sets: load agents' labelled reports and inspect their confusion matrices."""
 import streamlit as st
 
-from dcem.calibration.sets import (CSV_COLUMNS, example_csv, parse_calibration_csv,
-                                   stored_run_calibration_set, synthetic_calibration_set)
+from dcem.analysis.calibration_view import (ALPHA_MAX, ALPHA_MIN, MAX_SHOWN_AGENTS, calibration_view, load_upload, prior_table,
+                                            set_caption, shown_agents)
+from dcem.calibration.csv_import import MAX_AGENTS, MAX_LABELS
+from dcem.calibration.sets import (CSV_COLUMNS, example_csv, stored_run_calibration_set,
+                                   synthetic_calibration_set)
 from dcem.errors import DcemError
 from dcem.core.vocabulary import SCENARIOS
 from studio.charts import confusion_figure, recall_figure
@@ -35,15 +38,14 @@ elif source == "Stored run":
                 st.error(str(exc))
 else:
     st.markdown(f"CSV with a header row and the columns `{'`, `'.join(CSV_COLUMNS)}`: one row per "
-                "case and agent. See the example file.")
+                f"case and agent, at most {MAX_LABELS} labels and {MAX_AGENTS:,} agents. See the example file.")
     st.download_button("Download an example CSV", example_csv(), file_name="calibration_example.csv",
                        mime="text/csv")
     order = st.text_input("Label order (optional, comma-separated)", key="calib_labels")
     upload = st.file_uploader("Calibration CSV", type=["csv"], key="calib_upload")
     if upload is not None and st.button("Load uploaded file", type="primary"):
-        labels = [x.strip() for x in order.split(",") if x.strip()] or None
         try:
-            loaded, warnings = parse_calibration_csv(upload.getvalue(), labels=labels, source=upload.name)
+            loaded, warnings = load_upload(upload.getvalue(), order, upload.name)
         except DcemError as exc:
             st.error(f"The file was not loaded: {exc}")
         else:
@@ -57,15 +59,27 @@ if calib is None:
     st.stop()
 
 st.subheader(f"Loaded: {calib.source}")
-st.caption(f"{calib.n_cases} cases, {calib.n_agents} agents, labels {', '.join(calib.labels)}")
-alpha = st.number_input("Smoothing alpha", min_value=0.01, max_value=10.0, value=0.5, step=0.1,
+st.caption(set_caption(calib))
+alpha = st.number_input("Smoothing alpha", min_value=ALPHA_MIN, max_value=ALPHA_MAX, value=0.5, step=0.1,
                         help="Diagonal-biased Laplace smoothing: C[i,j] = (n_ij + alpha(1+[i=j])) / (n_i + alpha(K+1)).")
-counts, smoothed = calib.counts(), calib.confusion(alpha)
-cols = st.columns(calib.n_agents)
-for a, col in enumerate(cols):
-    col.plotly_chart(confusion_figure(smoothed[a], calib.labels, f"{calib.agents[a]}: counts and smoothed "
-                                      "probabilities", counts=counts[a]), key=f"calib_conf_{a}")
-st.plotly_chart(recall_figure(calib.recall(), calib.labels, calib.agents), key="calib_recall")
+try:
+    view = calibration_view(calib, alpha)
+except DcemError as exc:
+    st.error(f"The calibration set cannot be shown: {exc}")
+    st.stop()
+picked = None
+if calib.n_agents > MAX_SHOWN_AGENTS:
+    picked = st.multiselect(f"Agents shown (at most {MAX_SHOWN_AGENTS} of {calib.n_agents})", calib.agents,
+                            default=list(calib.agents[:MAX_SHOWN_AGENTS]), max_selections=MAX_SHOWN_AGENTS,
+                            key=f"calib_agents_{hash(calib.agents)}")
+shown = shown_agents(calib, picked)
+for a, col in zip(shown, st.columns(len(shown))):
+    col.plotly_chart(confusion_figure(view.smoothed[a], calib.labels, f"{calib.agents[a]}: counts and smoothed "
+                                      "probabilities", counts=view.counts[a]), key=f"calib_conf_{a}")
+st.plotly_chart(recall_figure(view.recall[shown], calib.labels, [calib.agents[a] for a in shown]),
+                key="calib_recall")
 prior_mode = st.radio("Prior", ["uniform", "empirical"], horizontal=True, key="calib_prior")
-st.dataframe({"label": list(calib.labels), "cases": calib.class_counts().tolist(),
-              "prior": [round(p, 4) for p in calib.prior(prior_mode, alpha)]}, hide_index=True)
+try:
+    st.dataframe(prior_table(calib, prior_mode, alpha), hide_index=True)
+except DcemError as exc:
+    st.error(f"The prior cannot be shown: {exc}")

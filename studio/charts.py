@@ -75,17 +75,26 @@ def agent_probability_figure(labels: Sequence[str], names: Sequence[str],
     return fig
 
 
+ANNOTATED_LABELS = 20
+"""Heatmaps with more labels than this show colours and hover values, no cell text."""
+
+
 def confusion_figure(matrix: np.ndarray, labels: Sequence[str], title: str,
                      counts: np.ndarray | None = None) -> go.Figure:
-    """Annotated heatmap; rows are the true label, columns the report."""
-    text = None
-    if counts is not None:
-        text = [[f"{counts[i, j]}<br>{matrix[i, j]:.2f}" for j in range(len(labels))] for i in range(len(labels))]
-    else:
-        text = [[f"{matrix[i, j]:.2f}" for j in range(len(labels))] for i in range(len(labels))]
-    fig = go.Figure(go.Heatmap(z=matrix, x=list(labels), y=list(labels), text=text, texttemplate="%{text}",
-                               colorscale="Blues", zmin=0, showscale=False))
-    fig.update_layout(title=title, height=300, margin={"t": 40, "b": 30},
+    """Heatmap, annotated up to :data:`ANNOTATED_LABELS` labels; rows are the true label,
+    columns the report."""
+    k = len(labels)
+    heatmap: dict[str, object] = {}
+    if k <= ANNOTATED_LABELS:
+        if counts is not None:
+            text = [[f"{counts[i, j]}<br>{matrix[i, j]:.2f}" for j in range(k)] for i in range(k)]
+        else:
+            text = [[f"{matrix[i, j]:.2f}" for j in range(k)] for i in range(k)]
+        heatmap = {"text": text, "texttemplate": "%{text}"}
+    fig = go.Figure(go.Heatmap(z=matrix, x=list(labels), y=list(labels), colorscale="Blues", zmin=0,
+                               showscale=False, **heatmap))
+    fig.update_layout(title=title, height=300 if k <= ANNOTATED_LABELS else min(900, 300 + 6 * k),
+                      margin={"t": 40, "b": 30},
                       xaxis={"title": "reported"}, yaxis={"title": "true", "autorange": "reversed"})
     return fig
 

@@ -23,7 +23,9 @@ Format (also documented for users in ``docs/calibration_csv.md``):
   union of the true and reported labels (plain string order, so ``"k10"`` sorts before
   ``"k2"``); a label that only ever appears as a report is then a warning.
 * Limits: ``max_bytes`` (default 5,000,000) and ``max_rows`` data rows (default
-  200,000).  At least two labels and one data row are required.
+  200,000); at least two labels and one data row.  The caps on the set's shape
+  (:mod:`dcem.calibration.csv_limits`) are checked as each row is read, before any table
+  is allocated.  Warnings are computed from row counts per agent.
 
 Line numbers in messages count the header as line 1 (the physical line on which the
 offending CSV record ends).  Every problem raises :class:`dcem.errors.InputError`
@@ -34,21 +36,25 @@ from __future__ import annotations
 
 import csv
 import io
-import re
-from dataclasses import dataclass
+from array import array
+from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
 
 from dcem.errors import InputError
 
-__all__ = ["CSV_COLUMNS", "MAX_BYTES", "MAX_ROWS", "ParsedCsv", "parse_csv_rows",
-           "validate_label_list"]
+from dcem.calibration.csv_limits import (CSV_COLUMNS, MAX_AGENTS, MAX_BYTES, MAX_LABELS, MAX_LISTED_WARNINGS,
+                                         MAX_ROWS, MAX_TABLE_CELLS, check_table_size, validate_label_list)
+from dcem.calibration.csv_header import header_index as _header_index
+from dcem.calibration.csv_limits import _CELLS_EXAMPLE
+from dcem.calibration.csv_limits import listed as _listed
+from dcem.calibration.csv_limits import show_value as _show
 
-CSV_COLUMNS = ("case_id", "agent", "reported_label", "true_label")
-MAX_BYTES = 5_000_000
-MAX_ROWS = 200_000
-_SEPARATOR_HINTS = {";": "semicolons", "\t": "tabs", "|": "vertical bars"}
+__all__ = ["CSV_COLUMNS", "MAX_AGENTS", "MAX_BYTES", "MAX_LABELS", "MAX_ROWS", "MAX_TABLE_CELLS",
+           "ParsedCsv", "check_table_size", "parse_csv_rows", "validate_label_list"]
+
+
 
 
 @dataclass(frozen=True, eq=False)
@@ -68,28 +74,6 @@ class ParsedCsv:
     agent: np.ndarray
     report: np.ndarray
     warnings: tuple[str, ...]
-
-
-def validate_label_list(labels: Sequence[str], field: str = "labels") -> tuple[str, ...]:
-    """Return ``labels`` as a tuple after checking: at least two, non-empty, unique strings."""
-    if isinstance(labels, str):
-        raise InputError(field, "expected a list of label names, got a single string")
-    try:
-        out = tuple(labels)
-    except TypeError:
-        raise InputError(field, f"expected a list of label names, got {type(labels).__name__}") from None
-    bad = [x for x in out if not isinstance(x, str) or not x.strip()]
-    if bad:
-        raise InputError(field, f"every label must be a non-empty string, got {bad[0]!r}")
-    out = tuple(x.strip() for x in out)
-    seen: set[str] = set()
-    for x in out:
-        if x in seen:
-            raise InputError(field, f"label {x!r} is listed twice")
-        seen.add(x)
-    if len(out) < 2:
-        raise InputError(field, f"at least 2 labels are needed, got {len(out)}")
-    return out
 
 
 def _positive_int(value: object, field: str) -> int:
@@ -124,162 +108,224 @@ def _decode(data: bytes | str, max_bytes: int) -> str:
     return text
 
 
-def _norm(name: str) -> str:
-    return re.sub(r"[\s\-]+", "_", name.strip().lower())
+@dataclass(eq=False)
+class _Scan:
+    """What one pass over the records collects.  Labels, agents and cases are numbered in
+    order of first appearance (given labels first, in the given order); ``row_*`` hold one
+    entry per data row."""
+
+    warnings: list[str] = field(default_factory=list)
+    label_index: dict[str, int] = field(default_factory=dict)
+    agent_index: dict[str, int] = field(default_factory=dict)
+    case_index: dict[str, int] = field(default_factory=dict)
+    case_truth: array = field(default_factory=lambda: array("q"))
+    case_line: array = field(default_factory=lambda: array("q"))
+    row_line: array = field(default_factory=lambda: array("q"))
+    row_case: array = field(default_factory=lambda: array("q"))
+    row_agent: array = field(default_factory=lambda: array("q"))
+    row_truth: array = field(default_factory=lambda: array("q"))
+    row_report: array = field(default_factory=lambda: array("q"))
 
 
-def _header_index(header: list[str], warnings: list[str]) -> dict[str, int]:
-    names = [_norm(h) for h in header]
-    index: dict[str, int] = {}
-    for pos, name in enumerate(names):
-        if name in CSV_COLUMNS:
-            if name in index:
-                raise InputError("file", f"column {name} appears more than once in the header (line 1)")
-            index[name] = pos
-    missing = [c for c in CSV_COLUMNS if c not in index]
-    if missing:
-        found = ", ".join(repr(h.strip()[:40]) for h in header[:8]) + (", ..." if len(header) > 8 else "")
-        hint = ""
-        if len(header) == 1:
-            for sep, word in _SEPARATOR_HINTS.items():
-                if sep in header[0]:
-                    hint = f"; the header seems to be separated by {word}, use commas"
-                    break
-        plural = "s" if len(missing) > 1 else ""
-        raise InputError("file", f"missing required column{plural} {', '.join(missing)} in the header "
-                         f"(line 1 must name {', '.join(CSV_COLUMNS)}; found {found}){hint}")
-    extra = [h.strip() for pos, h in enumerate(header) if pos not in index.values()]
-    named = [h for h in extra if h]
-    if named:
-        warnings.append(f"ignored extra column{'s' if len(named) > 1 else ''}: {', '.join(named)}")
-    if len(extra) > len(named):
-        warnings.append(f"ignored {len(extra) - len(named)} column(s) without a header name")
+def _new_label(scan: _Scan, value: str, line: int) -> int:
+    index = scan.label_index[value] = len(scan.label_index)
+    n_labels = index + 1
+    if n_labels > MAX_LABELS:
+        raise InputError("labels", f"line {line}: {_show(value)} is distinct label number {n_labels:,}; "
+                         f"a calibration file may have at most {MAX_LABELS:,} labels (true and reported)")
+    _check_cells(len(scan.agent_index), n_labels, line)
     return index
 
 
-def _records(text: str, max_rows: int) -> tuple[dict[str, int], list[tuple[int, list[str]]], list[str]]:
-    """Header index, the non-blank data records as (line, values) and warnings."""
+def _new_agent(scan: _Scan, value: str, line: int) -> int:
+    index = scan.agent_index[value] = len(scan.agent_index)
+    n_agents = index + 1
+    if n_agents > MAX_AGENTS:
+        raise InputError("agent", f"line {line}: {_show(value)} is agent number {n_agents:,}; a "
+                         f"calibration file may have at most {MAX_AGENTS:,} agents")
+    _check_cells(n_agents, len(scan.label_index), line)
+    return index
+
+
+def _check_cells(n_agents: int, n_labels: int, line: int) -> None:
+    cells = n_agents * n_labels * n_labels
+    if cells > MAX_TABLE_CELLS:
+        raise InputError("file", f"line {line}: {n_agents:,} agents and {n_labels:,} labels need "
+                         f"{cells:,} confusion-matrix entries (agents x labels²); the limit is "
+                         f"{MAX_TABLE_CELLS:,} {_CELLS_EXAMPLE}")
+
+
+def _label(scan: _Scan, col: str, value: str, line: int, given: tuple[str, ...] | None) -> int:
+    """Index of a label not seen before: an error with a given label list, else a new label."""
+    if given is not None:
+        raise InputError(col, f"line {line}: label {_show(value)} is not one of the given labels "
+                         f"({_listed(given)})")
+    return _new_label(scan, value, line)
+
+
+def _add_row(scan: _Scan, line: int, case: str, agent: str, reported: str, true: str,
+             given: tuple[str, ...] | None) -> None:
+    """Check one data row (empty values, labels, caps, duplicates, truth) and record it."""
+    if not (case and agent and reported and true):
+        col = next(c for c, v in zip(CSV_COLUMNS, (case, agent, reported, true)) if not v)
+        raise InputError(col, f"line {line} has an empty {col}")
+    t = scan.label_index.get(true)
+    if t is None:
+        t = _label(scan, "true_label", true, line, given)
+    r = scan.label_index.get(reported)
+    if r is None:
+        r = _label(scan, "reported_label", reported, line, given)
+    a = scan.agent_index.get(agent)
+    if a is None:
+        a = _new_agent(scan, agent, line)
+    c = scan.case_index.get(case)
+    if c is None:
+        c = scan.case_index[case] = len(scan.case_index)
+        scan.case_truth.append(t)
+        scan.case_line.append(line)
+    elif scan.case_truth[c] != t:
+        known = next(lab for lab, i in scan.label_index.items() if i == scan.case_truth[c])
+        raise InputError("true_label", f"line {line}: case {_show(case)} has true label {_show(true)} but "
+                         f"line {scan.case_line[c]} gives {_show(known)}; a case has one true label")
+    scan.row_line.append(line)
+    scan.row_case.append(c)
+    scan.row_agent.append(a)
+    scan.row_truth.append(t)
+    scan.row_report.append(r)
+
+
+def _check_pairs(scan: _Scan, row_case: np.ndarray, row_agent: np.ndarray) -> None:
+    """Raise for the first row (in file order) that repeats an earlier (case, agent) pair.
+
+    One stable sort of the pair keys, so the cost grows as n log n in the rows.
+    """
+    key = row_case * len(scan.agent_index) + row_agent
+    order = np.argsort(key, kind="stable")
+    repeat = key[order[1:]] == key[order[:-1]]
+    if not repeat.any():
+        return
+    row = int(order[1:][repeat].min())
+    first = int(np.flatnonzero(key == key[row])[0])
+    lines = _int64(scan.row_line)
+    case, agent = list(scan.case_index)[row_case[row]], list(scan.agent_index)[row_agent[row]]
+    raise InputError("file", f"line {lines[row]}: case {_show(case)} already has a row for agent "
+                     f"{_show(agent)} (line {lines[first]}); give one row per case and agent")
+
+
+def _scan(text: str, max_rows: int, given: tuple[str, ...] | None) -> _Scan:
+    """One pass over the records: header, then every non-blank data row in file order.
+
+    Row checks (field count, empty values, labels, the row/label/agent/table caps, one
+    true label per case) happen as the row is read, so an oversized file stops at the
+    first row beyond a limit; repeated (case, agent) pairs are found after the pass
+    (:func:`_check_pairs`).  Nothing grows faster than the number of rows.
+    """
+    scan = _Scan()
+    if given is not None:
+        scan.label_index.update((lab, i) for i, lab in enumerate(given))
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    warnings: list[str] = []
-    rows: list[tuple[int, list[str]]] = []
-    index: dict[str, int] | None = None
-    n_fields = 0
-    blank = 0
+    cols: tuple[int, int, int, int] | None = None
+    n_fields = -1  # no record has -1 fields: the fast path waits for the header
+    n_rows = blank = 0
+    ic = ia = ir = it = 0
     try:
         for rec in reader:
-            line = reader.line_num
-            if not rec or all(not f.strip() for f in rec):
+            if len(rec) == n_fields:  # fast path: a data row whose four values are all present
+                case, agent, reported, true = rec[ic].strip(), rec[ia].strip(), rec[ir].strip(), rec[it].strip()
+                if case and agent and reported and true:
+                    if n_rows >= max_rows:
+                        raise InputError("file", f"has more than {max_rows:,} data rows; the limit is "
+                                         f"{max_rows:,} rows")
+                    n_rows += 1
+                    _add_row(scan, reader.line_num, case, agent, reported, true, given)
+                    continue
+            if not any(rec) or not any(map(str.strip, rec)):
                 blank += 1 if len(rec) > 1 else 0
                 continue
-            if index is None:
-                index, n_fields = _header_index(rec, warnings), len(rec)
+            line = reader.line_num
+            if cols is None:
+                index = _header_index(rec, scan.warnings)
+                cols, n_fields = (index["case_id"], index["agent"], index["reported_label"],
+                                  index["true_label"]), len(rec)
+                ic, ia, ir, it = cols
                 continue
             if len(rec) != n_fields:
                 raise InputError("file", f"line {line} has {len(rec)} fields but the header has "
                                  f"{n_fields}; every row needs the same columns (a value containing "
                                  "a comma must be quoted)")
-            if len(rows) >= max_rows:
+            if n_rows >= max_rows:
                 raise InputError("file", f"has more than {max_rows:,} data rows; the limit is "
                                  f"{max_rows:,} rows")
-            rows.append((line, [rec[index[c]].strip() for c in CSV_COLUMNS]))
+            n_rows += 1
+            _add_row(scan, line, rec[ic].strip(), rec[ia].strip(), rec[ir].strip(), rec[it].strip(), given)
     except csv.Error as exc:
         raise InputError("file", f"line {reader.line_num} is not valid CSV ({exc})") from None
-    if index is None:  # unreachable: non-blank text always yields a header
+    if cols is None:  # unreachable: non-blank text always yields a header
         raise InputError("file", "is empty; expected a header line and calibration rows")
     if blank:
-        warnings.append(f"skipped {blank} row(s) with only empty values")
-    return index, rows, warnings
+        scan.warnings.append(f"skipped {blank} row(s) with only empty values")
+    return scan
 
 
-_Row = tuple[int, list[str]]  # (line, [case_id, agent, reported_label, true_label])
+def _check_given_classes(given: tuple[str, ...], true_seen: np.ndarray) -> None:
+    """Every class of the caller's label list must have calibration rows."""
+    for i, lab in enumerate(given):
+        if not true_seen[i]:
+            raise InputError("true_label", f"class {_show(lab)} has no calibration rows (no row has "
+                             f"true_label {_show(lab)}); add cases of it or leave it out of the labels")
 
 
-def _check_row(line: int, values: list[str], given_set: set[str] | None, given_text: str) -> None:
-    """Reject a row with an empty value or (with a given label list) an unknown label."""
-    for col, value in zip(CSV_COLUMNS, values):
-        if not value:
-            raise InputError(col, f"line {line} has an empty {col}")
-    if given_set is not None:
-        _, _, reported, true = values
-        for col, value in (("true_label", true), ("reported_label", reported)):
-            if value not in given_set:
-                raise InputError(col, f"line {line}: label {value!r} is not one of the given "
-                                 f"labels ({given_text})")
-
-
-def _index_rows(rows: list[_Row], given: tuple[str, ...] | None
-                ) -> tuple[dict[tuple[str, str], int], dict[str, tuple[str, int]], dict[str, int]]:
-    """Check every row in file order; index them.
-
-    Returns the first line of each (case, agent) pair, each case's (true label, first
-    line) and each agent's position of first appearance.  Raises on duplicated pairs
-    and on cases with conflicting true labels.
-    """
-    given_set = set(given) if given is not None else None
-    given_text = ", ".join(given) if given is not None else ""
-    pair_line: dict[tuple[str, str], int] = {}
-    case_truth: dict[str, tuple[str, int]] = {}
-    agent_order: dict[str, int] = {}
-    for line, values in rows:
-        _check_row(line, values, given_set, given_text)
-        case, agent, _, true = values
-        first = pair_line.setdefault((case, agent), line)
-        if first != line:
-            raise InputError("file", f"line {line}: case {case!r} already has a row for agent "
-                             f"{agent!r} (line {first}); give one row per case and agent")
-        known = case_truth.setdefault(case, (true, line))
-        if known[0] != true:
-            raise InputError("true_label", f"line {line}: case {case!r} has true label {true!r} but "
-                             f"line {known[1]} gives {known[0]!r}; a case has one true label")
-        agent_order.setdefault(agent, len(agent_order))
-    return pair_line, case_truth, agent_order
-
-
-def _given_labels(given: tuple[str, ...], true_seen: set[str]) -> tuple[str, ...]:
-    """The caller's label list, after checking that every class has calibration rows."""
-    for lab in given:
-        if lab not in true_seen:
-            raise InputError("true_label", f"class {lab!r} has no calibration rows (no row has "
-                             f"true_label {lab!r}); add cases of it or leave it out of the labels")
-    return given
-
-
-def _found_labels(true_seen: set[str], reported_seen: set[str], warnings: list[str]) -> tuple[str, ...]:
-    """Sorted union of true and reported labels; warns about report-only labels."""
-    label_tuple = tuple(sorted(true_seen | reported_seen))
-    if len(label_tuple) < 2:
-        raise InputError("labels", f"found only 1 label ({label_tuple[0]!r}); at least 2 distinct "
+def _sorted_labels(scan: _Scan, true_seen: np.ndarray) -> tuple[tuple[str, ...], np.ndarray, list[str]]:
+    """Sorted labels, the map from first-appearance to sorted index and the warnings about
+    labels that only appear as reports (the first few by name, then a count)."""
+    names = list(scan.label_index)
+    if len(names) < 2:
+        raise InputError("labels", f"found only 1 label ({_show(names[0])}); at least 2 distinct "
                          "labels are needed")
-    for lab in label_tuple:
-        if lab not in true_seen:
-            warnings.append(f"class {lab!r} appears only as a reported label; it has no "
-                            "calibration rows, so its confusion rows are the smoothing default")
-    return label_tuple
+    order = sorted(range(len(names)), key=names.__getitem__)
+    remap = np.empty(len(names), dtype=np.int64)
+    remap[order] = np.arange(len(names), dtype=np.int64)
+    label_tuple = tuple(names[i] for i in order)
+    only_reported = [names[i] for i in order if not true_seen[i]]
+    warnings = [f"class {_show(lab)} appears only as a reported label; it has no calibration rows, "
+                "so its confusion rows are the smoothing default"
+                for lab in only_reported[:MAX_LISTED_WARNINGS]]
+    if len(only_reported) > MAX_LISTED_WARNINGS:
+        warnings.append(f"{len(only_reported) - MAX_LISTED_WARNINGS:,} more classes appear only as "
+                        f"reported labels ({len(only_reported):,} of {len(names):,} in all); their "
+                        "confusion rows are the smoothing default")
+    return label_tuple, remap, warnings
 
 
-def _skipped_case_warnings(agents: tuple[str, ...], cases: list[str],
-                           pair_line: dict[tuple[str, str], int]) -> list[str]:
-    """One warning per agent that has no row for some cases."""
+def _skipped_case_warnings(scan: _Scan, row_case: np.ndarray, row_agent: np.ndarray) -> list[str]:
+    """Warnings about agents without a row for every case, from the row counts per agent.
+
+    An agent has a row for every case exactly when its row count equals the number of
+    cases (pairs are unique).  The first :data:`MAX_LISTED_WARNINGS` such agents are named
+    with their first three missing cases (one pass over the rows each); the rest are
+    counted in one line.
+    """
+    agents, cases = list(scan.agent_index), list(scan.case_index)
+    n_cases = len(cases)
+    per_agent = np.bincount(row_agent, minlength=len(agents))
+    skipping = np.flatnonzero(per_agent < n_cases)
     out: list[str] = []
-    for name in agents:
-        missing = [c for c in cases if (c, name) not in pair_line]
-        if missing:
-            shown = ", ".join(repr(c) for c in missing[:3]) + (", ..." if len(missing) > 3 else "")
-            out.append(f"agent {name!r} has no row for {len(missing)} of {len(cases)} cases "
-                       f"({shown}); its confusion matrix uses only the cases it answered")
+    for a in skipping[:MAX_LISTED_WARNINGS].tolist():
+        answered = np.zeros(n_cases, dtype=bool)
+        answered[row_case[row_agent == a]] = True
+        missing = np.flatnonzero(~answered)
+        shown = ", ".join(_show(cases[c]) for c in missing[:3].tolist()) + (", ..." if missing.size > 3 else "")
+        out.append(f"agent {_show(agents[a])} has no row for {missing.size} of {n_cases} cases "
+                   f"({shown}); its confusion matrix uses only the cases it answered")
+    if len(skipping) > MAX_LISTED_WARNINGS:
+        out.append(f"{len(skipping) - MAX_LISTED_WARNINGS:,} more agents have no row for some cases "
+                   f"({len(skipping):,} of {len(agents):,} agents in all); their confusion matrices "
+                   "use only the cases they answered")
     return out
 
 
-def _parsed(rows: list[_Row], label_tuple: tuple[str, ...], agent_order: dict[str, int],
-            warnings: list[str]) -> ParsedCsv:
-    """The rows as index arrays: truth, agent, report int64 (n_rows,) each."""
-    lab_index = {lab: i for i, lab in enumerate(label_tuple)}
-    return ParsedCsv(
-        labels=label_tuple, agents=tuple(agent_order), case_ids=tuple(v[0] for _, v in rows),
-        truth=np.array([lab_index[v[3]] for _, v in rows], dtype=np.int64),
-        agent=np.array([agent_order[v[1]] for _, v in rows], dtype=np.int64),
-        report=np.array([lab_index[v[2]] for _, v in rows], dtype=np.int64),
-        warnings=tuple(warnings))
+def _int64(values: array) -> np.ndarray:
+    return np.frombuffer(values, dtype=np.int64).copy() if len(values) else np.zeros(0, dtype=np.int64)
 
 
 def parse_csv_rows(data: bytes | str, *, labels: Sequence[str] | None = None,
@@ -288,24 +334,36 @@ def parse_csv_rows(data: bytes | str, *, labels: Sequence[str] | None = None,
 
     Raises :class:`InputError` for every invalid input; returns a :class:`ParsedCsv`
     whose ``warnings`` list the non-fatal findings (ignored columns, agents that skip
-    cases, labels that only occur as reports).
+    cases, labels that only occur as reports).  Time and memory grow linearly with the
+    file; the label, agent and table-size caps are checked as each row is read.
     """
     max_bytes = _positive_int(max_bytes, "max_bytes")
     max_rows = _positive_int(max_rows, "max_rows")
     given = None if labels is None else validate_label_list(labels)
+    if given is not None and len(given) > MAX_LABELS:
+        raise InputError("labels", f"{len(given):,} labels given; a calibration set may have at most "
+                         f"{MAX_LABELS:,} labels")
     text = _decode(data, max_bytes)
-    _, rows, warnings = _records(text, max_rows)
-    if not rows:
+    scan = _scan(text, max_rows, given)
+    del text
+    if not scan.row_case:
         raise InputError("file", "has a header but no data rows; at least one agent and one case "
                          "are needed")
-    pair_line, case_truth, agent_order = _index_rows(rows, given)
-    true_seen = {t for t, _ in case_truth.values()}
-    reported_seen = {v[2] for _, v in rows}
+    row_case, row_agent = _int64(scan.row_case), _int64(scan.row_agent)
+    _check_pairs(scan, row_case, row_agent)
+    true_seen = np.zeros(len(scan.label_index), dtype=bool)
+    true_seen[_int64(scan.case_truth)] = True
+    warnings = scan.warnings
     if given is not None:
-        label_tuple = _given_labels(given, true_seen)
+        _check_given_classes(given, true_seen)
+        label_tuple, remap = given, np.arange(len(given), dtype=np.int64)
     else:
-        label_tuple = _found_labels(true_seen, reported_seen, warnings)
-    if not agent_order:  # unreachable with at least one row, kept as a guard
-        raise InputError("agent", "at least one agent is required")
-    warnings += _skipped_case_warnings(tuple(agent_order), list(case_truth), pair_line)
-    return _parsed(rows, label_tuple, agent_order, warnings)
+        label_tuple, remap, label_warnings = _sorted_labels(scan, true_seen)
+        warnings += label_warnings
+    warnings += _skipped_case_warnings(scan, row_case, row_agent)
+    case_names = list(scan.case_index)
+    return ParsedCsv(
+        labels=label_tuple, agents=tuple(scan.agent_index),
+        case_ids=tuple(case_names[c] for c in scan.row_case),
+        truth=remap[_int64(scan.row_truth)], agent=row_agent, report=remap[_int64(scan.row_report)],
+        warnings=tuple(warnings))

@@ -31,8 +31,9 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 import pandas as pd
 
-from dcem.calibration.csv_import import CSV_COLUMNS, MAX_BYTES, MAX_ROWS, parse_csv_rows, validate_label_list
-from dcem.calibration.fitting import ALPHA, estimate_confusion, estimate_prior
+from dcem.calibration.csv_import import (CSV_COLUMNS, MAX_BYTES, MAX_ROWS, check_table_size, parse_csv_rows,
+                                         validate_label_list)
+from dcem.calibration.fitting import ALPHA, estimate_prior
 from dcem.core.panel import Panel
 from dcem.errors import InputError
 from dcem.synthetic.experiment import N_TUNE, seed_streams
@@ -44,7 +45,8 @@ if TYPE_CHECKING:
     from dcem.store.database import Store
 
 __all__ = ["CSV_COLUMNS", "CalibrationSet", "parse_calibration_csv", "example_csv",
-           "synthetic_calibration_set", "stored_run_calibration_set", "rows_to_set", "EXAMPLE_SCENARIO",
+           "synthetic_calibration_set", "stored_run_calibration_set", "rows_to_set", "smoothed_confusion",
+           "recall_from_counts", "EXAMPLE_SCENARIO",
            "EXAMPLE_SEED", "EXAMPLE_CASES"]
 
 EXAMPLE_SCENARIO = "S2"
@@ -93,7 +95,9 @@ class CalibrationSet:
     source : str, where the rows come from (shown to users)
 
     Validation: at least one row, every index in range, every agent with at least one
-    row, no (case, agent) pair twice, one true label per case.
+    row, no (case, agent) pair twice, one true label per case, and the size caps of
+    :func:`dcem.calibration.csv_import.check_table_size` (at most 200 labels, 1,000 agents
+    and 4,000,000 agents x labels² table entries), so the (A, K, K) tables stay small.
     """
 
     labels: tuple[str, ...]
@@ -107,6 +111,7 @@ class CalibrationSet:
     def __post_init__(self) -> None:
         labels = validate_label_list(self.labels)
         agents = _agent_names(self.agents)
+        check_table_size(len(agents), len(labels))
         case_ids = tuple(self.case_ids) if not isinstance(self.case_ids, str) else (self.case_ids,)
         if not case_ids:
             raise InputError("case_ids", "a calibration set needs at least one row")
@@ -120,9 +125,9 @@ class CalibrationSet:
         for field, arr in (("truth", truth), ("agent", agent), ("report", report)):
             if arr.shape[0] != n:
                 raise InputError(field, f"has {arr.shape[0]} entries for {n} rows")
-        unused = [agents[a] for a in range(len(agents)) if not np.any(agent == a)]
-        if unused:
-            raise InputError("agents", f"agent {unused[0]!r} has no rows")
+        unused = np.flatnonzero(np.bincount(agent, minlength=len(agents)) == 0)
+        if unused.size:
+            raise InputError("agents", f"agent {agents[int(unused[0])]!r} has no rows")
         frame = pd.DataFrame({"case": case_ids, "agent": agent, "truth": truth})
         dup = frame.duplicated(["case", "agent"])
         if dup.any():
@@ -167,9 +172,10 @@ class CalibrationSet:
     # ------------------------------------------------------------ tables
     def counts(self) -> np.ndarray:
         """int64 (A, K, K): ``counts[a, i, j]`` = rows where agent a reported j for truth i."""
-        out = np.zeros((self.n_agents, self.n_labels, self.n_labels), dtype=np.int64)
-        np.add.at(out, (self.agent, self.truth, self.report), 1)
-        return out
+        k = self.n_labels
+        flat = (self.agent * k + self.truth) * k + self.report
+        out = np.bincount(flat, minlength=self.n_agents * k * k).astype(np.int64, copy=False)
+        return out.reshape(self.n_agents, k, k)
 
     def confusion(self, alpha: float = ALPHA) -> np.ndarray:
         """Smoothed confusion matrices (A, K, K) from each agent's own rows.
@@ -177,24 +183,17 @@ class CalibrationSet:
         Same formula as :func:`dcem.calibration.fitting.estimate_confusion`:
         ``C[a, i, j] = (n_aij + alpha (1 + [i = j])) / (n_ai + alpha (K + 1))``.
         When every agent answered every case this equals ``estimate_confusion`` on the
-        (cases, agents) report matrix.
+        (cases, agents) report matrix.  Computed by :func:`smoothed_confusion` from
+        :meth:`counts` in one pass, not per agent.
         """
-        return np.stack([
-            estimate_confusion(self.truth[self.agent == a], self.report[self.agent == a],
-                               self.n_labels, alpha=alpha)[0]
-            for a in range(self.n_agents)])
+        return smoothed_confusion(self.counts(), alpha)
 
     def recall(self) -> np.ndarray:
         """Per-class recall (A, K): share of agent a's rows of truth i that it reported as i.
 
         NaN for a class on which the agent has no rows (the recall is undefined there).
         """
-        counts = self.counts()
-        totals = counts.sum(axis=2)
-        diag = np.diagonal(counts, axis1=1, axis2=2).astype(float)
-        out = np.full(totals.shape, np.nan)
-        np.divide(diag, totals, out=out, where=totals > 0)
-        return out
+        return recall_from_counts(self.counts())
 
     def accuracy(self) -> np.ndarray:
         """Share of correct rows per agent, float (A,)."""
@@ -241,13 +240,39 @@ class CalibrationSet:
             raise InputError("labels", f"cannot merge sets with different labels: "
                              f"{', '.join(self.labels)} vs {', '.join(other.labels)}")
         agents = self.agents + tuple(a for a in other.agents if a not in self.agents)
-        remap = np.array([agents.index(a) for a in other.agents], dtype=np.int64)
+        position = {a: i for i, a in enumerate(agents)}
+        remap = np.array([position[a] for a in other.agents], dtype=np.int64)
         return CalibrationSet(
             self.labels, agents, self.case_ids + other.case_ids,
             np.concatenate([self.truth, other.truth]),
             np.concatenate([self.agent, remap[other.agent]]),
             np.concatenate([self.report, other.report]),
             source if source is not None else f"{self.source} + {other.source}")
+
+
+def smoothed_confusion(counts: np.ndarray, alpha: float = ALPHA) -> np.ndarray:
+    """Smoothed confusion matrices (A, K, K) from count tables (A, K, K) (the formula of
+    :meth:`CalibrationSet.confusion`); one float table the size of ``counts``."""
+    k = counts.shape[-1]
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(alpha * (k + 1.0)) or alpha <= 0:
+        raise InputError("alpha", f"smoothing must be a finite number > 0, got {alpha!r}")
+    out = counts.astype(float)
+    denominator = out.sum(axis=2, keepdims=True) + alpha * (k + 1)
+    out += alpha
+    diagonal = np.arange(k)
+    out[:, diagonal, diagonal] += alpha
+    out /= denominator
+    return out
+
+
+def recall_from_counts(counts: np.ndarray) -> np.ndarray:
+    """Per-class recall (A, K) from count tables (A, K, K); NaN where a class has no rows."""
+    totals = counts.sum(axis=2)
+    diag = np.diagonal(counts, axis1=1, axis2=2).astype(float)
+    out = np.full(totals.shape, np.nan)
+    np.divide(diag, totals, out=out, where=totals > 0)
+    return out
 
 
 def parse_calibration_csv(data: bytes | str, *, labels: Sequence[str] | None = None,

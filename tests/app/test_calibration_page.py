@@ -61,3 +61,58 @@ def test_stored_run_source(page: AppTest) -> None:
     assert not at.exception
     assert at.subheader[0].value.startswith("Loaded: run ui-run S1/seed 0")
     assert "24 cases, 2 agents" in at.caption[-1].value or any("24 cases" in c.value for c in at.caption)
+
+
+def _rows_csv(rows: list[str]) -> bytes:
+    return ("case_id,agent,reported_label,true_label\n" + "\n".join(rows) + "\n").encode()
+
+
+def test_defect8_too_many_labels_show_an_error_not_a_traceback(page: AppTest) -> None:
+    """8,000 labels (157 KB) reached 2.1 GB and 30,000 raised MemoryError outside the
+    page's error handling; now the upload stops at label 201 with st.error."""
+    at = page.run()
+    at.radio[0].set_value("Upload CSV").run()
+    at = _upload(at, "cal.csv", example_csv().encode())
+    for n_labels in (8_000, 30_000):
+        at = _upload(at, "labels.csv", _rows_csv([f"c{i},A,L{i},L{i}" for i in range(n_labels)]))
+        assert not at.exception
+        errors = [e.value for e in at.error]
+        assert errors == ["The file was not loaded: labels: line 202: 'L200' is distinct label number 201; "
+                          "a calibration file may have at most 200 labels (true and reported)"], errors
+        assert at.subheader[0].value == "Loaded: cal.csv"  # what was loaded before stays
+    at.text_input(key="calib_labels").set_value(",".join(f"L{i}" for i in range(201))).run()
+    at = _upload(at, "labels.csv", example_csv().encode())
+    assert [e.value for e in at.error] == ["The file was not loaded: labels: 201 labels given; a calibration "
+                                           "set may have at most 200 labels"]
+
+
+def test_defect7_many_agents_show_a_few_heatmaps_and_counted_warnings(page: AppTest) -> None:
+    """A set of 1,000 agents (the cap) over 200 labels' worth of cases: four heatmaps, a
+    choice of agents, and the skipped-case warnings counted beyond the first ten."""
+    at = page.run()
+    at.radio[0].set_value("Upload CSV").run()
+    rows = [f"c{i},a{i % 1000},k{i % 3},k{i % 3}" for i in range(3000)]
+    at = _upload(at, "agents.csv", _rows_csv(rows))
+    assert not at.exception and not at.error
+    assert at.subheader[0].value == "Loaded: agents.csv"
+    assert len(at.warning) == 11 and at.warning[-1].value.startswith("990 more agents have no row for some cases")
+    assert len(at.get("plotly_chart")) == 5  # four heatmaps and the recall bars
+    picker = at.multiselect[0]
+    assert picker.value == ["a0", "a1", "a2", "a3"]
+    picker.set_value(["a999"]).run()
+    assert not at.exception and len(at.get("plotly_chart")) == 2
+    assert "3000 cases, 1000 agents, labels k0, k1, k2" in [c.value for c in at.caption]
+
+
+def test_defect8_two_hundred_labels_render_without_cell_text(page: AppTest) -> None:
+    at = page.run()
+    at.radio[0].set_value("Upload CSV").run()
+    rows = [f"c{i},{agent},L{(i + (agent == 'B')) % 200},L{i % 200}" for i in range(400) for agent in "AB"]
+    at = _upload(at, "labels.csv", _rows_csv(rows))
+    assert not at.exception and not at.error
+    assert len(at.get("plotly_chart")) == 3
+    caption = at.caption[-1].value
+    assert caption.startswith("400 cases, 2 agents, labels L0, L1, L10, L100") and caption.endswith("(200 labels)")
+    assert len(at.dataframe[0].value) == 200
+    heatmap = at.get("plotly_chart")[0].proto.spec
+    assert '"texttemplate"' not in heatmap  # 40,000 cells: colours and hover only

@@ -1,0 +1,51 @@
+"""The header line of a calibration CSV: where the four required columns are.
+
+Names are matched case-insensitively after stripping surrounding spaces; spaces and
+hyphens inside a name count as underscores (``"Case ID"`` is ``case_id``).  Other
+columns are ignored and named in the warnings.
+"""
+from __future__ import annotations
+
+import re
+
+from dcem.calibration.csv_limits import CSV_COLUMNS, MAX_LISTED_WARNINGS
+from dcem.errors import InputError
+
+__all__ = ["header_index"]
+
+_SEPARATOR_HINTS = {";": "semicolons", "\t": "tabs", "|": "vertical bars"}
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[\s\-]+", "_", name.strip().lower())
+
+
+def header_index(header: list[str], warnings: list[str]) -> dict[str, int]:
+    names = [_norm(h) for h in header]
+    index: dict[str, int] = {}
+    for pos, name in enumerate(names):
+        if name in CSV_COLUMNS:
+            if name in index:
+                raise InputError("file", f"column {name} appears more than once in the header (line 1)")
+            index[name] = pos
+    missing = [c for c in CSV_COLUMNS if c not in index]
+    if missing:
+        found = ", ".join(repr(h.strip()[:40]) for h in header[:8]) + (", ..." if len(header) > 8 else "")
+        hint = ""
+        if len(header) == 1:
+            for sep, word in _SEPARATOR_HINTS.items():
+                if sep in header[0]:
+                    hint = f"; the header seems to be separated by {word}, use commas"
+                    break
+        plural = "s" if len(missing) > 1 else ""
+        raise InputError("file", f"missing required column{plural} {', '.join(missing)} in the header "
+                         f"(line 1 must name {', '.join(CSV_COLUMNS)}; found {found}){hint}")
+    extra = [h.strip() for pos, h in enumerate(header) if pos not in index.values()]
+    named = [h for h in extra if h]
+    if named:
+        listed = ", ".join(h if len(h) <= 40 else h[:40] + "..." for h in named[:MAX_LISTED_WARNINGS])
+        more = f", ... ({len(named):,} in all)" if len(named) > MAX_LISTED_WARNINGS else ""
+        warnings.append(f"ignored extra column{'s' if len(named) > 1 else ''}: {listed}{more}")
+    if len(extra) > len(named):
+        warnings.append(f"ignored {len(extra) - len(named)} column(s) without a header name")
+    return index
