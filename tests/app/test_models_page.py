@@ -21,6 +21,7 @@ def offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A private model cache and an empty Hub cache, with the Hub switched off."""
     hub = tmp_path / "hf" / "hub"
     monkeypatch.setenv("DCEM_MODEL_CACHE", str(tmp_path / "model-cache"))
+    monkeypatch.setenv("DCEM_MODELS_DIR", str(tmp_path))  # file: keys may name files here
     monkeypatch.delenv("HF_HOME", raising=False)
     monkeypatch.setenv("HF_HUB_CACHE", str(hub))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

@@ -85,15 +85,18 @@ def test_llama_fallback_when_the_header_reader_fails(smol: Path, monkeypatch: py
     assert info.chat_template and info.parameter_count is None
 
 
-def test_local_file_key(smol: Path, tmp_path: Path) -> None:
+def test_local_file_key(smol: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DCEM_MODELS_DIR", str(tmp_path))
     link = tmp_path / "my model.gguf"
     link.symlink_to(smol)
-    assert resolve(f"file:{link}") == link
+    assert resolve(f"file:{link}") == smol.resolve()  # the real file, checked where it really is
+    assert resolve(f"file:{smol}") == smol.resolve()  # the packaged model's folder is the registry's own
     spec = model_spec(f"file:{link}")
     assert spec.source == "local" and spec.name == "my model.gguf"
 
 
-def test_local_file_errors(smol: Path, tmp_path: Path) -> None:
+def test_local_file_errors(smol: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DCEM_MODELS_DIR", str(tmp_path))
     with pytest.raises(BackendError, match="no such file"):
         resolve(f"file:{tmp_path / 'absent.gguf'}")
     text = tmp_path / "notes.gguf"
