@@ -2,25 +2,70 @@
 
 The file defaults to ``data/dcem.duckdb`` in the project, is overridden by the
 environment variable ``DCEM_DB`` and by an explicit path.  DuckDB allows one writing
-process per file; when another program holds it, opening says so in one line.
+process per file; when another program holds it, opening raises :class:`StoreBusyError`
+with one line saying so.
+
+Short writes from several processes (two reviewers, each opening the store for one review
+and closing it again) take turns: :func:`retry_busy` repeats the whole open-and-write while
+the file is held elsewhere, with jittered exponential back-off for at most
+:data:`BUSY_TIMEOUT_S` seconds in total, then gives up with a message saying how long it
+waited.  :meth:`Database.open_retrying` does the same for opening alone.
 """
 from __future__ import annotations
 
 import os
+import random
 import subprocess
+import time
 from pathlib import Path
+from typing import Any, Callable, Self, TypeVar
 
 import duckdb
 
 from common.errors import ProjectError
 
-__all__ = ["Database", "StoreError", "default_db_path", "git_revision", "PROJECT_ROOT"]
+__all__ = ["Database", "StoreError", "StoreBusyError", "default_db_path", "git_revision", "PROJECT_ROOT",
+           "retry_busy", "BUSY_TIMEOUT_S"]
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
+BUSY_TIMEOUT_S = 10.0  # how long a short write waits for another process to release the file
+_FIRST_DELAY_S = 0.01
+_MAX_DELAY_S = 0.25
+
+T = TypeVar("T")
 
 
 class StoreError(ProjectError):
     """The store cannot be opened, is busy, or holds no such record."""
+
+
+class StoreBusyError(StoreError):
+    """Another process holds the store file (DuckDB allows one writing process per file)."""
+
+
+def retry_busy(work: Callable[[], T], *, timeout: float = BUSY_TIMEOUT_S) -> T:
+    """``work()``, repeated while it raises :class:`StoreBusyError`, for at most ``timeout`` s.
+
+    ``work`` must open the store itself (and close it), so each attempt starts afresh,
+    and must be safe to repeat (a write that committed never raises StoreBusyError, since
+    the lock is taken when the file is opened).  Waits grow from 10 ms, doubling up to
+    250 ms, each drawn uniformly from its upper half (jitter, so two waiting processes do
+    not wake together).  When the time is up the last StoreBusyError is raised again with
+    the number of attempts and the time waited.
+    """
+    start = time.monotonic()
+    delay, attempts = _FIRST_DELAY_S, 0
+    while True:
+        attempts += 1
+        try:
+            return work()
+        except StoreBusyError as exc:
+            waited = time.monotonic() - start
+            if waited >= timeout:
+                raise StoreBusyError(f"{exc} (still in use after {attempts} attempts over {waited:.1f} s)"
+                                     ) from None
+            time.sleep(min(timeout - waited, random.uniform(delay / 2, delay)))
+            delay = min(2 * delay, _MAX_DELAY_S)
 
 
 def default_db_path() -> Path:
@@ -47,7 +92,7 @@ def connect(path: Path, *, read_only: bool) -> duckdb.DuckDBPyConnection:
         return duckdb.connect(str(path), read_only=read_only)
     except duckdb.Error as exc:
         if "lock" in str(exc).lower():
-            raise StoreError(
+            raise StoreBusyError(
                 f"the store {path.name} is in use by another program (a running dashboard or "
                 "experiment); wait for it to finish, run the experiment from the dashboard's "
                 "Experiments page, or use another file with --db / DCEM_DB") from None
@@ -65,6 +110,13 @@ class Database:
         self.path = Path(path) if path is not None else default_db_path()
         self.read_only = read_only
         self.con = connect(self.path, read_only=read_only)
+
+    @classmethod
+    def open_retrying(cls, path: str | os.PathLike[str] | None = None, *, timeout: float = BUSY_TIMEOUT_S,
+                      **kwargs: Any) -> Self:
+        """Open like the constructor, waiting (see :func:`retry_busy`) while another
+        process holds the file; :class:`StoreBusyError` after ``timeout`` seconds."""
+        return retry_busy(lambda: cls(path, **kwargs), timeout=timeout)
 
     def session(self) -> "Database":
         """A view of the same database on its own cursor, for use from another thread.

@@ -130,8 +130,9 @@ class DiagnosticAgent:
         if logp.shape != (len(self.labels),) or np.isnan(logp).any() or not np.isfinite(logp.max()):
             raise BackendError(f"{self.backend.name} returned unusable log-probabilities "
                                f"({json.dumps([float(v) for v in logp.ravel()[:8]])[:120]})")
-        probs = np.exp(logp - logp.max())
-        probs /= probs.sum()
+        with np.errstate(over="ignore", under="ignore"):  # a spread beyond a float is exp(-inf) = 0
+            probs = np.exp(logp - logp.max())
+        probs /= probs.sum()  # >= 1: the largest entry is exp(0)
         return AgentReport(int(np.argmax(probs)), probs, tuple(msgs), raw=json.dumps(list(scores.logprobs)),
                            prompt_tokens=scores.prompt_tokens, duration_s=scores.duration_s)
 

@@ -30,6 +30,14 @@ dependency.  Both calls POST to ``{base_url}/v1/chat/completions``:
 
 Every failure (connection refused, timeout, HTTP 4xx/5xx, a body that is not the expected
 JSON) raises :class:`BackendError` with a one-line message naming the URL and the status.
+The reply's shape is checked strictly: ``choices[0].message.content`` must be text (or
+null, read as ""), ``usage`` an object whose token counts are non-negative integers,
+``logprobs`` an object whose ``content[0].top_logprobs`` entries carry a text ``token``
+and a numeric ``logprob``.  Anything else -- a list where an object belongs, a string for
+a number, numbers beyond a float or Python's integer-digit limit, nesting too deep to
+decode -- is a :class:`BackendError` quoting at most ~100 characters of the body; no
+other exception leaves :meth:`OpenAICompatBackend.generate` or
+:meth:`OpenAICompatBackend.score_options`.
 
 Identity: when the weights' hash is unknown (it usually is for a remote server),
 ``model_sha256`` defaults to ``sha256(f"{base_url}|{model}")``.  It only identifies the
@@ -39,6 +47,7 @@ under the same name, so pass the real file hash when you know it.
 from __future__ import annotations
 
 import hashlib
+import http.client
 import json
 import logging
 import math
@@ -58,7 +67,8 @@ JSON_MODES = ("json_object", "json_schema")
 TOP_LOGPROBS = 20
 ABSENT_PENALTY = math.log(TOP_LOGPROBS)  # floor = min(listed logprobs) - ABSENT_PENALTY
 _SPACE_MARKERS = " \t\n\r\u0120\u2581"  # whitespace, "Ġ" (byte-level BPE), "▁" (SentencePiece)
-_DETAIL_CHARS = 200
+_DETAIL_CHARS = 100  # at most this much of a server's body appears in an error
+MAX_TOKEN_COUNT = 10**12  # a usage count above this is not a token count
 
 log = logging.getLogger(__name__)
 
@@ -73,19 +83,47 @@ def _one_line(text: str, limit: int = _DETAIL_CHARS) -> str:
     return flat if len(flat) <= limit else flat[:limit - 3] + "..."
 
 
+def _snippet(value: Any, limit: int = _DETAIL_CHARS) -> str:
+    """At most ``limit`` characters of a decoded JSON value, for an error message."""
+    try:
+        text = value if isinstance(value, str) else json.dumps(value)
+    except (ValueError, TypeError, RecursionError):  # too deep or not serialisable
+        text = f"<{type(value).__name__}>"
+    return _one_line(text[:limit * 4], limit)
+
+
 def _error_detail(body: bytes) -> str:
     """The server's error message from an error body (OpenAI, FastAPI or plain text)."""
     text = body.decode("utf-8", errors="replace")
     try:
         data = json.loads(text)
-    except json.JSONDecodeError:
-        return _one_line(text)
+    except (ValueError, RecursionError):  # not JSON, digit limit, nested too deeply
+        return _one_line(text[:_DETAIL_CHARS * 4])
     if isinstance(data, dict):
         err = data.get("error", data.get("detail", data))
         if isinstance(err, dict) and "message" in err:
             err = err["message"]
-        return _one_line(err if isinstance(err, str) else json.dumps(err))
-    return _one_line(text)
+        return _snippet(err)
+    return _one_line(text[:_DETAIL_CHARS * 4])
+
+
+def _token_count(usage: Any, key: str, where: str) -> int:
+    """A usage token count: missing or null is 0, else a non-negative whole number."""
+    if usage is None:
+        return 0
+    if not isinstance(usage, dict):
+        raise BackendError(f"{where} has 'usage' as a JSON {type(usage).__name__}, not an object")
+    value = usage.get(key)
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise BackendError(f"{where} has usage.{key} {_snippet(value, 40)!s} that is not a number")
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        raise BackendError(f"{where} has usage.{key} {value!r} that is not a whole number")
+    if not 0 <= value <= MAX_TOKEN_COUNT:
+        shown = f"{value:.3g}" if isinstance(value, float) or abs(value) < 10**15 else "a huge integer"
+        raise BackendError(f"{where} has usage.{key} out of range ({shown})")
+    return int(value)
 
 
 class OpenAICompatBackend:
@@ -141,7 +179,10 @@ class OpenAICompatBackend:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
                 status, body = resp.status, resp.read()
         except urllib.error.HTTPError as exc:
-            detail = _error_detail(exc.read() or b"")
+            try:
+                detail = _error_detail(exc.read() or b"")
+            except Exception:  # noqa: BLE001 -- the body broke off; the status still says it
+                detail = ""
             raise BackendError(f"{method} {url} returned HTTP {exc.code} {exc.reason}"
                                + (f": {detail}" if detail else "")) from None
         except (TimeoutError, socket.timeout):
@@ -155,12 +196,21 @@ class OpenAICompatBackend:
             raise BackendError(f"{method} {url} failed: {_one_line(str(reason))}") from None
         except (ConnectionError, OSError) as exc:  # reset or closed mid-response
             raise BackendError(f"{method} {url} failed: {_one_line(str(exc) or type(exc).__name__)}") from None
+        except http.client.HTTPException as exc:  # bad status line, truncated body, header too long
+            raise BackendError(f"{method} {url} failed: malformed HTTP reply ({type(exc).__name__}: "
+                               f"{_one_line(str(exc)[:400], 80)})") from None
+        except Exception as exc:  # noqa: BLE001 -- anything else the transport raises on a broken reply
+            raise BackendError(f"{method} {url} failed: {type(exc).__name__}: {_one_line(str(exc)[:400], 80)}"
+                               ) from None
         try:
             out = json.loads(body.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except RecursionError:
+            raise BackendError(f"{method} {url} returned HTTP {status} with JSON nested too deeply: "
+                               f"{_one_line(body[:400].decode('utf-8', 'replace'), 80)}") from None
+        except ValueError as exc:  # not UTF-8, not JSON, an integer beyond the digit limit
             raise BackendError(f"{method} {url} returned HTTP {status} with malformed JSON "
-                               f"({_one_line(str(exc), 80)}): {_one_line(body.decode('utf-8', 'replace'), 80)}"
-                               ) from None
+                               f"({_one_line(str(exc)[:400], 80)}): "
+                               f"{_one_line(body[:400].decode('utf-8', 'replace'), 80)}") from None
         if not isinstance(out, dict):
             raise BackendError(f"{method} {url} returned HTTP {status} with a JSON {type(out).__name__}, "
                                "not an object")
@@ -172,7 +222,7 @@ class OpenAICompatBackend:
         data = out.get("data")
         if not isinstance(data, list):
             raise BackendError(f"GET {self.base_url}/v1/models returned HTTP 200 without a 'data' list")
-        return [str(m.get("id")) for m in data if isinstance(m, dict)]
+        return [m["id"] for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)]
 
     def _chat(self, messages: Sequence[Message], **fields: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         """POST a chat completion; the first choice and the whole reply."""
@@ -181,7 +231,8 @@ class OpenAICompatBackend:
         out = self.request("/v1/chat/completions", payload)
         choices = out.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            raise BackendError(f"POST {self.base_url}/v1/chat/completions returned HTTP 200 without choices")
+            raise BackendError(f"POST {self.base_url}/v1/chat/completions returned HTTP 200 without choices: "
+                               f"{_snippet(out)}")
         return choices[0], out
 
     def response_format(self, schema: dict[str, Any]) -> dict[str, Any]:
@@ -190,29 +241,51 @@ class OpenAICompatBackend:
             return {"type": "json_object", "schema": schema}
         return {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema, "strict": True}}
 
+    def _shape_error(self, exc: BaseException) -> BackendError:
+        """A parsing slip not caught by the explicit checks, as a one-line BackendError."""
+        return BackendError(f"POST {self.base_url}/v1/chat/completions returned a reply of unexpected shape "
+                            f"({type(exc).__name__}: {_one_line(str(exc)[:400], 80)})")
+
     # -------------------------------------------------------------------- generate
     def generate(self, messages: Sequence[Message], options: GenerationOptions) -> Reply:
+        try:
+            return self._generate(messages, options)
+        except BackendError:
+            raise
+        except (LookupError, TypeError, AttributeError, ValueError, RecursionError, ArithmeticError) as exc:
+            raise self._shape_error(exc) from None
+
+    def _generate(self, messages: Sequence[Message], options: GenerationOptions) -> Reply:
         fields: dict[str, Any] = {"temperature": options.temperature, "seed": options.seed,
                                   "max_tokens": options.max_tokens}
         if options.json_schema is not None:
             fields["response_format"] = self.response_format(options.json_schema)
         start = time.perf_counter()
         choice, out = self._chat(messages, **fields)
+        where = f"POST {self.base_url}/v1/chat/completions"
         message = choice.get("message")
         if not isinstance(message, dict):
-            raise BackendError(f"POST {self.base_url}/v1/chat/completions returned HTTP 200 "
-                               "without choices[0].message")
-        usage = out.get("usage") or {}
-        return Reply(text=message.get("content") or "",
-                     prompt_tokens=int(usage.get("prompt_tokens", 0) or 0),
-                     completion_tokens=int(usage.get("completion_tokens", 0) or 0),
+            raise BackendError(f"{where} returned HTTP 200 without choices[0].message: {_snippet(choice)}")
+        content = message.get("content")
+        if content is None:
+            content = ""
+        if not isinstance(content, str):
+            raise BackendError(f"{where} returned non-text content (a JSON {type(content).__name__}): "
+                               f"{_snippet(content)}")
+        usage = out.get("usage")
+        return Reply(text=content, prompt_tokens=_token_count(usage, "prompt_tokens", where),
+                     completion_tokens=_token_count(usage, "completion_tokens", where),
                      duration_s=time.perf_counter() - start, raw=out)
 
     # ----------------------------------------------------------------------- score
     def _top_logprobs(self, choice: dict[str, Any]) -> list[tuple[str, float]]:
         """(token, logprob) pairs of the first generated position."""
         url = f"{self.base_url}/v1/chat/completions"
-        content = (choice.get("logprobs") or {}).get("content")
+        logprobs = choice.get("logprobs")
+        if logprobs is not None and not isinstance(logprobs, dict):
+            raise BackendError(f"POST {url} returned 'logprobs' as a JSON {type(logprobs).__name__}, "
+                               f"not an object: {_snippet(logprobs)}")
+        content = (logprobs or {}).get("content")
         if not isinstance(content, list) or not content:
             raise BackendError(f"POST {url} returned HTTP 200 without logprobs "
                                "(does the server support 'logprobs'/'top_logprobs'?)")
@@ -222,14 +295,26 @@ class OpenAICompatBackend:
             raise BackendError(f"POST {url} returned HTTP 200 without top_logprobs at the first position")
         pairs = []
         for item in tops:
+            token = item.get("token") if isinstance(item, dict) else None
+            value = item.get("logprob") if isinstance(item, dict) else None
+            if not isinstance(token, str) or isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise BackendError(f"POST {url} returned a malformed top_logprobs entry: {_snippet(item)}")
             try:
-                pairs.append((str(item["token"]), float(item["logprob"])))
-            except (KeyError, TypeError, ValueError):
-                raise BackendError(f"POST {url} returned a malformed top_logprobs entry: "
-                                   f"{_one_line(json.dumps(item), 80)}") from None
+                number = float(value)
+            except OverflowError:  # an integer too large for a float
+                number = math.inf if value > 0 else -math.inf
+            pairs.append((token, number))
         return pairs
 
     def score_options(self, messages: Sequence[Message], options: Sequence[str]) -> OptionScores:
+        try:
+            return self._score_options(messages, options)
+        except BackendError:
+            raise
+        except (LookupError, TypeError, AttributeError, ValueError, RecursionError, ArithmeticError) as exc:
+            raise self._shape_error(exc) from None
+
+    def _score_options(self, messages: Sequence[Message], options: Sequence[str]) -> OptionScores:
         start = time.perf_counter()
         choice, out = self._chat(messages, max_tokens=1, temperature=0.0, seed=0,
                                  logprobs=True, top_logprobs=TOP_LOGPROBS)
@@ -248,6 +333,6 @@ class OpenAICompatBackend:
         missing = [o for o in wanted if o not in best]
         if missing:
             log.debug("options %s not in the top %d; floor %.3f", missing, TOP_LOGPROBS, floor)
-        usage = out.get("usage") or {}
-        return OptionScores(values, prompt_tokens=int(usage.get("prompt_tokens", 0) or 0),
+        return OptionScores(values, prompt_tokens=_token_count(out.get("usage"), "prompt_tokens",
+                                                               f"POST {self.base_url}/v1/chat/completions"),
                             duration_s=time.perf_counter() - start)

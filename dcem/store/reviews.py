@@ -8,7 +8,11 @@ Reviews are APPEND-ONLY: nothing here updates or deletes a review.  Reviewing a 
 adds a row; the *current* review of a (case, method) is its latest row (latest
 ``created_at``, ties broken by the larger ``review_id``).  Each write runs in its own
 transaction on its own cursor (:mod:`dcem.store.transactions`), so several dashboard sessions
-of one process can record reviews at the same time.
+of one process can record reviews at the same time.  Reviewers in separate processes use
+:func:`record_review_in`, which opens the file for the one review and closes it again;
+DuckDB lets one process at a time hold the file for writing, so a reviewer who finds it
+held waits and retries with bounded, jittered back-off (:func:`common.db.retry_busy`, up to
+:data:`common.db.BUSY_TIMEOUT_S` seconds) and the review is written exactly once.
 
 For a run of language-model agents, :func:`last_answers` gives each agent's answer in the
 round the case ended (label, probability, runner-up, any error) so a reviewer can read it
@@ -23,12 +27,14 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
+import os
 import uuid
 from typing import Any
 
 import duckdb
 import pandas as pd
 
+from common.db import BUSY_TIMEOUT_S, retry_busy
 from common.transactions import cursor, run_in_transaction
 from dcem.analysis.walkthrough import TURN_COLUMNS, agent_turns, case_agents
 from dcem.core.config import MediatorConfig
@@ -37,7 +43,7 @@ from dcem.errors import InputError
 from dcem.store.database import Store, StoreError
 
 __all__ = ["MAX_COMMENT", "MAX_REVIEWER", "REVIEW_COLUMNS", "QUEUE_COLUMNS", "CALIBRATION_COLUMNS",
-           "record_review", "review_history", "current_reviews", "escalation_queue",
+           "record_review", "record_review_in", "review_history", "current_reviews", "escalation_queue",
            "escalation_reason", "export_reviews", "reviewed_as_calibration_rows", "case_labels",
            "LAST_ANSWER_COLUMNS", "last_answers"]
 
@@ -77,13 +83,14 @@ def _case_labels(cur: duckdb.DuckDBPyConnection, run_id: str, case_id: str) -> t
 
 
 def record_review(store: Store, *, run_id: str, case_id: str, method: str, final_label: str,
-                  comment: str, reviewer: str) -> str:
+                  comment: str, reviewer: str, review_id: str | None = None) -> str:
     """Append a review of a case's outcome; returns its review_id (uuid4 hex).
 
     Checks that the run, the case and its outcome under ``method`` exist, that
     ``final_label`` is one of the case's labels, that the comment has at most
     :data:`MAX_COMMENT` characters and that the reviewer is named; otherwise raises
-    :class:`InputError` naming the field.  Runs in its own transaction.
+    :class:`InputError` naming the field.  Runs in its own transaction.  A given
+    ``review_id`` that is already stored adds nothing (a retried write lands once).
     """
     run_id, case_id, method = _text(run_id, "run_id"), _text(case_id, "case_id"), _text(method, "method")
     final_label, comment = _text(final_label, "final_label"), _text(comment, "comment")
@@ -94,9 +101,14 @@ def record_review(store: Store, *, run_id: str, case_id: str, method: str, final
         raise InputError("reviewer", f"is {len(reviewer)} characters long; at most {MAX_REVIEWER} are allowed")
     if len(comment) > MAX_COMMENT:
         raise InputError("comment", f"is {len(comment):,} characters long; at most {MAX_COMMENT:,} are allowed")
-    review_id = uuid.uuid4().hex
+    if review_id is None:
+        review_id = uuid.uuid4().hex
+    elif not isinstance(review_id, str) or not review_id.isalnum() or len(review_id) > 64:
+        raise InputError("review_id", "must be 1-64 letters and digits")
 
     def write(cur: duckdb.DuckDBPyConnection) -> None:
+        if cur.execute("SELECT 1 FROM reviews WHERE review_id = ?", [review_id]).fetchone() is not None:
+            return  # this very review is already stored
         labels = _case_labels(cur, run_id, case_id)
         if cur.execute("SELECT 1 FROM outcomes WHERE run_id = ? AND case_id = ? AND method = ?",
                        [run_id, case_id, method]).fetchone() is None:
@@ -115,6 +127,24 @@ def record_review(store: Store, *, run_id: str, case_id: str, method: str, final
 
     run_in_transaction(store, write)
     return review_id
+
+
+def record_review_in(path: str | os.PathLike[str] | None = None, *, busy_timeout: float = BUSY_TIMEOUT_S,
+                     **review: str) -> str:
+    """Open the store at ``path``, append one review (:func:`record_review`), close it.
+
+    For reviewers in separate processes: while another process holds the file the open
+    and the write are retried with jittered back-off for at most ``busy_timeout`` seconds,
+    then :class:`common.db.StoreBusyError` says the store is still in use.  The review_id
+    is fixed before the first attempt, so the review is stored exactly once.
+    """
+    review_id = review.pop("review_id", None) or uuid.uuid4().hex
+
+    def once() -> str:
+        with Store(path) as store:
+            return record_review(store, review_id=review_id, **review)
+
+    return retry_busy(once, timeout=busy_timeout)
 
 
 def review_history(store: Store, run_id: str, case_id: str | None = None) -> pd.DataFrame:

@@ -6,6 +6,7 @@ import re
 import shutil
 import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -226,3 +227,108 @@ def test_last_answers_of_an_escalated_llm_case(clinical_db: Path, small_run_stor
         assert row.runner_up != row.label and row.runner_up_probability <= row.probability
     synthetic = last_answers(small_run_store, RUN_ID, _escalated(small_run_store)["case_id"].iloc[0])
     assert synthetic.empty and list(synthetic.columns) == LAST_ANSWER_COLUMNS
+
+
+def _spawn() -> Any:
+    import multiprocessing
+
+    return multiprocessing.get_context("spawn")
+
+
+def test_defect16_two_reviewer_processes_land_all_their_reviews(small_run_file: Path, tmp_path: Path) -> None:
+    """Two processes each record 40 reviews of one case, opening and closing the store per
+    review; DuckDB lets one of them hold the file at a time, the other waits and retries.
+    Every review lands exactly once, in each reviewer's order."""
+    from tests.dcem import review_workers
+
+    path = tmp_path / "two.duckdb"
+    shutil.copy(small_run_file, path)
+    with Store(path) as store:
+        case = _escalated(store)["case_id"].iloc[0]
+        label = _labels(store, case)[0]
+    n = 40
+    ctx = _spawn()
+    start, out = ctx.Barrier(2), ctx.Queue()
+    procs = [ctx.Process(target=review_workers.reviewer, args=(str(path), RUN_ID, case, label, who, n, start, out))
+             for who in ("ana", "ben")]
+    for p in procs:
+        p.start()
+    try:
+        results = sorted(out.get(timeout=60) for _ in procs)
+    finally:
+        for p in procs:
+            p.join(timeout=30)
+            if p.is_alive():
+                p.kill()
+    assert [r[2] for r in results] == [None, None], results
+    assert all(p.exitcode == 0 for p in procs)
+    assert sum(r[1] for r in results) > 0  # they did collide: some opens found the file held
+    with Store(path) as store:
+        history = review_history(store, RUN_ID, case)
+    assert len(history) == 2 * n and history["review_id"].nunique() == 2 * n
+    assert history["comment"].nunique() == 2 * n  # none doubled
+    for who in ("ana", "ben"):
+        mine = history[history.reviewer == who]["comment"].tolist()
+        assert mine == [f"{who} {i}" for i in range(n)]  # all landed, in order
+
+
+def test_defect16_a_store_held_too_long_gives_a_clear_error_after_the_bounded_wait(
+        small_run_file: Path, tmp_path: Path) -> None:
+    import time
+
+    from common.db import StoreBusyError
+    from dcem.store.reviews import record_review_in
+    from tests.dcem import review_workers
+
+    path = tmp_path / "held.duckdb"
+    shutil.copy(small_run_file, path)
+    with Store(path) as store:
+        case = _escalated(store)["case_id"].iloc[0]
+        label = _labels(store, case)[0]
+    ctx = _spawn()
+    ready, release = ctx.Event(), ctx.Event()
+    proc = ctx.Process(target=review_workers.holder, args=(str(path), ready, release))
+    proc.start()
+    try:
+        assert ready.wait(timeout=60)
+        began = time.monotonic()
+        with pytest.raises(StoreBusyError, match=r"in use by another program.*still in use after \d+ attempts "
+                                                 r"over 0\.\d s") as info:
+            record_review_in(path, busy_timeout=0.6, run_id=RUN_ID, case_id=case, method="dcem",
+                             final_label=label, comment="", reviewer="ana")
+        assert 0.6 <= time.monotonic() - began < 3 and "\n" not in str(info.value)
+    finally:
+        release.set()
+        proc.join(timeout=30)
+    review_id = record_review_in(path, run_id=RUN_ID, case_id=case, method="dcem", final_label=label,
+                                 comment="after", reviewer="ana")  # released: it lands
+    with Store(path) as store:
+        assert review_history(store, RUN_ID, case)["review_id"].tolist() == [review_id]
+
+
+def test_defect16_retry_backs_off_within_its_bound_and_a_retried_review_lands_once(
+        small_run_store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    import common.db
+    from common.db import StoreBusyError, retry_busy
+
+    sleeps: list[float] = []
+    monkeypatch.setattr(common.db.time, "sleep", sleeps.append)
+    calls = iter([StoreBusyError("busy")] * 6 + ["done"])
+
+    def work() -> str:
+        value = next(calls)
+        if isinstance(value, BaseException):
+            raise value
+        return value
+
+    assert retry_busy(work, timeout=10) == "done"
+    assert len(sleeps) == 6 and all(0 < s <= 0.25 for s in sleeps)
+    assert sleeps[-1] > sleeps[0]  # growing (jittered within the upper half of each step)
+    case = _escalated(small_run_store)["case_id"].iloc[0]
+    label = _labels(small_run_store, case)[0]
+    first = _review(small_run_store, case, label, review_id="abc123")
+    again = _review(small_run_store, case, label, review_id="abc123", comment="retried")
+    assert first == again == "abc123"
+    assert review_history(small_run_store, RUN_ID, case)["comment"].tolist() == ["checked"]
+    with pytest.raises(InputError, match="review_id"):
+        _review(small_run_store, case, label, review_id="not an id!")

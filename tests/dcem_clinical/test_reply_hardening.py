@@ -119,3 +119,55 @@ def test_defect_12_nan_log_probabilities_are_a_failed_call_not_the_first_label(s
     np.testing.assert_allclose(out, 1 / 3)
     assert all(t["error"] and "unusable log-probabilities" in t["error"] for t in panel.turns)
     assert json.loads(json.dumps([float(v) for v in out.ravel()]))  # finite, valid JSON
+
+
+_TOPS = '{"content": [{"top_logprobs": [{"token": "A", "logprob": -0.1}]}]}'
+_MALFORMED = {  # per agent mode: bodies a broken server could send, cycled through
+    "scored": [
+        '{"choices": [{"logprobs": ' + _TOPS + '}], "usage": [1, 2]}',  # usage as a list
+        '{"choices": [{"logprobs": "A: -0.1"}]}',  # logprobs as a string
+        '{"choices": [{"logprobs": {"content": [{"top_logprobs": [{"token": "A", "logprob": -' + "9" * 5000
+        + "}]}]}}]}",  # beyond the integer-digit limit
+        '{"choices": [{"logprobs": {"content": [{"top_logprobs": [{"token": ["A"], "logprob": -1}]}]}}]}',
+        '{"choices": [{"logprobs": {"content": [{"top_logprobs": [{"token": "A", "logprob": NaN}]}]}}]}',
+    ],
+    "json": [
+        '{"choices": [{"message": {"content": ["A"]}}]}',  # non-text content
+        '{"choices": [{"message": {"content": "x"}}], "usage": {"prompt_tokens": 1e999}}',
+        '{"choices": ' + "[" * 50_000 + "]" * 50_000 + "}",  # nested beyond the decoder
+        '{"choices": [{"message": {"content": "x"}}], "usage": "many"}',
+        "<html>bad gateway</html>",
+    ],
+}
+
+
+def test_defect11_clinical_panel_over_a_malformed_http_server_completes_with_recorded_errors(store: Store) -> None:
+    """A clinical panel whose agents talk to servers returning malformed bodies runs all
+    its rounds; every turn is a recorded failed call (BackendError), nothing escapes."""
+    from runtime.http_backend import OpenAICompatBackend
+    from tests.runtime.fake_openai_server import fake_server
+
+    with fake_server() as scored_server, fake_server() as json_server:
+        agents = []
+        for mode, server in (("scored", scored_server), ("json", json_server)):
+            bodies = iter(_MALFORMED[mode] * 10)
+            server.reply = lambda bodies=bodies: (200, next(bodies).encode())
+            backend = OpenAICompatBackend(server.url, f"m-{mode}", timeout=5)
+            agents.append(LoggedAgent(DiagnosticAgent(backend, LABELS, mode=mode), store))
+        panel = LlmPanel(agents, ["c1", "c2", "c3"], ["chest pain", "wheeze", "heartburn"], run_id="r")
+        out = np.stack([panel.report(t) for t in (1, 2, 3)])
+        assert scored_server.requests == 9 and json_server.requests == 9  # 3 rounds x 3 cases; no cache answers
+    assert out.shape == (3, 3, 2, 3) and np.isfinite(out).all()
+    np.testing.assert_allclose(out, 1 / 3)
+    assert panel.errors == panel.calls == 18 and len(panel.turns) == 18
+    for turn in panel.turns:
+        assert turn["error"].startswith("call failed: BackendError: ") and "\n" not in turn["error"]
+        assert len(turn["error"]) < 400 and turn["label"] is None
+    logged = store.con.execute("SELECT count(*) FROM llm_calls WHERE error LIKE 'call failed: BackendError%'"
+                               ).fetchone()[0]
+    assert logged == 18
+    reasons = " | ".join(t["error"] for t in panel.turns)
+    for words in ("'usage' as a JSON list", "'logprobs' as a JSON str", "4300 digits", "malformed top_logprobs",
+                  "no finite top logprobs", "non-text content", "not a whole number", "nested too deeply",
+                  "'usage' as a JSON str", "malformed JSON"):
+        assert words in reasons, words
