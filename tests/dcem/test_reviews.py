@@ -229,13 +229,21 @@ def test_last_answers_of_an_escalated_llm_case(clinical_db: Path, small_run_stor
     assert synthetic.empty and list(synthetic.columns) == LAST_ANSWER_COLUMNS
 
 
-def _spawn() -> Any:
+@pytest.fixture()
+def spawn(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A spawn context whose children import no main script: in the full run an earlier
+    test (AppTest runs page scripts) can leave ``__main__`` pointing at a page, which a
+    spawned child would otherwise run again."""
     import multiprocessing
+    import sys
+    import types
 
+    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))
     return multiprocessing.get_context("spawn")
 
 
-def test_defect16_two_reviewer_processes_land_all_their_reviews(small_run_file: Path, tmp_path: Path) -> None:
+def test_defect16_two_reviewer_processes_land_all_their_reviews(small_run_file: Path, tmp_path: Path,
+                                                                  spawn: Any) -> None:
     """Two processes each record 40 reviews of one case, opening and closing the store per
     review; DuckDB lets one of them hold the file at a time, the other waits and retries.
     Every review lands exactly once, in each reviewer's order."""
@@ -247,7 +255,7 @@ def test_defect16_two_reviewer_processes_land_all_their_reviews(small_run_file: 
         case = _escalated(store)["case_id"].iloc[0]
         label = _labels(store, case)[0]
     n = 40
-    ctx = _spawn()
+    ctx = spawn
     start, out = ctx.Barrier(2), ctx.Queue()
     procs = [ctx.Process(target=review_workers.reviewer, args=(str(path), RUN_ID, case, label, who, n, start, out))
              for who in ("ana", "ben")]
@@ -273,7 +281,7 @@ def test_defect16_two_reviewer_processes_land_all_their_reviews(small_run_file: 
 
 
 def test_defect16_a_store_held_too_long_gives_a_clear_error_after_the_bounded_wait(
-        small_run_file: Path, tmp_path: Path) -> None:
+        small_run_file: Path, tmp_path: Path, spawn: Any) -> None:
     import time
 
     from common.db import StoreBusyError
@@ -285,7 +293,7 @@ def test_defect16_a_store_held_too_long_gives_a_clear_error_after_the_bounded_wa
     with Store(path) as store:
         case = _escalated(store)["case_id"].iloc[0]
         label = _labels(store, case)[0]
-    ctx = _spawn()
+    ctx = spawn
     ready, release = ctx.Event(), ctx.Event()
     proc = ctx.Process(target=review_workers.holder, args=(str(path), ready, release))
     proc.start()
