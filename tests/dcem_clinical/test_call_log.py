@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import pytest
 
@@ -14,13 +13,6 @@ from runtime.messages import GenerationOptions
 from runtime.testing import ScriptedBackend
 
 LABELS = ("Anaphylaxis", "GERD", "URTI")
-
-
-@pytest.fixture()
-def store(tmp_path: Path) -> Store:
-    s = Store(tmp_path / "calls.duckdb")
-    yield s
-    s.close()
 
 
 def _agent(backend: ScriptedBackend, **kw: object) -> DiagnosticAgent:

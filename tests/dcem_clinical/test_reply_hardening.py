@@ -20,13 +20,6 @@ from runtime.testing import ScriptedBackend
 LABELS = ("Anaphylaxis", "GERD", "URTI")
 
 
-@pytest.fixture()
-def store(tmp_path: Path) -> Store:
-    s = Store(tmp_path / "calls.duckdb")
-    yield s
-    s.close()
-
-
 @pytest.mark.parametrize("reply", [
     '{"predicted_label": "GERD", "probabilities": {"GERD": 1e308, "URTI": 1e308}}',
     '{"predicted_label": "GERD", "probabilities": {"GERD": 0, "URTI": 0}}',
