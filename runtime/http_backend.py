@@ -55,13 +55,15 @@ import socket
 import time
 import urllib.error
 import urllib.request
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 from common.errors import ConfigError
 from runtime.backends import BackendError
 from runtime.messages import GenerationOptions, Message, OptionScores, Reply
 
 __all__ = ["OpenAICompatBackend", "JSON_MODES", "TOP_LOGPROBS", "ABSENT_PENALTY", "default_identity"]
+
+_T = TypeVar("_T")
 
 JSON_MODES = ("json_object", "json_schema")
 TOP_LOGPROBS = 20
@@ -246,14 +248,18 @@ class OpenAICompatBackend:
         return BackendError(f"POST {self.base_url}/v1/chat/completions returned a reply of unexpected shape "
                             f"({type(exc).__name__}: {_one_line(str(exc)[:400], 80)})")
 
-    # -------------------------------------------------------------------- generate
-    def generate(self, messages: Sequence[Message], options: GenerationOptions) -> Reply:
+    def _guarded(self, call: Callable[..., _T], *args: Any) -> _T:
+        """``call(*args)``; a parsing slip the explicit checks missed becomes a BackendError."""
         try:
-            return self._generate(messages, options)
+            return call(*args)
         except BackendError:
             raise
         except (LookupError, TypeError, AttributeError, ValueError, RecursionError, ArithmeticError) as exc:
             raise self._shape_error(exc) from None
+
+    # -------------------------------------------------------------------- generate
+    def generate(self, messages: Sequence[Message], options: GenerationOptions) -> Reply:
+        return self._guarded(self._generate, messages, options)
 
     def _generate(self, messages: Sequence[Message], options: GenerationOptions) -> Reply:
         fields: dict[str, Any] = {"temperature": options.temperature, "seed": options.seed,
@@ -307,12 +313,7 @@ class OpenAICompatBackend:
         return pairs
 
     def score_options(self, messages: Sequence[Message], options: Sequence[str]) -> OptionScores:
-        try:
-            return self._score_options(messages, options)
-        except BackendError:
-            raise
-        except (LookupError, TypeError, AttributeError, ValueError, RecursionError, ArithmeticError) as exc:
-            raise self._shape_error(exc) from None
+        return self._guarded(self._score_options, messages, options)
 
     def _score_options(self, messages: Sequence[Message], options: Sequence[str]) -> OptionScores:
         start = time.perf_counter()

@@ -23,9 +23,8 @@ import pandas as pd
 
 from dcem.analysis.paper_clinical import load_paper_tables, paper_cell
 from dcem.core.vocabulary import SCENARIOS
-from dcem.analysis.reproduction import reproduction_block
 
-__all__ = ["render_clinical_markdown", "reproduction_block", "METHOD_NAMES"]
+__all__ = ["render_clinical_markdown", "METHOD_NAMES"]
 
 METHOD_NAMES = {"single": "Single", "free": "Free", "pool": "Pool", "dcem": "D-CEM",
                 "dcem_noesc": "D-CEM w/o escalation"}

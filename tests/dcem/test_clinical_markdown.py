@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from dcem.analysis.clinical_markdown import render_clinical_markdown, reproduction_block
+from dcem.analysis.clinical_markdown import render_clinical_markdown
+from dcem.analysis.reproduction import reproduction_block
 from dcem.analysis.paper_clinical import TABLE_CELLS, load_paper_tables
 from dcem.errors import InputError
 from dcem.store.database import Store

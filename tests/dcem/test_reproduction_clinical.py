@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dcem.analysis.clinical_markdown import render_clinical_markdown, reproduction_block
+from dcem.analysis.clinical_markdown import render_clinical_markdown
+from dcem.analysis.reproduction import reproduction_block
 from dcem.analysis.export_metrics import metric_mismatches
 from dcem.store.run_export import load_run_export
 
