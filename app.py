@@ -1,6 +1,8 @@
 """D-CEM Studio entry point: navigation and the shared sidebar only."""
 import streamlit as st
 
+from studio.store_scope import run_scope
+
 st.set_page_config(page_title="D-CEM Studio", layout="wide")
 
 pages = [
@@ -18,4 +20,5 @@ with st.sidebar:
     st.markdown("**D-CEM Studio**")
     st.caption("Research and teaching tool, not clinical advice. "
                "An escalated case is handed to a human reviewer.")
-st.navigation(pages).run()
+with run_scope():  # the page run holds the result store only while it runs
+    st.navigation(pages).run()

@@ -22,6 +22,7 @@ from sag.debate import Searcher
 from sag.launch import progress_update
 from sag.run import SagRunSpec, SagRunSummary, run_sag
 from sag.store.tables import SagStore
+from studio.store_scope import open_for_run
 
 __all__ = ["MODELS_KEY", "ModelsHook", "sag_store", "launch_run"]
 
@@ -29,21 +30,15 @@ MODELS_KEY = "sag_models"
 ModelsHook = Callable[[GroupConfig], tuple[Mapping[str, TurnRunner] | None, Mapping[str, Searcher] | None]]
 
 
-@st.cache_resource(show_spinner=False)
-def _shared_sag_store(path: str) -> SagStore:
-    return SagStore(path)
-
-
 def sag_store() -> SagStore | None:
-    """This session's view of the SAG tables, or None (with a message) if the store cannot open."""
+    """This page run's hold on the SAG tables (:mod:`studio.store_scope`), or None (with a
+    message) if the store cannot open or another program kept it busy too long."""
     try:
-        shared = _shared_sag_store(str(default_db_path()))
+        with st.spinner("Waiting for the result store (another program is writing to it)"):
+            return open_for_run(SagStore, str(default_db_path()))
     except StoreError as exc:
         st.error(f"The result store cannot be opened: {exc}")
         return None
-    view = shared.session()
-    assert isinstance(view, SagStore)
-    return view
 
 
 def launch_run(db: SagStore, spec: SagRunSpec) -> SagRunSummary:

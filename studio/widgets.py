@@ -7,6 +7,7 @@ import streamlit as st
 
 from dcem.analysis.walkthrough_view import clamp_round
 from dcem.store.database import Store, StoreError, default_db_path
+from studio.store_scope import open_for_run
 
 __all__ = ["DISCLAIMER", "disclaimer", "store", "pick_run", "round_stepper", "titled_table"]
 
@@ -18,20 +19,15 @@ def disclaimer() -> None:
     st.caption(DISCLAIMER)
 
 
-@st.cache_resource(show_spinner=False)
-def _shared_store(path: str) -> Store:
-    return Store(path)
-
-
 def store() -> Store | None:
-    """This session's view of the result store, or None (with a message) if it cannot open."""
-    path = str(default_db_path())
+    """This page run's hold on the result store (:mod:`studio.store_scope`), or None (with
+    a message) if it cannot open or another program kept it busy too long."""
     try:
-        shared = _shared_store(path)
+        with st.spinner("Waiting for the result store (another program is writing to it)"):
+            return open_for_run(Store, str(default_db_path()))
     except StoreError as exc:
         st.error(f"The result store cannot be opened: {exc}")
         return None
-    return shared.session()
 
 
 def pick_run(db: Store, *, key: str = "run_id") -> str | None:

@@ -51,7 +51,7 @@ def test_library_functions_stay_small() -> None:
 
 def test_app_entry_only_routes() -> None:
     names = imported_modules(ROOT / "app.py")
-    assert names == {"streamlit"}
+    assert names == {"streamlit", "studio"}  # routing, and the store held per page run (studio.store_scope)
 
 
 def test_every_library_package_says_what_it_owns() -> None:

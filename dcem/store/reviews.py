@@ -7,8 +7,9 @@ those cases worst first with a plain-language reason taken from the policy contr
 Reviews are APPEND-ONLY: nothing here updates or deletes a review.  Reviewing a case again
 adds a row; the *current* review of a (case, method) is its latest row (latest
 ``created_at``, ties broken by the larger ``review_id``).  Each write runs in its own
-transaction on its own cursor (:mod:`dcem.store.transactions`), so several dashboard sessions
-of one process can record reviews at the same time.  Reviewers in separate processes use
+transaction on its own cursor (:mod:`common.transactions`), so several dashboard sessions
+of one process can record reviews at the same time; a dashboard holds the file only while
+a page runs (``studio.store_scope``), so two dashboards can too.  Other programs use
 :func:`record_review_in`, which opens the file for the one review and closes it again;
 DuckDB lets one process at a time hold the file for writing, so a reviewer who finds it
 held waits and retries with bounded, jittered back-off (:func:`common.db.retry_busy`, up to
