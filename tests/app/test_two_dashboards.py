@@ -63,7 +63,7 @@ def _other_process_can_write(path: Path) -> bool:
     return subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, timeout=60).returncode == 0
 
 
-def test_the_dashboard_lets_go_of_the_file_between_page_runs(run_db: Path, tmp_path: Path,
+def test_defect16_the_dashboard_lets_go_of_the_file_between_page_runs(run_db: Path, tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "free.duckdb"
     shutil.copy(run_db, path)
@@ -83,7 +83,7 @@ def spawn(monkeypatch: pytest.MonkeyPatch) -> Any:
     return multiprocessing.get_context("spawn")
 
 
-def test_two_dashboards_reviewing_at_once_land_every_review(run_db: Path, tmp_path: Path, spawn: Any) -> None:
+def test_defect16_two_dashboards_reviewing_at_once_land_every_review(run_db: Path, tmp_path: Path, spawn: Any) -> None:
     from tests.app import dashboard_workers
 
     path = tmp_path / "two.duckdb"
