@@ -8,7 +8,7 @@ from dcem.synthetic.spec import COMPLIANCE, COMPLIANCE_NAMES, WORLD_NAMES, WORLD
 from dcem.analysis.report import COMPARISON_METRICS, comparison_table
 from dcem.analysis.run_compare import (changed_outcomes, export_tables, metric_deltas, round_curves,
                               settings_diff, to_csv_bytes, to_parquet_bytes)
-from studio.charts import comparison_figure, round_curve_figure
+from studio.experiment_charts import comparison_figure, round_curve_figure
 from studio.widgets import disclaimer, pick_run, store
 
 st.title("Experiments")

@@ -8,7 +8,7 @@ from dcem.errors import DcemError
 from dcem.core.panel import three_level_loss
 from dcem.store.presets import list_presets, load_preset, save_preset
 from dcem.analysis.whatif import SWEEP_PARAMETERS, rescore
-from studio.charts import action_mix_figure, tradeoff_figure
+from studio.whatif_charts import action_mix_figure, tradeoff_figure
 from studio.memo import original_for, replay_for, sweep_for, sweep_values
 from dcem.core.vocabulary import STEER_GATES
 from studio.whatif_settings import apply_preset, reset_for_run, seed_defaults, slider_bounds

@@ -1,4 +1,4 @@
-"""Plotly figures for the case walkthrough."""
+"""Plotly figures for the case walkthrough, the review and the calibration sets."""
 from __future__ import annotations
 
 from typing import Sequence
@@ -9,8 +9,7 @@ import plotly.graph_objects as go
 
 from dcem.core.vocabulary import method_label
 
-__all__ = ["energy_figure", "belief_figure", "confusion_figure", "recall_figure", "comparison_figure",
-           "round_curve_figure", "action_mix_figure", "tradeoff_figure", "agent_probability_figure"]
+__all__ = ["energy_figure", "belief_figure", "confusion_figure", "recall_figure", "agent_probability_figure"]
 
 _TERM_COLOURS = {"disagreement": "#4C78A8", "risk": "#F58518", "margin": "#54A24B"}
 
@@ -106,56 +105,4 @@ def recall_figure(recall: np.ndarray, labels: Sequence[str], agents: Sequence[st
         fig.add_bar(x=list(labels), y=[None if np.isnan(v) else float(v) for v in recall[a]], name=name)
     fig.update_layout(barmode="group", height=280, title="Per-class recall", margin={"t": 40, "b": 30},
                       yaxis={"range": [0, 1]}, legend={"orientation": "h"})
-    return fig
-
-
-
-
-def comparison_figure(table: pd.DataFrame, metric: str) -> go.Figure:
-    """Fig. 3 style: one metric, bars per scenario and method with ± std error bars."""
-    part = table[table["metric"] == metric]
-    fig = go.Figure()
-    for method, rows in part.groupby("method", sort=False, observed=True):
-        fig.add_bar(x=rows["scenario"], y=rows["mean"], name=method_label(str(method)),
-                    error_y={"type": "data", "array": rows["std"].tolist()})
-    fig.update_layout(barmode="group", height=340, title=metric.replace("_", " "), margin={"t": 40, "b": 30},
-                      legend={"orientation": "h"})
-    return fig
-
-
-def round_curve_figure(curves: pd.DataFrame, column: str, title: str) -> go.Figure:
-    """Fig. 2 style: a per-round curve per scenario with a ± std band over seeds."""
-    fig = go.Figure()
-    for scenario, rows in curves.groupby("scenario"):
-        fig.add_scatter(x=rows["round"], y=rows[column], mode="lines+markers", name=str(scenario),
-                        error_y={"type": "data", "array": rows[f"{column}_std"].tolist(), "visible": True})
-    fig.update_layout(height=320, title=title, margin={"t": 40, "b": 30}, xaxis={"title": "round", "dtick": 1},
-                      legend={"orientation": "h"})
-    return fig
-
-
-def action_mix_figure(now: dict[str, float], before: dict[str, float]) -> go.Figure:
-    """Share of each terminal action under the current and the original settings."""
-    names = [k for k in now if now.get(k, 0) or before.get(k, 0)]
-    fig = go.Figure()
-    fig.add_bar(x=names, y=[before.get(k, 0.0) for k in names], name="original settings",
-                marker_color="#BAB0AC")
-    fig.add_bar(x=names, y=[now.get(k, 0.0) for k in names], name="current settings", marker_color="#4C78A8")
-    fig.update_layout(barmode="group", height=300, title="Outcome mix", yaxis={"range": [0, 1]},
-                      margin={"t": 40, "b": 30}, legend={"orientation": "h"})
-    return fig
-
-
-def tradeoff_figure(sweep: pd.DataFrame, parameter: str, current: float, current_metrics: dict[str, float],
-                    y: str) -> go.Figure:
-    """Escalation rate against ``y`` while one parameter sweeps; the current point marked."""
-    ok = sweep[sweep["valid"]]
-    fig = go.Figure()
-    fig.add_scatter(x=ok["escalation_rate"], y=ok[y], mode="lines+markers", name=f"sweep of {parameter}",
-                    text=[f"{parameter} = {v:.3g}" for v in ok["value"]], hoverinfo="text+x+y")
-    fig.add_scatter(x=[current_metrics["escalation_rate"]], y=[current_metrics[y]], mode="markers",
-                    marker={"size": 14, "color": "red", "symbol": "x"}, name=f"current ({parameter} = {current:.3g})")
-    fig.update_layout(height=320, title=f"Escalation rate vs {y.replace('_', ' ')}", margin={"t": 40, "b": 30},
-                      xaxis={"title": "escalation rate"}, yaxis={"title": y.replace("_", " ")},
-                      legend={"orientation": "h"})
     return fig

@@ -1,0 +1,94 @@
+"""Plain-language names and one-line definitions of the metrics, parameters and outcomes
+the dashboard shows (the glossary, table headers and tooltips read them from here).
+
+Definitions follow the policy contract (:mod:`dcem.core.policy`), the energy
+(:mod:`dcem.core.energy`) and the Appendix E metrics (:mod:`dcem.analysis.metrics`).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+__all__ = ["Term", "METRICS", "PARAMETERS", "CONCEPTS", "GLOSSARY", "RATE_METRICS", "metric_words",
+           "term_help"]
+
+
+class Term(NamedTuple):
+    words: str  # a short name in words, for a table header
+    help: str  # one or two sentences, for a tooltip or the glossary
+
+
+METRICS: dict[str, Term] = {
+    "risk": Term("Expected loss", "Mean loss L(d, y) of the final decision d against the true label y, "
+                 "escalated cases included."),
+    "system_risk": Term("System risk", "Mean loss of the cases the system decided itself: an escalated case "
+                        "counts 0, because a person takes it over."),
+    "accuracy": Term("Accuracy", "Share of cases whose final pooled decision equals the true label."),
+    "high_risk_miss": Term("High-risk miss rate", "Among cases whose true label is a high-risk class, the share "
+                           "whose final decision is wrong."),
+    "harmful_consensus": Term("Harmful consensus", "Share of cases the system decided (not escalated) wrongly "
+                              "while the true label was a high-risk class: the error D-CEM exists to prevent."),
+    "certified_rate": Term("Certified", "Share of cases certified: stopped with a decision because the energy "
+                           "was at most eps_safe and the margin at least m_safe."),
+    "escalation_rate": Term("Escalated", "Share of cases handed to a human (STOP_AND_ESCALATE)."),
+    "avg_rounds": Term("Mean rounds", "Mean number of deliberation rounds before the episode ended."),
+}
+
+PARAMETERS: dict[str, Term] = {
+    "eps_safe": Term("Certification threshold eps_safe", "A decision may be certified only when the energy is "
+                     "at or below eps_safe (and the margin at least m_safe)."),
+    "eps_low": Term("Stagnation threshold eps_low", "Above eps_low, a deliberation whose energy no longer falls "
+                    "by delta per round is escalated; at the round budget, a case above eps_low is escalated."),
+    "m_safe": Term("Margin threshold m_safe", "Minimum risk margin between the best and the runner-up decision "
+                   "for a certification."),
+    "delta": Term("Required descent delta", "The energy must fall by at least delta per round (averaged over the "
+                  "window W) or, above eps_low, the case is escalated."),
+    "window": Term("Window W", "Number of rounds over which the energy descent is averaged."),
+    "s_asym": Term("Challenge gate s_asym", "An agent is challenged on its dangerous alternative when its gate "
+                   "value (its own risk, or the reliability gap) reaches s_asym."),
+    "t_max": Term("Round budget t_max", "The last round: an unfinished case is decided there (energy at most "
+                  "eps_low) or escalated."),
+    "alpha": Term("Disagreement weight alpha", "Weight of the agents' posterior disagreement in the energy."),
+    "beta": Term("Risk weight beta", "Weight of the agents' expected risk in the energy."),
+    "gamma": Term("Margin weight gamma", "Weight of the margin term gamma * exp(-margin) in the energy."),
+    "lambda_pool": Term("Pooling exponent lambda", "Exponent on each agent's reliability in its pooling weight."),
+    "rho_min": Term("Reliability floor rho_min", "Smallest reliability an agent is given before pooling."),
+    "omega_min": Term("Weight clip omega_min", "Each pooling weight is kept within [omega_min, 1 - omega_min]."),
+    "steer_gate": Term("Steer gate", "Which agent a challenge targets: the one with the largest own risk, or the "
+                       "least reliable one when reliabilities differ enough."),
+    "l_high": Term("High-risk loss l_high", "Loss of missing a high-risk class in the three-level loss "
+                   "{0, 1, l_high}."),
+}
+
+CONCEPTS: dict[str, Term] = {
+    "energy": Term("Energy", "The mediator's diagnostic-risk energy: weighted disagreement between the agents' "
+                   "posteriors, plus their expected risk, plus gamma * exp(-margin). Low energy means the panel "
+                   "agrees on a low-risk decision."),
+    "margin": Term("Margin", "How much lower the expected loss of the best decision is than that of the runner-up."),
+    "descent": Term("Descent", "How much the energy fell per round, averaged over the last W rounds."),
+    "certified": Term("Certified", "STOP_AND_DECIDE with energy at most eps_safe and margin at least m_safe; a "
+                      "decision at the round budget is a decision, not a certification."),
+    "escalated": Term("Escalated", "STOP_AND_ESCALATE: the system makes no decision and hands the case to a "
+                      "human reviewer."),
+    "challenge": Term("Challenge", "DIFFERENTIAL_STEER: one agent is asked to weigh a dangerous alternative it "
+                      "is likely to miss."),
+    "loss_matrix": Term("Loss matrix", "L[d, y]: the cost of deciding d when the truth is y; the high-risk "
+                        "classes are those whose miss costs l_high."),
+    "high_risk": Term("High-risk class", "A class whose miss is costly (loss l_high); harmful consensus counts "
+                      "misses of these classes."),
+}
+
+GLOSSARY: dict[str, Term] = {**CONCEPTS, **METRICS, **PARAMETERS}
+
+RATE_METRICS = ("accuracy", "high_risk_miss", "harmful_consensus", "certified_rate", "escalation_rate")
+
+
+def metric_words(name: str) -> str:
+    """The metric's name in words (the name itself when it has no entry)."""
+    term = GLOSSARY.get(name)
+    return term.words if term else name
+
+
+def term_help(name: str) -> str | None:
+    """The tooltip of a metric, parameter or concept, or None."""
+    term = GLOSSARY.get(name)
+    return term.help if term else None
