@@ -15,6 +15,7 @@ pages = [
     st.Page("pages/agent_group.py", title="Agent group"),
     st.Page("pages/sag_evaluation.py", title="Group evaluation"),
     st.Page("pages/models.py", title="Models"),
+    st.Page("pages/glossary.py", title="Glossary"),
 ]
 with st.sidebar:
     st.markdown("**D-CEM Studio**")

@@ -1,20 +1,22 @@
 """Calibration sets: load agents' labelled reports and inspect their confusion matrices."""
 import streamlit as st
 
-from dcem.analysis.calibration_view import (ALPHA_MAX, ALPHA_MIN, MAX_SHOWN_AGENTS, calibration_view, load_upload, prior_table,
-                                            set_caption, shown_agents)
+from dcem.analysis.calibration_view import (ALPHA_MAX, ALPHA_MIN, CALIB_SET_KEY, MAX_SHOWN_AGENTS, SET_PURPOSE,
+                                            calibration_view, load_upload, prior_table, set_caption, shown_agents)
 from dcem.calibration.csv_import import MAX_AGENTS, MAX_LABELS
 from dcem.calibration.sets import (CSV_COLUMNS, example_csv, stored_run_calibration_set,
                                    synthetic_calibration_set)
 from dcem.errors import DcemError
 from dcem.core.vocabulary import SCENARIOS
 from studio.charts import confusion_figure, recall_figure
+from studio.calibration_session import load_failed, use_this_set
 from studio.widgets import disclaimer, pick_run, store
 
 st.title("Calibration sets")
 disclaimer()
 st.write("The mediator reads each agent's calibration confusion matrix to see which diagnoses "
          "a report may hide. Load a set of labelled reports, then check the matrices.")
+st.markdown(SET_PURPOSE)
 
 source = st.radio("Source", ["Synthetic scenario", "Stored run", "Upload CSV"], horizontal=True)
 if source == "Synthetic scenario":
@@ -24,7 +26,7 @@ if source == "Synthetic scenario":
     n = c3.select_slider("Samples", options=[1000, 2000, 5000, 20000], value=2000)
     if st.button("Load synthetic set", type="primary"):
         with st.spinner("Generating cases and agent reports ..."):
-            st.session_state["calib_set"] = synthetic_calibration_set(scenario, int(seed), int(n))
+            st.session_state[CALIB_SET_KEY] = synthetic_calibration_set(scenario, int(seed), int(n))
 elif source == "Stored run":
     db = store()
     run_id = pick_run(db, key="calib_run") if db else None
@@ -33,9 +35,9 @@ elif source == "Stored run":
         cell = st.selectbox("Cell", cells, format_func=lambda c: f"{c[0]} seed {c[1]}")
         if st.button("Load from run", type="primary"):
             try:
-                st.session_state["calib_set"] = stored_run_calibration_set(db, run_id, cell[0], cell[1])
+                st.session_state[CALIB_SET_KEY] = stored_run_calibration_set(db, run_id, cell[0], cell[1])
             except DcemError as exc:
-                st.error(str(exc))
+                load_failed("The set was not loaded", exc)
 else:
     st.markdown(f"CSV with a header row and the columns `{'`, `'.join(CSV_COLUMNS)}`: one row per "
                 f"case and agent, at most {MAX_LABELS} labels and {MAX_AGENTS:,} agents. See the example file.")
@@ -47,13 +49,13 @@ else:
         try:
             loaded, warnings = load_upload(upload.getvalue(), order, upload.name)
         except DcemError as exc:
-            st.error(f"The file was not loaded: {exc}")
+            load_failed("The file was not loaded", exc)
         else:
-            st.session_state["calib_set"] = loaded
+            st.session_state[CALIB_SET_KEY] = loaded
             for w in warnings:
                 st.warning(w)
 
-calib = st.session_state.get("calib_set")
+calib = st.session_state.get(CALIB_SET_KEY)
 if calib is None:
     st.info("No calibration set loaded yet.")
     st.stop()
@@ -83,3 +85,5 @@ try:
     st.dataframe(prior_table(calib, prior_mode, alpha), hide_index=True)
 except DcemError as exc:
     st.error(f"The prior cannot be shown: {exc}")
+
+use_this_set(calib)

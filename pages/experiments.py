@@ -1,14 +1,16 @@
 """Experiments: launch synthetic runs, compare methods and runs, download results."""
 import streamlit as st
 
-from dcem.core.config import MediatorConfig
-from dcem.errors import DcemError
 from dcem.core.vocabulary import SCENARIOS
-from dcem.synthetic.spec import COMPLIANCE, COMPLIANCE_NAMES, WORLD_NAMES, WORLDS, SyntheticSpec, run_synthetic
+from dcem.synthetic.spec import COMPLIANCE, COMPLIANCE_NAMES, WORLD_NAMES, WORLDS
+from dcem.analysis.glossary import term_help
+from dcem.analysis.launch_form import SEEDS_RANGE, T_MAX_RANGE, read_launch_form
+from dcem.analysis.run_info import run_labels
 from dcem.analysis.report import COMPARISON_METRICS, comparison_table
 from dcem.analysis.run_compare import (changed_outcomes, export_tables, metric_deltas, round_curves,
                               settings_diff, to_csv_bytes, to_parquet_bytes)
 from studio.experiment_charts import comparison_figure, round_curve_figure
+from studio.experiment_launch import launch, launch_spec, show_cell_count, show_last_launch
 from studio.widgets import disclaimer, pick_run, store
 
 st.title("Experiments")
@@ -20,34 +22,30 @@ if db is None:
 with st.expander("Launch a synthetic experiment", expanded=False):
     c1, c2 = st.columns(2)
     scenarios = c1.multiselect("Scenarios", SCENARIOS, default=list(SCENARIOS), key="exp_scen")
-    seeds = c2.number_input("Seeds", 1, 50, 3, key="exp_seeds")
+    seeds_text = c2.text_input(f"Seeds ({SEEDS_RANGE[0]} to {SEEDS_RANGE[1]})", "3", key="exp_seeds",
+                               help="How many seeds per scenario: seeds 0, 1, ... are run.")
     c3, c4, c5 = st.columns(3)
     xi = c3.slider("Compliance xi", 0.0, 1.0, 1.0, 0.05, key="exp_xi")
-    t_max = c4.number_input("Round budget T", 2, 30, 12, key="exp_t")
+    t_text = c4.text_input(f"Round budget T ({T_MAX_RANGE[0]} to {T_MAX_RANGE[1]})", "12", key="exp_t",
+                           help=term_help("t_max"))
     ablation = c5.checkbox("Compliance ablation", value=False, key="exp_abl")
+    form = read_launch_form(scenarios, seeds_text, t_text)
+    for column, problem in ((c1, form.scenario_error), (c2, form.seeds.error), (c4, form.t_max.error)):
+        if problem:
+            column.error(problem)
     c6, c7 = st.columns(2)
     world = c6.radio("Agents", list(WORLDS), format_func=WORLD_NAMES.get, horizontal=True, key="exp_world",
                      help="The specification's agents sample from p ∝ exp(s); the sharpened variant from "
                           "p ∝ exp(3 s), closer to the agent accuracies of the paper's Table 5.")
     compliance = c7.radio("Compliance model", list(COMPLIANCE), format_func=COMPLIANCE_NAMES.get,
                           horizontal=True, key="exp_comp")
+    spec = launch_spec(form, xi=xi, ablation=ablation, world=world, compliance=compliance)
+    show_cell_count(db, form, spec, ablation)
     st.caption("Finished cells are saved as they complete. Pressing Stop (or any other control) "
                "interrupts between cells; launching the same settings again resumes.")
-    if st.button("Run", type="primary", key="exp_run"):
-        try:
-            spec = SyntheticSpec(scenarios=tuple(scenarios), seeds=tuple(range(int(seeds))), xi=float(xi),
-                                 t_max=int(t_max), ablation=bool(ablation), sharpness=WORLDS[world],
-                                 compliance=compliance,
-                                 base_config=MediatorConfig(prior="empirical", t_max=int(t_max)))
-        except DcemError as exc:
-            st.error(str(exc))
-        else:
-            bar = st.progress(0.0, text="starting")
-            st.button("Stop", key="exp_stop")
-            summary = run_synthetic(db, spec, progress=lambda done, total, label: bar.progress(
-                done / total, text=f"{done} of {total} cells ({label})"))
-            st.success(f"Run {summary.run_id}: {summary.computed} cells computed, "
-                       f"{summary.skipped} were already stored.")
+    if st.button("Run", type="primary", key="exp_run", disabled=spec is None) and spec is not None:
+        launch(db, spec)
+show_last_launch()
 
 run_id = pick_run(db, key="exp_view_run")
 if run_id is None:
@@ -71,7 +69,8 @@ d2.download_button("Parquet", to_parquet_bytes(tables[name]), file_name=f"{run_i
 
 st.subheader("Compare two runs")
 others = [r for r in db.runs()["run_id"] if db.done_cells(r)]
-other = st.selectbox("Other run", others, key="exp_other")
+labels = run_labels(db)
+other = st.selectbox("Other run", others, key="exp_other", format_func=lambda r: labels.get(r, r))
 if other == run_id:
     st.caption("Pick a different run to compare.")
 else:

@@ -1,6 +1,7 @@
 """Models: the local model registry, GPU offload, a test prompt and Hub downloads."""
 import streamlit as st
 
+from dcem.analysis.answer_chance import CHANCE_MARGIN, chance_caveat, ranked_probabilities
 from dcem.errors import DcemError
 from dcem_clinical.model_lab import (EXAMPLE_CASE, MAX_CASE_CHARS, TEST_LABELS, TEST_N_CTX, hub_offline,
                                      model_facts, registry_table)
@@ -60,7 +61,15 @@ if result is not None:
               delta_color="off")
     m3.metric("Answer time", f"{result.answer_s:.2f} s")
     m4.metric("Prompt tokens", result.prompt_tokens)
-    st.dataframe(result.table, hide_index=True, key="models_test_table",
+    try:
+        caveat = chance_caveat(result.table["probability"])
+    except DcemError as exc:
+        caveat = f"The answer cannot be compared with chance: {exc}"
+    if caveat:
+        st.warning(caveat)
+    st.caption(f"Most probable label first. An answer whose top probability lies within {CHANCE_MARGIN} of "
+               "chance (1 / number of labels) is flagged as near chance.")
+    st.dataframe(ranked_probabilities(result.table), hide_index=True, key="models_test_table",
                  column_config={"probability": st.column_config.ProgressColumn(
                      "probability", min_value=0.0, max_value=1.0, format="%.3f")})
 

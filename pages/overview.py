@@ -1,10 +1,11 @@
-"""Overview: what D-CEM Studio is and what the store holds."""
+"""Overview: what D-CEM Studio is, where to start, and what the store holds."""
 import streamlit as st
 
-from dcem.analysis.clinical_report import clinical_text
-from dcem.errors import DcemError
-from dcem.analysis.report import comparison_table, format_table
+from dcem.analysis.metric_tables import clinical_views, comparison_view
 from dcem.analysis.run_info import describe_run, run_kind, run_spec, runs_overview
+from dcem.errors import DcemError
+from studio.first_visit import GLOSSARY_GROUPS, offer_demo, page_link, show_terms, start_steps
+from studio.tables import runs_table_config, show_metric_table
 from studio.widgets import pick_run, store
 
 st.title("D-CEM Studio")
@@ -15,20 +16,30 @@ st.write("D-CEM mediates a panel of diagnostic agents: it continues, challenges 
          "from a terminal with `python -m dcem run synthetic` (or a clinical run of language-model "
          "agents with `python -m dcem_clinical run`), then step through its cases on the "
          "Case walkthrough page.")
+start_steps()
+with st.expander("Glossary: what the metrics and parameters mean"):
+    page_link("pages/glossary.py", "Open the full glossary")
+    for group, terms in GLOSSARY_GROUPS[:2]:
+        st.markdown(f"**{group}**")
+        show_terms(terms)
 
 db = store()
-run_id = pick_run(db, key="overview_run") if db else None
+run_id = pick_run(db, key="overview_run") if db is not None and offer_demo(db) else None
 if run_id is not None:
     try:
         metrics = db.metrics(run_id)
-        clinical = run_kind(db, run_id) == "clinical"
         st.caption(describe_run(db, run_id))
-        if clinical:
-            st.subheader(f"Run {run_id}: clinical tables, mean ± std over seeds")
-            st.text(clinical_text(metrics.assign(dataset=run_spec(db, run_id).get("dataset", "?"))))
+        spread = st.toggle("Show mean ± std over seeds", key="overview_spread")
+        if run_kind(db, run_id) == "clinical":
+            st.subheader(f"Run {run_id}: clinical tables, mean over seeds")
+            dataset = run_spec(db, run_id).get("dataset", "?")
+            for i, (title, frame) in enumerate(clinical_views(metrics.assign(dataset=dataset), spread=spread)):
+                st.markdown(f"**{title}**")
+                show_metric_table(frame, key=f"overview_clinical_{i}", spread=spread)
         else:
-            st.subheader(f"Run {run_id}: mean ± std over seeds")
-            st.text(format_table(comparison_table(metrics), index=["scenario", "metric"], columns="method"))
-        st.dataframe(runs_overview(db), hide_index=True, key="overview_runs")
+            st.subheader(f"Run {run_id}: method comparison, mean over seeds")
+            show_metric_table(comparison_view(metrics, spread=spread), key="overview_comparison", spread=spread)
+        st.subheader("Stored runs")
+        st.dataframe(runs_overview(db), hide_index=True, key="overview_runs", column_config=runs_table_config())
     except DcemError as exc:
         st.error(f"The run cannot be summarised: {exc}")

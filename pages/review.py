@@ -2,6 +2,8 @@
 import streamlit as st
 
 from dcem.analysis.review_view import (
+    after_save,
+    chosen_label,
     escalation_why,
     history_view,
     last_answers_view,
@@ -9,6 +11,7 @@ from dcem.analysis.review_view import (
     queue_view,
     reviewed_calibration_set,
 )
+from dcem.analysis.calibration_view import CALIB_SET_KEY
 from dcem.analysis.run_compare import to_csv_bytes
 from dcem.analysis.run_info import describe_run, is_llm_run
 from dcem.analysis.walkthrough import case_agents, case_text, case_trace
@@ -31,6 +34,12 @@ st.write("Each case below ended in STOP_AND_ESCALATE: the agents could not reach
          "mediator would certify, so a person decides. Reviews are stored with a timestamp and "
          "never overwritten; a new review of the same case is added to its history.")
 
+# A save ends with a rerun so that the queue and its count show the new review at once;
+# the widget values it changes (next case, cleared label and comment) and its message
+# are carried over in session state and applied before the widgets are drawn.
+st.session_state.update(st.session_state.pop("rv_pending", {}))
+done = st.session_state.pop("rv_done", None)
+
 db = store()
 run_id = pick_run(db, key="rv_run") if db else None
 if run_id is None:
@@ -48,6 +57,7 @@ if queue.empty:
     st.stop()
 show_truth = st.toggle("Show the ground truth (evaluation data only)", value=False, key="rv_truth")
 shown = queue_view(queue, show_truth=show_truth)
+st.progress(shown.reviewed / shown.total, text=shown.progress)
 st.caption(shown.caption)
 st.dataframe(shown.table, hide_index=True, key="rv_queue")
 
@@ -66,18 +76,28 @@ st.plotly_chart(energy_figure(trace.rounds, trace.outcome_round, eps_safe=trace.
                               eps_low=trace.config.eps_low), key="rv_energy")
 st.dataframe(played_rounds_table(trace), hide_index=True)
 
-with st.form("rv_form", clear_on_submit=True):
-    final = st.selectbox("Final label", list(trace.labels), key="rv_label")
+if done:
+    st.success(done)
+with st.form("rv_form"):
+    final = st.selectbox("Final label", list(trace.labels), index=None, placeholder="choose the final label",
+                         key="rv_label")
     comment = st.text_area("Comment", max_chars=5000, key="rv_comment")
     reviewer = st.text_input("Reviewer", key="rv_reviewer")
-    if st.form_submit_button("Record review", type="primary"):
-        try:
-            record_review(db, run_id=run_id, case_id=case_id, method="dcem", final_label=final,
-                          comment=comment, reviewer=reviewer)
-        except DcemError as exc:
-            st.error(str(exc))
-        else:
-            st.success(f"Review of {case_id} recorded.")
+    b1, b2 = st.columns(2)
+    save = b1.form_submit_button("Record review", type="primary")
+    save_next = b2.form_submit_button("Save and next", help="Record the review, then open the next unreviewed "
+                                      "case of the queue.")
+if save or save_next:
+    try:
+        record_review(db, run_id=run_id, case_id=case_id, method="dcem", final_label=chosen_label(final, trace.labels),
+                      comment=comment, reviewer=reviewer)
+    except DcemError as exc:
+        st.error(f"Not saved: {exc}")
+    else:
+        message, following = after_save(queue, case_id, go_next=save_next)
+        pending = {"rv_label": None, "rv_comment": ""} | ({"rv_case": following} if following else {})
+        st.session_state["rv_pending"], st.session_state["rv_done"] = pending, message
+        st.rerun()
 
 history = history_view(review_history(db, run_id, case_id))
 if history is not None:
@@ -92,8 +112,8 @@ e1.download_button("Export reviews (CSV)", to_csv_bytes(reviews), file_name=f"{r
 if e2.button("Add reviewed cases to the calibration set", disabled=reviews.empty):
     rows = reviewed_as_calibration_rows(db, run_id, "dcem")
     try:
-        added = reviewed_calibration_set(rows, trace.labels, run_id=run_id, current=st.session_state.get("calib_set"))
-        st.session_state["calib_set"] = added.calibration_set
+        added = reviewed_calibration_set(rows, trace.labels, run_id=run_id, current=st.session_state.get(CALIB_SET_KEY))
+        st.session_state[CALIB_SET_KEY] = added.calibration_set
     except DcemError as exc:
         st.error(f"The reviewed cases could not be added: {exc}")
     else:

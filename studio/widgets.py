@@ -5,14 +5,19 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from dcem.analysis.run_info import RunPick, default_run, run_labels
 from dcem.analysis.walkthrough_view import clamp_round
 from dcem.store.database import Store, StoreError, default_db_path
 from studio.store_scope import open_for_run
 
-__all__ = ["DISCLAIMER", "disclaimer", "store", "pick_run", "round_stepper", "titled_table"]
+__all__ = ["DISCLAIMER", "CURRENT_RUN", "disclaimer", "store", "pick_run", "set_current_run", "round_stepper",
+           "titled_table"]
 
 DISCLAIMER = ("Research and teaching tool, not clinical advice. STOP_AND_ESCALATE hands the case "
               "to a human reviewer.")
+CURRENT_RUN = "current_run"  # session key: the run every page's picker opens on
+_PICKS = "_run_picks"  # session key: {picker key: RunPick}, a person's own pick per page
+_SHOWN = "_run_shown"  # session key: {picker key: run id the picker last opened on}
 
 
 def disclaimer() -> None:
@@ -31,14 +36,33 @@ def store() -> Store | None:
 
 
 def pick_run(db: Store, *, key: str = "run_id") -> str | None:
-    """Select box over stored runs that hold results; None when there are none."""
-    runs = db.runs()
-    with_cells = [r for r in runs["run_id"] if db.done_cells(r)]
+    """Select box over stored runs that hold results, each named with what it ran and when
+    (:func:`dcem.analysis.run_info.run_label`); None when there are none.
+
+    It opens on the session's current run (:data:`CURRENT_RUN`, set by a launch on the
+    Experiments page when it finishes or stops) unless the person picked another run in
+    this picker since that launch (:func:`dcem.analysis.run_info.default_run`).  A value
+    set under ``key`` before the call (a deep link, say) counts as such a pick.
+    """
+    with_cells = [str(r) for r in db.runs()["run_id"] if db.done_cells(r)]
     if not with_cells:
         st.info("No experiment results are stored yet. Run one from the Experiments page or with "
                 "`python -m dcem run synthetic`.")
         return None
-    return st.selectbox("Run", with_cells, key=key)
+    state = st.session_state
+    picks: dict[str, RunPick] = state.setdefault(_PICKS, {})
+    shown: dict[str, str] = state.setdefault(_SHOWN, {})
+    chosen = state.get(key)
+    if chosen in with_cells and chosen != shown.get(key):  # picked in the box, or preset (a deep link)
+        picks[key] = RunPick(str(chosen), state.get(CURRENT_RUN))
+    state[key] = shown[key] = default_run(with_cells, current=state.get(CURRENT_RUN), picked=picks.get(key))
+    labels = run_labels(db)
+    return st.selectbox("Run", with_cells, key=key, format_func=lambda r: labels.get(r, r))
+
+
+def set_current_run(run_id: str) -> None:
+    """Make ``run_id`` the run every page's picker opens on (until the next launch)."""
+    st.session_state[CURRENT_RUN] = run_id
 
 
 def round_stepper(context: object, last: int, *, key: str = "walk_round", seen_key: str = "walk_case_seen") -> int:

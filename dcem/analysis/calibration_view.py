@@ -3,13 +3,19 @@
 The page's steps after a file is chosen: reading the optional label order, parsing the
 upload into a :class:`~dcem.calibration.sets.CalibrationSet` with its warnings, and the
 tables drawn for a loaded set (counts, smoothed confusion matrices, recall, class counts
-and prior).  Every invalid input raises :class:`dcem.errors.InputError` with a message
+and prior), what a set is for and where it can go next (:data:`SET_PURPOSE`,
+:data:`SET_USES`, :func:`set_download`).  Every invalid input raises :class:`dcem.errors.InputError` with a message
 the page shows as is; the tables are bounded by the set's size caps
 (:func:`dcem.calibration.csv_import.check_table_size`).  The page only lays the results
 out in widgets.
+
+The loaded set lives in the session under :data:`CALIB_SET_KEY` (``"calib_set"``): the
+Calibration sets page puts it there when a set loads and removes it when a load fails;
+the Escalation review page adds reviewed cases to it.  No other page reads it yet.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -18,7 +24,8 @@ import numpy as np
 from dcem.calibration.sets import CalibrationSet, parse_calibration_csv, recall_from_counts, smoothed_confusion
 from dcem.errors import InputError
 
-__all__ = ["MAX_SHOWN_AGENTS", "MAX_CAPTION_LABELS", "ALPHA_MIN", "ALPHA_MAX", "CalibrationView", "label_order", "load_upload",
+__all__ = ["CALIB_SET_KEY", "SET_PURPOSE", "SET_USES", "SetUse", "set_download", "MAX_SHOWN_AGENTS",
+           "MAX_CAPTION_LABELS", "ALPHA_MIN", "ALPHA_MAX", "CalibrationView", "label_order", "load_upload",
            "calibration_view", "prior_table", "set_caption", "shown_agents"]
 
 MAX_SHOWN_AGENTS = 4
@@ -27,6 +34,47 @@ MAX_CAPTION_LABELS = 20
 ALPHA_MIN, ALPHA_MAX = 0.01, 10.0
 """The smoothing alpha the page offers."""
 PRIOR_MODES = ("uniform", "empirical")
+CALIB_SET_KEY = "calib_set"
+"""Session-state key of the loaded calibration set (a :class:`CalibrationSet`)."""
+
+SET_PURPOSE = (
+    "**What a calibration set is for.** The mediator does not take an agent's report at face value: it turns "
+    "the report into a posterior over the true condition through that agent's confusion matrix (row = true "
+    "label, column = reported label) and the prior. An agent's reliability, the posterior weight on its own "
+    "report that sets its share of the pooled belief, follows from the same matrix. The matrices and the "
+    "prior are estimated from a calibration set: labelled reports like these. A set can therefore serve as "
+    "a run's calibration (its smoothed matrices and prior become the panel the mediator reasons with), or "
+    "as labelled cases on which the stopping thresholds (eps_safe, eps_low, m_safe, delta) are re-fitted.")
+
+
+@dataclass(frozen=True)
+class SetUse:
+    """A page the set relates to: its path, its title and what it does with a set today."""
+
+    page: str
+    title: str
+    does: str
+
+
+SET_USES: tuple[SetUse, ...] = (
+    SetUse("pages/review.py", "Escalation review",
+           "adds the cases a reviewer has labelled to this set (button under *Use the reviews*)."),
+    SetUse("pages/whatif.py", "Loss and thresholds",
+           "re-scores a stored run under other thresholds and losses with the confusion matrices that run was "
+           "calibrated with; it does not read this set yet."),
+    SetUse("pages/experiments.py", "Experiments",
+           "launches synthetic runs whose calibration data are drawn from the scenario; a run cannot take this "
+           "set as its calibration yet."),
+)
+"""Where a loaded set can go from the Calibration sets page, said honestly."""
+
+
+def set_download(calib: CalibrationSet) -> tuple[bytes, str]:
+    """The set as CSV bytes in the upload format (the page can load them again) and a file
+    name made from its source (letters, digits, ``.``, ``_`` and ``-`` only)."""
+    calib = _calibration_set(calib)
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", calib.source.removesuffix(".csv")).strip("-.")[:60] or "set"
+    return calib.to_csv().encode("utf-8"), f"calibration-{stem}.csv"
 
 
 def label_order(text: str | None) -> list[str] | None:

@@ -31,6 +31,16 @@ METRICS: dict[str, Term] = {
                            "was at most eps_safe and the margin at least m_safe."),
     "escalation_rate": Term("Escalated", "Share of cases handed to a human (STOP_AND_ESCALATE)."),
     "avg_rounds": Term("Mean rounds", "Mean number of deliberation rounds before the episode ended."),
+    "parse_error_rate": Term("Unusable answers", "Share of the language-model agents' answers that could not be "
+                             "read (or calls that failed); such an answer counts as a uniform vote."),
+    "mix_continue": Term("Rounds: continue", "Share of the mediator's actions over all played rounds that were "
+                         "CONTINUE."),
+    "mix_steer": Term("Rounds: challenge", "Share of the mediator's actions over all played rounds that were a "
+                      "challenge (DIFFERENTIAL_STEER)."),
+    "mix_decide": Term("Rounds: decide", "Share of the mediator's actions over all played rounds that were "
+                       "STOP_AND_DECIDE."),
+    "mix_escalate": Term("Rounds: escalate", "Share of the mediator's actions over all played rounds that were "
+                         "STOP_AND_ESCALATE."),
 }
 
 PARAMETERS: dict[str, Term] = {

@@ -1,6 +1,7 @@
 """What the Escalation review page shows, computed from stored results (no Streamlit here).
 
-The queue table and its caption, the reason a case escalated, each agent's last answer,
+The queue table, its caption and review count, the next unreviewed case, the check that a
+final label was chosen, the reason a case escalated, each agent's last answer,
 the rounds played, a case's review history, and the reviewed cases turned into a
 calibration set.  The page only lays the results out in widgets.
 """
@@ -13,10 +14,11 @@ import pandas as pd
 
 from dcem.analysis.walkthrough import CaseTrace
 from dcem.calibration.sets import CalibrationSet, rows_to_set
+from dcem.errors import InputError
 
 __all__ = ["QUEUE_TABLE_COLUMNS", "ANSWER_TABLE_COLUMNS", "HISTORY_TABLE_COLUMNS", "QueueView", "LastAnswersView",
-           "HistoryView", "ReviewedSet", "queue_view", "escalation_why", "last_answers_view", "played_rounds_table",
-           "history_view", "reviewed_calibration_set"]
+           "HistoryView", "ReviewedSet", "queue_view", "next_unreviewed", "after_save", "chosen_label",
+           "escalation_why", "last_answers_view", "played_rounds_table", "history_view", "reviewed_calibration_set"]
 
 QUEUE_TABLE_COLUMNS = ["case_id", "scenario", "seed", "energy", "margin", "descent", "steers", "rounds", "reviewed",
                        "review_label", "why"]
@@ -26,20 +28,64 @@ HISTORY_TABLE_COLUMNS = ["created_at", "reviewer", "final_label", "comment"]
 
 @dataclass(frozen=True, eq=False)
 class QueueView:
-    """The escalation queue as shown: the table, its caption and the case ids to pick from."""
+    """The escalation queue as shown: the table, its caption, the case ids to pick from and
+    how many of the cases have a review."""
 
     table: pd.DataFrame
     caption: str
     case_ids: list[str]
+    reviewed: int
+    total: int
+
+    @property
+    def progress(self) -> str:
+        """"N of M escalated cases reviewed"."""
+        return f"{self.reviewed} of {self.total} escalated cases reviewed"
 
 
 def queue_view(queue: pd.DataFrame, *, show_truth: bool = False) -> QueueView:
     """The shown columns of :func:`dcem.store.reviews.escalation_queue` (the true label
     only when asked for), worst first as given, with a caption counting the reviews."""
     columns = QUEUE_TABLE_COLUMNS + (["truth_label"] if show_truth else [])
-    caption = (f"{len(queue)} escalated cases, {int(queue['reviewed'].sum())} reviewed; worst first "
+    reviewed = int(queue["reviewed"].sum())
+    caption = (f"{len(queue)} escalated cases, {reviewed} reviewed; worst first "
                "(highest final energy, then smallest margin, then slowest descent).")
-    return QueueView(queue[columns], caption, queue["case_id"].tolist())
+    return QueueView(queue[columns], caption, queue["case_id"].tolist(), reviewed, len(queue))
+
+
+def next_unreviewed(queue: pd.DataFrame, case_id: str) -> str | None:
+    """The first case after ``case_id`` in queue order (wrapping round to the top) that has
+    no review, ``case_id`` itself excluded (it has just been reviewed); None when every
+    other case is reviewed."""
+    ids = queue["case_id"].tolist()
+    done = dict(zip(ids, queue["reviewed"].astype(bool)))
+    start = ids.index(case_id) + 1 if case_id in ids else 0
+    for other in ids[start:] + ids[:start]:
+        if other != case_id and not done[other]:
+            return str(other)
+    return None
+
+
+def after_save(queue: pd.DataFrame, case_id: str, *, go_next: bool) -> tuple[str, str | None]:
+    """The message after a review of ``case_id`` was saved and, for "Save and next", the
+    case to open next (:func:`next_unreviewed` of ``queue`` as read before the save)."""
+    message = f"Review of {case_id} recorded."
+    if not go_next:
+        return message, None
+    following = next_unreviewed(queue, case_id)
+    if following is None:
+        return message + " Every escalated case of this run now has a review.", None
+    return message + f" Next unreviewed case: {following}.", following
+
+
+def chosen_label(value: object, labels: Sequence[str]) -> str:
+    """The final label picked on the page; :class:`InputError` when none (or an unknown
+    one) was chosen, so that nothing is saved without a deliberate choice."""
+    if value is None or value == "":
+        raise InputError("final label", "choose the final label before saving (no label is pre-selected)")
+    if value not in labels:
+        raise InputError("final label", f"{value!r} is not one of the case's labels ({', '.join(labels)})")
+    return str(value)
 
 
 def escalation_why(queue: pd.DataFrame, case_id: str) -> str:

@@ -11,7 +11,10 @@ from dcem.analysis.report import comparison_table
 from dcem.store.database import Store
 
 __all__ = ["round_curves", "settings_diff", "metric_deltas", "changed_outcomes", "export_tables",
-           "to_csv_bytes", "to_parquet_bytes"]
+           "with_label_names", "to_csv_bytes", "to_parquet_bytes"]
+
+# Columns of the exported tables that hold an index into the cell's label set.
+LABEL_COLUMNS = ("truth", "decision")
 
 
 def round_curves(store: Store, run_id: str, method: str = "dcem") -> pd.DataFrame:
@@ -80,11 +83,37 @@ def changed_outcomes(store: Store, run_a: str, run_b: str, method: str = "dcem")
         [run_a, run_b, method]).df()
 
 
+def _cell_labels(store: Store, run_id: str) -> dict[tuple[str, int], list[str]]:
+    rows = store.con.execute("SELECT scenario, seed, labels FROM cells WHERE run_id = ?", [run_id]).fetchall()
+    return {(str(s), int(k)): [str(x) for x in labels] for s, k, labels in rows}
+
+
+def with_label_names(frame: pd.DataFrame, labels: dict[tuple[str, int], list[str]],
+                     columns: tuple[str, ...] = LABEL_COLUMNS) -> pd.DataFrame:
+    """``frame`` with a ``<column>_label`` beside each label-index column, named from the
+    label set of the row's (scenario, seed) cell (empty when the index is out of range)."""
+    out = frame.copy()
+    for column in (c for c in columns if c in frame.columns):
+        names = [_name(labels.get((str(s), int(k)), []), i)
+                 for s, k, i in zip(frame["scenario"], frame["seed"], frame[column])]
+        out.insert(out.columns.get_loc(column) + 1, f"{column}_label", names)
+    return out
+
+
+def _name(labels: list[str], index: object) -> str | None:
+    try:
+        i = int(index)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return None
+    return labels[i] if 0 <= i < len(labels) else None
+
+
 def export_tables(store: Store, run_id: str) -> dict[str, pd.DataFrame]:
-    """The run's results as plain tables: metrics, outcomes and ablation."""
+    """The run's results as plain tables: metrics, outcomes (with the label names beside
+    the truth and decision indices) and ablation."""
     store.check_run(run_id)
-    return {"metrics": store.metrics(run_id), "outcomes": store.outcomes(run_id),
-            "ablation": store.ablation(run_id)}
+    outcomes = with_label_names(store.outcomes(run_id), _cell_labels(store, run_id))
+    return {"metrics": store.metrics(run_id), "outcomes": outcomes, "ablation": store.ablation(run_id)}
 
 
 def to_csv_bytes(frame: pd.DataFrame) -> bytes:

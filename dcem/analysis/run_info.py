@@ -2,16 +2,19 @@
 scenarios and agents (read from the run's stored specification; no agent is called)."""
 from __future__ import annotations
 
+import datetime as _dt
 import json
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
-from dcem.core.vocabulary import mediated_methods, order_methods
+from dcem.core.vocabulary import SCENARIOS, mediated_methods, order_methods
 from dcem.store.database import Store, StoreError
 
 __all__ = ["RUN_COLUMNS", "run_spec", "run_kind", "is_llm_run", "run_methods", "runs_overview",
-           "describe_run"]
+           "describe_run", "run_label", "run_labels",
+           "RunPick", "default_run"]
 
 RUN_COLUMNS = ["run_id", "kind", "status", "dataset", "scenarios", "seeds", "agents", "created_at",
                "finished_at"]
@@ -84,3 +87,84 @@ def describe_run(store: Store, run_id: str) -> str:
                 f"agents {_join(spec.get('agents')) or '?'}, {spec.get('mode', 'scored')} answers.")
     scen = _join(spec.get("scenarios"))
     return f"{kind.capitalize()} run" + (f": scenarios {scen}." if scen else ".")
+
+
+@dataclass(frozen=True)
+class RunPick:
+    """A run a person chose in one page's picker, and the session's current run then."""
+
+    run_id: str
+    current: str | None
+
+
+def default_run(options: Sequence[str], *, current: str | None, picked: RunPick | None) -> str | None:
+    """The run a page's picker shows: the person's own pick on that page while no newer
+    launch has changed the session's ``current`` run since, else ``current``, else the
+    first option (the newest run); None when there are no options."""
+    if picked is not None and picked.current == current and picked.run_id in options:
+        return picked.run_id
+    if current is not None and current in options:
+        return current
+    return options[0] if options else None
+
+
+_WORLD_WORDS = {1.0: "seed world", 3.0: "sharpened world"}  # dcem.synthetic.spec.WORLDS by sharpness
+
+
+def _scenario_span(scenarios: Sequence[str]) -> str:
+    """S1-S3b for three or more consecutive scenarios of the registry, else S1/S3b."""
+    names = [str(s) for s in scenarios]
+    if len(names) >= 3 and all(n in SCENARIOS for n in names):
+        start = SCENARIOS.index(names[0])
+        if tuple(names) == SCENARIOS[start:start + len(names)]:
+            return f"{names[0]}-{names[-1]}"
+    return "/".join(names) or "no scenarios"
+
+
+def _world(spec: Mapping[str, Any]) -> str | None:
+    sharpness = spec.get("sharpness")
+    if isinstance(sharpness, bool) or not isinstance(sharpness, (int, float)):
+        return None
+    return _WORLD_WORDS.get(float(sharpness), f"sharpness {float(sharpness):g}")
+
+
+def run_label(run_id: str, kind: str, spec: Mapping[str, Any], seeds: Sequence[int],
+              created_at: _dt.datetime | None, *, scenarios: Sequence[str] = (), finished: bool = True) -> str:
+    """A run's name for a picker, e.g. "syn-70b6c021 · synthetic, seed world, S1-S3b × 3 seeds ·
+    2026-11-23 14:05" (clinical runs name the dataset and agents; "unfinished" when the
+    run did not reach its end).  ``scenarios`` stands in when the spec names none."""
+    named = spec.get("scenarios")
+    scen = [str(s) for s in named] if isinstance(named, (list, tuple)) else list(scenarios)
+    n = len(seeds)
+    parts = [kind]
+    if kind == "clinical" and spec.get("dataset"):
+        parts.append(str(spec["dataset"]))
+    world = _world(spec) if kind == "synthetic" else None
+    if world:
+        parts.append(world)
+    parts.append(f"{_scenario_span(scen)} × {n} seed{'' if n == 1 else 's'}")
+    agents = spec.get("agents")
+    if isinstance(agents, (list, tuple)) and agents:
+        parts.append(" + ".join(str(a) for a in agents))
+    label = f"{run_id} · {', '.join(parts)}"
+    if isinstance(created_at, _dt.datetime):
+        label += f" · {created_at:%Y-%m-%d %H:%M}"
+    return label if finished else label + " · unfinished"
+
+
+def run_labels(store: Store) -> dict[str, str]:
+    """:func:`run_label` of every stored run, by run id."""
+    cells: dict[str, list[str]] = {}
+    for run_id, scenario in store.con.execute(
+            "SELECT DISTINCT run_id, scenario FROM cells ORDER BY run_id, scenario").fetchall():
+        cells.setdefault(str(run_id), []).append(str(scenario))
+    rows = store.con.execute("SELECT run_id, kind, status, spec_json, seeds, created_at FROM runs").fetchall()
+    return {str(r): run_label(str(r), str(kind), _parse(spec), list(seeds or []), created,
+                              scenarios=_order_scenarios(cells.get(str(r), [])), finished=status == "finished")
+            for r, kind, status, spec, seeds, created in rows}
+
+
+def _order_scenarios(names: Sequence[str]) -> list[str]:
+    """Scenarios in the registry's order, unknown names after them."""
+    known = [s for s in SCENARIOS if s in names]
+    return known + sorted(n for n in names if n not in SCENARIOS)

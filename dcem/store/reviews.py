@@ -177,25 +177,26 @@ def _fmt_pair(a: float, b: float) -> tuple[str, str]:
 
 def escalation_reason(energy: float, descent: float | None, budget: bool, rounds: int,
                       cfg: MediatorConfig) -> str:
-    """One plain sentence saying why the policy escalated (see :mod:`dcem.core.policy`).
+    """Why the policy escalated, in plain words with the numbers (see :mod:`dcem.core.policy`).
 
-    Budget rule: round t_max reached with energy above eps_low.  Rule 3: the windowed
-    descent was below delta while the energy stayed above eps_low.
+    Budget rule: round t_max reached with energy above eps_low ("Out of rounds: ...").
+    Rule 3: the windowed descent (the energy's fall per round, averaged over the window;
+    negative when it rose) was below delta while the energy stayed above eps_low
+    ("Energy did not fall enough: -0.10 per round ..., needed at least 0.05 (delta) ...").
     """
     e, low = _fmt_pair(energy, cfg.eps_low)
     if budget or descent is None or (isinstance(descent, float) and math.isnan(descent)):
-        return (f"Round budget reached (round {rounds} of {cfg.t_max}) with energy {e} still above "
+        return (f"Out of rounds: round {rounds} of {cfg.t_max} was the last and the energy {e} was still above "
                 f"eps_low {low}, so no decision could be made safely.")
     d, delta = _fmt_pair(abs(descent), cfg.delta)
-    if descent > 0:
-        moved = f"fell by only {d} per round"
-    elif descent < 0:
-        moved = f"rose by {d} per round"
-    else:
-        moved = "did not fall at all"
+    if descent != 0 and float(d) == 0:  # a small change is not shown as "0.00"
+        d = f"{abs(descent):.2g}"
+    signed = f"-{d}" if descent < 0 else d
+    note = " (it rose)" if descent < 0 else " (it did not move)" if descent == 0 else ""
     rounds_txt = "round" if cfg.window == 1 else f"{cfg.window} rounds"
-    return (f"Energy {e} stayed above eps_low {low} and {moved} over the last {rounds_txt} "
-            f"(below delta {delta}), so the deliberation had stalled at round {rounds}.")
+    return (f"Energy did not fall enough: {signed} per round over the last {rounds_txt}{note}, needed at least "
+            f"{delta} (delta). The energy {e} stayed above eps_low {low}, so the deliberation stalled at "
+            f"round {rounds}.")
 
 
 def escalation_queue(store: Store, run_id: str, method: str = "dcem") -> pd.DataFrame:

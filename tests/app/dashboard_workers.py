@@ -41,6 +41,7 @@ def reviewer(path: str, who: str, n: int, start: Any, out: Any) -> None:
         for i in range(n):
             at.text_area(key="rv_comment").set_value(f"{who} {i}")
             at.text_input(key="rv_reviewer").set_value(who)
+            at.selectbox(key="rv_label").set_value("k0")
             at.button(key="FormSubmitter:rv_form-Record review").click().run()
             problems = [e.value for e in at.error] + [str(e.value) for e in at.exception]
             if problems or not any("recorded" in s.value for s in at.success):

@@ -1,4 +1,5 @@
-"""Calibration sets page: built-in, stored and uploaded sets; bad files keep what was loaded."""
+"""Calibration sets page: built-in, stored and uploaded sets; a bad file unloads what was
+loaded before (no old tables under the error); what a set is for and where it can go."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -36,22 +37,66 @@ def test_synthetic_set_shows_matrices_and_alpha_changes_them(page: AppTest) -> N
     assert at.get("plotly_chart")[0].proto.spec != before
 
 
-def test_upload_good_then_bad_file_keeps_the_good_one(page: AppTest) -> None:
+def _unloaded(at: AppTest) -> bool:
+    """No set on screen or in the session: no "Loaded:" heading, no charts, no tables."""
+    return (not any(h.value.startswith("Loaded: ") for h in at.subheader) and not at.get("plotly_chart")
+            and not at.dataframe and "calib_set" not in at.session_state
+            and any("No calibration set loaded yet." in i.value for i in at.info))
+
+
+def test_upload_good_then_bad_file_unloads_the_good_one(page: AppTest) -> None:
     at = page.run()
     at.radio[0].set_value("Upload CSV").run()
     at = _upload(at, "cal.csv", example_csv().encode())
     assert not at.exception
-    assert at.subheader[0].value == "Loaded: cal.csv"
+    assert at.subheader[0].value == "Loaded: cal.csv" and at.get("plotly_chart") and at.dataframe
     at = _upload(at, "bad.csv", b"case_id,agent,reported\n1,a,k0\n")
     assert not at.exception
     errors = [e.value for e in at.error]
-    assert any("true_label" in e for e in errors), errors
-    assert at.subheader[0].value == "Loaded: cal.csv"  # what was loaded before stays
+    assert len(errors) == 1 and "true_label" in errors[0], errors
+    assert errors[0].endswith("The set loaded before (cal.csv) is unloaded; load a set again.")
+    assert _unloaded(at)  # the old set's tables are gone with it
+    at = _upload(at, "cal.csv", example_csv().encode())
+    assert not at.error and at.subheader[0].value == "Loaded: cal.csv"  # a good file loads again
     at.text_input(key="calib_labels").set_value("k0, k1, k2").run()
     at = _upload(at, "labels.csv", b"case_id,agent,reported_label,true_label\n1,a,k0,k9\n")
     assert any("k9" in e.value for e in at.error), [e.value for e in at.error]
-    assert at.subheader[0].value == "Loaded: cal.csv"
+    assert _unloaded(at)
     assert not any("Traceback" in e.value for e in at.error)
+
+
+def test_a_loaded_set_says_what_it_is_for_and_downloads_as_csv(page: AppTest) -> None:
+    from dcem.calibration.sets import parse_calibration_csv
+
+    at = page.run()
+    assert any("What a calibration set is for." in m.value for m in at.markdown)
+    assert not any(h.value == "Use this set" for h in at.subheader)  # nothing to use yet
+    at.radio[0].set_value("Upload CSV").run()
+    at = _upload(at, "cal.csv", example_csv().encode())
+    assert any(h.value == "Use this set" for h in at.subheader)
+    download = at.get("download_button")[-1].proto
+    assert download.label == "Download this set (CSV)"
+    captions = [c.value for c in at.caption]
+    assert any("session-state key `calib_set`" in c for c in captions)
+    assert any(c.startswith("Loss and thresholds re-scores a stored run") and "does not read this set yet" in c
+               for c in captions)
+    assert any(c.startswith("Escalation review adds the cases a reviewer has labelled") for c in captions)
+    assert any(c.startswith("Experiments launches synthetic runs") and "cannot take this set" in c for c in captions)
+    loaded = at.session_state["calib_set"]
+    again, _ = parse_calibration_csv(loaded.to_csv(), source="again")
+    assert again.n_cases == loaded.n_cases and (again.counts() == loaded.counts()).all()
+
+
+def test_the_set_links_to_the_pages_that_use_it_in_the_dashboard(run_db: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DCEM_DB", str(run_db))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    at.switch_page("pages/calibration.py").run()
+    at.button[0].click().run()  # load the synthetic set
+    assert not at.exception and at.session_state["calib_set"] is not None
+    links = {link.proto.label: link.proto.page for link in at.get("page_link")}
+    assert set(links) == {"Escalation review", "Loss and thresholds", "Experiments"}, links
+    assert links["Loss and thresholds"].endswith("whatif") and links["Escalation review"].endswith("review")
 
 
 def test_stored_run_source(page: AppTest) -> None:
@@ -69,21 +114,23 @@ def _rows_csv(rows: list[str]) -> bytes:
 
 def test_defect8_too_many_labels_show_an_error_not_a_traceback(page: AppTest) -> None:
     """8,000 labels (157 KB) reached 2.1 GB and 30,000 raised MemoryError outside the
-    page's error handling; now the upload stops at label 201 with st.error."""
+    page's error handling; now the upload stops at label 201 with st.error (and the set
+    loaded before is unloaded, so that its tables do not stand under the error)."""
     at = page.run()
     at.radio[0].set_value("Upload CSV").run()
-    at = _upload(at, "cal.csv", example_csv().encode())
     for n_labels in (8_000, 30_000):
+        at = _upload(at, "cal.csv", example_csv().encode())
         at = _upload(at, "labels.csv", _rows_csv([f"c{i},A,L{i},L{i}" for i in range(n_labels)]))
         assert not at.exception
         errors = [e.value for e in at.error]
         assert errors == ["The file was not loaded: labels: line 202: 'L200' is distinct label number 201; "
-                          "a calibration file may have at most 200 labels (true and reported)"], errors
-        assert at.subheader[0].value == "Loaded: cal.csv"  # what was loaded before stays
+                          "a calibration file may have at most 200 labels (true and reported)\n\n"
+                          "The set loaded before (cal.csv) is unloaded; load a set again."], errors
+        assert _unloaded(at)
     at.text_input(key="calib_labels").set_value(",".join(f"L{i}" for i in range(201))).run()
     at = _upload(at, "labels.csv", example_csv().encode())
     assert [e.value for e in at.error] == ["The file was not loaded: labels: 201 labels given; a calibration "
-                                           "set may have at most 200 labels"]
+                                           "set may have at most 200 labels"]  # (no set was loaded before)
 
 
 def test_defect7_many_agents_show_a_few_heatmaps_and_counted_warnings(page: AppTest) -> None:
@@ -111,7 +158,7 @@ def test_defect8_two_hundred_labels_render_without_cell_text(page: AppTest) -> N
     at = _upload(at, "labels.csv", _rows_csv(rows))
     assert not at.exception and not at.error
     assert len(at.get("plotly_chart")) == 3
-    caption = at.caption[-1].value
+    caption = next(c.value for c in at.caption if c.value.startswith("400 cases"))
     assert caption.startswith("400 cases, 2 agents, labels L0, L1, L10, L100") and caption.endswith("(200 labels)")
     assert len(at.dataframe[0].value) == 200
     heatmap = at.get("plotly_chart")[0].proto.spec

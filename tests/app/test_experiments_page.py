@@ -28,35 +28,116 @@ def test_results_views_and_metric_switch(run_db: Path, monkeypatch: pytest.Monke
     assert any("Pick a different run" in c.value for c in at.caption)
 
 
-def test_launch_a_run_then_compare(run_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    db = tmp_path / "copy.duckdb"
+def _copy(run_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> Path:
+    db = tmp_path / name
     shutil.copy(run_db, db)
     monkeypatch.setenv("DCEM_DB", str(db))
+    return db
+
+
+def _run_count(db: Path) -> int:
+    with Store(db) as store:
+        return len(store.runs())
+
+
+def test_launch_a_run_then_compare(run_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = _copy(run_db, tmp_path, monkeypatch, "copy.duckdb")
     at = AppTest.from_file(PAGE, default_timeout=120).run()
     at.multiselect(key="exp_scen").set_value(["S1"]).run()
-    at.number_input(key="exp_seeds").set_value(1).run()
-    at.number_input(key="exp_t").set_value(6).run()
+    at.text_input(key="exp_seeds").input("1").run()
+    at.text_input(key="exp_t").input("6").run()
     at.radio(key="exp_world").set_value("sharpened").run()
     at.radio(key="exp_comp").set_value("blend").run()
+    assert any(c.value.startswith("1 cell: 1 scenario × 1 seed.") for c in at.caption)
     at.button(key="exp_run").click().run()
     assert not at.exception
-    assert any("1 cells computed" in s.value for s in at.success)
+    assert any("1 cell computed, 0 already stored" in s.value for s in at.success)
     with Store(db) as store:
         assert len(store.runs()) == 2
+        new_run = store.latest_run()
         spec = json.loads(store.con.execute("SELECT spec_json FROM runs ORDER BY created_at DESC LIMIT 1").fetchone()[0])
-    assert spec["sharpness"] == 3.0 and spec["compliance"] == "blend"  # the chosen world was run
-    at.selectbox(key="exp_other").set_value(next(o for o in at.selectbox(key="exp_other").options
-                                                  if o != at.selectbox(key="exp_view_run").value)).run()
+    assert spec["sharpness"] == 3.0 and spec["compliance"] == "blend" and spec["t_max"] == 6  # what was shown
+    assert at.session_state["current_run"] == new_run
+    assert at.selectbox(key="exp_view_run").value == new_run  # the new run is shown at once
+    at.selectbox(key="exp_other").set_value("ui-run").run()
     assert not at.exception
+    assert any(c.value.startswith("1 cell: 1 scenario × 1 seed; all already stored") for c in at.caption)
     assert any("cases changed outcome" in m.value for m in at.markdown)
 
 
+def test_the_cell_count_follows_the_fields(run_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DCEM_DB", str(run_db))
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert any(c.value.startswith("12 cells: 4 scenarios × 3 seeds.") for c in at.caption)
+    at.multiselect(key="exp_scen").set_value(["S1", "S2"]).run()
+    at.text_input(key="exp_seeds").input("5").run()
+    at.checkbox(key="exp_abl").check().run()
+    assert any(c.value.startswith("10 cells: 2 scenarios × 5 seeds.") and "not cells" in c.value
+               for c in at.caption)
+
+
+@pytest.mark.parametrize(("key", "typed", "words"), [
+    ("exp_seeds", "abc", "Seeds: “abc” is not a whole number: enter a whole number from 1 to 50."),
+    ("exp_seeds", "2,5", "Seeds: “2,5” is not a whole number (no commas or decimal points)"),
+    ("exp_seeds", "0", "Seeds must be from 1 to 50; got 0."),
+    ("exp_t", "31", "Round budget T must be from 2 to 30; got 31."),
+])
+def test_an_invalid_field_blocks_run(run_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                     key: str, typed: str, words: str) -> None:
+    db = _copy(run_db, tmp_path, monkeypatch, "invalid.duckdb")
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    at.multiselect(key="exp_scen").set_value(["S1"]).run()
+    at.text_input(key=key).input(typed).run()
+    assert not at.exception
+    assert any(e.value.startswith(words) for e in at.error), [e.value for e in at.error]
+    assert at.button(key="exp_run").disabled
+    assert not at.success and _run_count(db) == 1
+
+
 def test_bad_launch_settings_are_refused(run_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    db = tmp_path / "copy2.duckdb"
-    shutil.copy(run_db, db)
-    monkeypatch.setenv("DCEM_DB", str(db))
+    db = _copy(run_db, tmp_path, monkeypatch, "copy2.duckdb")
     at = AppTest.from_file(PAGE, default_timeout=60).run()
     at.multiselect(key="exp_scen").set_value([]).run()
-    at.button(key="exp_run").click().run()
+    assert at.button(key="exp_run").disabled and not at.exception
+    assert any("choose at least one scenario" in e.value for e in at.error)
+    assert _run_count(db) == 1
+
+
+def test_stop_keeps_the_page_and_says_how_far_the_run_got(run_db: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Streamlit interrupts a launch inside the progress callback when a control is
+    pressed; here the interruption comes after the first of two cells."""
+    from streamlit.runtime.scriptrunner_utils.exceptions import RerunException
+    from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
+
+    import dcem.synthetic.spec as spec_module
+
+    db = _copy(run_db, tmp_path, monkeypatch, "stop.duckdb")
+    real = spec_module.run_synthetic
+
+    def interrupted(store, spec, *, progress, **kw):  # type: ignore[no-untyped-def]
+        def tick(done: int, total: int, label: str) -> None:
+            progress(done, total, label)
+            if done == 1:
+                raise RerunException(RerunData())  # what pressing Stop (any control) does
+        return real(store, spec, progress=tick, **kw)
+
+    monkeypatch.setattr(spec_module, "run_synthetic", interrupted)
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    at.multiselect(key="exp_scen").set_value(["S1"]).run()
+    at.text_input(key="exp_seeds").input("2").run()
+    at.text_input(key="exp_t").input("6").run()
+    at.button(key="exp_run").click().run()  # interrupted, then rerun as the pressed control asks
     assert not at.exception
-    assert any("scenarios" in e.value for e in at.error)
+    assert [w.value for w in at.warning] == ["Stopped after 1 of 2 cells — run again to resume."]
+    with Store(db) as store:
+        stopped = store.latest_run()
+        assert len(store.done_cells(stopped)) == 1
+    assert at.selectbox(key="exp_view_run").value == stopped and len(at.get("plotly_chart")) == 3
+    assert any("1 already stored, Run computes 1" in c.value for c in at.caption)
+    monkeypatch.setattr(spec_module, "run_synthetic", real)
+    at.button(key="exp_run").click().run()
+    assert not at.exception and not at.warning
+    assert any(f"Run {stopped}: 1 cell computed, 1 already stored." == s.value for s in at.success)
+    with Store(db) as store:
+        assert len(store.done_cells(stopped)) == 2 and len(store.runs()) == 2

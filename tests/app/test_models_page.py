@@ -87,11 +87,12 @@ def test_test_prompt_with_the_packaged_model(page: AppTest) -> None:
     at = _run_prompt(page)
     assert not at.exception and not _errors(at)
     table = at.dataframe[-1].value
-    assert list(table["label"]) == list(TEST_LABELS)
+    assert sorted(table["label"]) == sorted(TEST_LABELS)
+    assert table["probability"].is_monotonic_decreasing  # most probable first
     assert table["probability"].sum() == pytest.approx(1.0, abs=1e-9)
     assert (table["probability"] > 0).all()
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Most probable"] == table.loc[table["probability"].idxmax(), "label"]
+    assert metrics["Most probable"] == table.loc[table["probability"].idxmax(), "label"] == table["label"].iloc[0]
     assert metrics["Load time"].endswith(" s") and metrics["Answer time"].endswith(" s")
     again = _run_prompt(at)  # the second prompt reuses the loaded model
     assert next(m for m in again.metric if m.label == "Load time").delta == "already loaded"
@@ -150,3 +151,44 @@ def test_models_page_is_in_the_navigation(monkeypatch: pytest.MonkeyPatch, tmp_p
     at.switch_page("pages/models.py").run()
     assert not at.exception
     assert at.title[0].value == "Models"
+
+
+def _fake_model(monkeypatch: pytest.MonkeyPatch, probabilities: list[float]) -> None:
+    """The test prompt answered by a scripted fake model (no weights are loaded)."""
+    import math
+    import time
+
+    import studio.model_lab
+    from dcem_clinical.model_lab import LoadedModel
+    from runtime.testing import ScriptedBackend
+
+    backend = ScriptedBackend(["A"], scores=lambda messages, options: [math.log(p) for p in probabilities])
+    backend.n_gpu_layers = 0  # type: ignore[attr-defined]
+    loaded = LoadedModel("fake-model", backend, 0.01, time.monotonic())  # type: ignore[arg-type]
+    monkeypatch.setattr(studio.model_lab, "load_model", lambda key, n_gpu_layers: loaded)
+
+
+def test_test_prompt_table_is_sorted_and_a_clear_answer_has_no_caveat(page: AppTest,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    probs = [0.02, 0.03, 0.05, 0.60, 0.04, 0.10, 0.06, 0.10]
+    assert len(probs) == len(TEST_LABELS)
+    _fake_model(monkeypatch, probs)
+    at = _run_prompt(page, key="fake-model")
+    assert not at.exception and not _errors(at)
+    table = at.dataframe[-1].value
+    assert list(table["label"])[:2] == [TEST_LABELS[3], TEST_LABELS[5]]  # ties keep the label order
+    assert list(table["label"]) == [TEST_LABELS[i] for i in sorted(range(8), key=lambda i: -probs[i])]
+    assert table["probability"].tolist() == pytest.approx(sorted(probs, reverse=True))
+    assert {m.label: m.value for m in at.metric}["Most probable"] == TEST_LABELS[3]
+    assert not any("Near chance" in w.value for w in at.warning)
+
+
+def test_test_prompt_near_chance_carries_a_caveat(page: AppTest, monkeypatch: pytest.MonkeyPatch) -> None:
+    probs = [0.12, 0.13, 0.125, 0.125, 0.14, 0.12, 0.12, 0.12]
+    _fake_model(monkeypatch, probs)
+    at = _run_prompt(page, key="fake-model")
+    assert not at.exception and not _errors(at)
+    assert at.dataframe[-1].value["label"].iloc[0] == TEST_LABELS[4]
+    warnings = [w.value for w in at.warning]
+    assert len(warnings) == 1 and warnings[0].startswith("Near chance: the most probable label has 0.140")
+    assert "1/8 = 0.125" in warnings[0] and "span only 0.020" in warnings[0]

@@ -1,33 +1,136 @@
-"""The placeholder dashboard starts and shows stored runs."""
+"""The Overview page: where to start, the demo-data button on an empty store, the
+method comparison and runs in table widgets (metric names in words with tooltips,
+shares in percent), the glossary expander and the research-tool disclaimer."""
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.dcem.test_store import fake_result
+from dcem.analysis.glossary import term_help
+from dcem.analysis.metric_tables import comparison_view
 from dcem.store.database import Store
+from dcem.store.demo import DEMO_EXPORTS
+from dcem.store.run_export import load_run_export
+from tests.dcem.test_store import fake_result
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_app_loads_with_an_empty_store(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("DCEM_DB", str(tmp_path / "none.duckdb"))
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=30).run()
+def _app(monkeypatch: pytest.MonkeyPatch, db: Path, timeout: float = 60) -> AppTest:
+    monkeypatch.setenv("DCEM_DB", str(db))
+    return AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout).run()
+
+
+def _runs_table(at: AppTest) -> tuple[pd.DataFrame, dict[str, dict]]:
+    """The stored-runs table widget (the last one) and its column configuration."""
+    frame = at.dataframe[-1]
+    assert "run_id" in frame.value.columns
+    return frame.value, json.loads(frame.proto.columns)
+
+
+def test_an_empty_store_offers_demo_data(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    at = _app(monkeypatch, tmp_path / "none.duckdb")
     assert not at.exception
     assert any("not clinical advice" in i.value for i in at.info)
-    assert any("No experiment results are stored yet" in i.value for i in at.info)
+    assert any("holds no runs yet" in i.value for i in at.info)
+    assert at.button(key="overview_create_demo").label == "Create demo data"
 
 
-def test_app_shows_the_latest_run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_create_demo_data_imports_the_shipped_runs_and_shows_them(monkeypatch: pytest.MonkeyPatch,
+                                                                   tmp_path: Path) -> None:
+    at = _app(monkeypatch, tmp_path / "none.duckdb", timeout=240)
+    at.button(key="overview_create_demo").click().run()
+    assert not at.exception
+    ids = [r for d in DEMO_EXPORTS for r in load_run_export(d).run_ids]
+    assert any("Imported 4 demo runs" in s.value for s in at.success)
+    options = at.selectbox(key="overview_run").options  # (the picker may show a label beside each id)
+    assert len(options) == 4 and all(any(r in o for o in options) for r in ids)
+    assert set(_runs_table(at)[0]["run_id"]) == set(ids)
+    at.run()  # the next visit: runs are stored, no button
+    assert "overview_create_demo" not in [b.key for b in at.button] and not at.exception
+
+
+def test_where_to_start_links_three_pages(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    at = _app(monkeypatch, tmp_path / "none.duckdb")
+    labels = [link.proto.label for link in at.get("page_link")]
+    assert labels[:3] == ["1. Case walkthrough", "2. Loss and thresholds", "3. Experiments"]
+    assert "Open the full glossary" in labels
+    assert at.subheader[0].value == "Where to start"
+
+
+def test_the_overview_runs_alone_with_page_names_instead_of_links(monkeypatch: pytest.MonkeyPatch,
+                                                                   tmp_path: Path) -> None:
+    monkeypatch.setenv("DCEM_DB", str(tmp_path / "none.duckdb"))
+    at = AppTest.from_file(str(ROOT / "pages" / "overview.py"), default_timeout=60).run()
+    assert not at.exception
+    assert any(m.value == "**1. Case walkthrough**" for m in at.markdown)
+
+
+def test_the_glossary_expander_explains_the_metrics(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    at = _app(monkeypatch, tmp_path / "none.duckdb")
+    assert at.expander[0].label.startswith("Glossary")
+    text = "\n".join(m.value for m in at.expander[0].markdown)
+    assert "**Energy** (`energy`)" in text and "**Harmful consensus** (`harmful_consensus`)" in text
+
+
+def test_the_method_comparison_is_a_table_with_words_tooltips_and_percentages(
+        monkeypatch: pytest.MonkeyPatch, run_db: Path) -> None:
+    at = _app(monkeypatch, run_db)
+    assert not at.exception and not at.text  # no fixed-width text tables any more
+    assert any("ui-run" in s.value for s in at.subheader)
+    assert len(at.dataframe) == 2  # the method comparison, the stored runs
+    shown, columns = at.dataframe[0].value, json.loads(at.dataframe[0].proto.columns)
+    with Store(run_db, read_only=True) as store:
+        metrics = store.metrics("ui-run")
+    dcem = metrics[(metrics["method"] == "dcem") & (metrics["metric"] == "accuracy") & (metrics["scenario"] == "S1")]
+    row = shown[(shown["scenario"] == "S1") & (shown["method"] == "D-CEM")]
+    assert row["accuracy"].iloc[0] == pytest.approx(100 * dcem["value"].mean())
+    assert columns["harmful_consensus"]["label"] == "Harmful consensus"
+    assert columns["harmful_consensus"]["help"] == term_help("harmful_consensus")
+    assert columns["accuracy"]["type_config"]["format"] == "%.1f %%"
+    assert columns["risk"]["label"] == "Expected loss"
+    assert list(shown.columns) == list(comparison_view(metrics).columns)
+    runs = _runs_table(at)[1]
+    assert runs["run_id"]["label"] == "Run" and runs["created_at"]["label"] == "Started"
+
+
+def test_the_spread_toggle_shows_mean_and_std(monkeypatch: pytest.MonkeyPatch, run_db: Path) -> None:
+    at = _app(monkeypatch, run_db)
+    at.toggle(key="overview_spread").set_value(True).run()
+    shown = at.dataframe[0].value
+    assert all(" % ± " in str(v) for v in shown["accuracy"])
+
+
+def test_a_clinical_run_shows_the_clinical_tables(monkeypatch: pytest.MonkeyPatch, clinical_db: Path,
+                                                  tmp_path: Path) -> None:
+    db = tmp_path / "clinical.duckdb"
+    shutil.copy(clinical_db, db)
+    with Store(db, read_only=True) as store:
+        run_id = store.latest_run("clinical")
+    at = _app(monkeypatch, db)
+    at.selectbox(key="overview_run").select(run_id).run()
+    assert not at.exception
+    assert len(at.dataframe) == 5  # Tables 6, 7, 1, the detail table, the stored runs
+    assert [m.value for m in at.markdown if m.value.startswith("**Table")] == [
+        "**Table 6: system risk and harmful consensus**", "**Table 7: D-CEM escalation rate and mean rounds**",
+        "**Table 1: D-CEM with and without STOP_AND_ESCALATE**"]
+    table6 = at.dataframe[0].value
+    assert list(table6.columns) == ["scenario", "method", "system_risk", "harmful_consensus"]
+
+
+def test_a_store_with_a_run_keeps_the_disclaimer(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     db = tmp_path / "runs.duckdb"
     with Store(db) as store:
         result = fake_result()
         store.ensure_run("demo-run", kind="synthetic", spec={}, config=result.config, seeds=[0])
         store.save_cell("demo-run", result)
-    monkeypatch.setenv("DCEM_DB", str(db))
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=30).run()
+    at = _app(monkeypatch, db)
     assert not at.exception
     assert any("demo-run" in s.value for s in at.subheader)
-    assert "D-CEM" in at.text[0].value
+    assert any("not clinical advice" in i.value for i in at.info)
+    assert "overview_create_demo" not in [b.key for b in at.button]

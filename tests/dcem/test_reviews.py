@@ -95,15 +95,20 @@ def test_invalid_reviews_are_refused(small_run_store: Store, override: dict, fie
 def test_escalation_reason_follows_the_policy_contract() -> None:
     cfg = MediatorConfig(eps_safe=0.6, eps_low=1.2, delta=0.05, window=2, t_max=12)
     assert escalation_reason(1.84, 0.01, False, 5, cfg) == (
-        "Energy 1.84 stayed above eps_low 1.20 and fell by only 0.01 per round over the last 2 rounds "
-        "(below delta 0.05), so the deliberation had stalled at round 5.")
-    assert "rose by 0.10 per round" in escalation_reason(1.84, -0.1, False, 4, cfg)
-    assert "did not fall at all" in escalation_reason(1.84, 0.0, False, 4, cfg)
-    assert "fell by only 0.049 per round" in escalation_reason(1.84, 0.049, False, 4, cfg)  # not "0.05 < 0.05"
-    assert "below delta 0.050" in escalation_reason(1.84, 0.049, False, 4, cfg)
+        "Energy did not fall enough: 0.01 per round over the last 2 rounds, needed at least 0.05 (delta). "
+        "The energy 1.84 stayed above eps_low 1.20, so the deliberation stalled at round 5.")
+    assert escalation_reason(1.84, -0.1, False, 4, cfg).startswith(
+        "Energy did not fall enough: -0.10 per round over the last 2 rounds (it rose), needed at least 0.05 (delta).")
+    assert "0.00 per round over the last 2 rounds (it did not move)" in escalation_reason(1.84, 0.0, False, 4, cfg)
+    close = escalation_reason(1.84, 0.049, False, 4, cfg)  # not "0.05 ... needed at least 0.05"
+    assert "fall enough: 0.049 per round" in close and "needed at least 0.050 (delta)" in close
+    assert "enough: -0.001 per round over the last 2 rounds (it rose)" in escalation_reason(1.84, -0.001, False, 4, cfg)
+    one = MediatorConfig(eps_safe=0.6, eps_low=1.2, delta=0.05, window=1, t_max=12)
+    assert "per round over the last round," in escalation_reason(1.84, 0.01, False, 4, one)
     assert escalation_reason(1.5, 0.2, True, 12, cfg) == (
-        "Round budget reached (round 12 of 12) with energy 1.50 still above eps_low 1.20, "
+        "Out of rounds: round 12 of 12 was the last and the energy 1.50 was still above eps_low 1.20, "
         "so no decision could be made safely.")
+    assert escalation_reason(1.5, None, False, 12, cfg).startswith("Out of rounds: round 12 of 12")
 
 
 def test_queue_lists_escalations_worst_first_with_reasons(small_run_store: Store) -> None:
@@ -127,11 +132,12 @@ def test_queue_lists_escalations_worst_first_with_reasons(small_run_store: Store
         assert f"{cfg.eps_low:.2f}"[:4] in row.why and f"{row.energy:.2f}"[:4] in row.why
         if row.budget:
             kinds.add("budget")
-            assert row.why.startswith("Round budget reached") and f"of {cfg.t_max}" in row.why
+            assert row.why.startswith("Out of rounds: round") and f"of {cfg.t_max} was the last" in row.why
         else:
             kinds.add("stall")
             assert row.descent < cfg.delta and row.energy > cfg.eps_low
-            assert row.why.startswith("Energy") and "delta" in row.why
+            assert row.why.startswith("Energy did not fall enough: ") and "needed at least" in row.why
+            assert f"{cfg.delta:.2f}"[:4] in row.why
     assert "stall" in kinds  # (the budget sentence is checked in test_escalation_reason_...)
     worst = queue.iloc[0]
     _review(small_run_store, worst.case_id, _labels(small_run_store, worst.case_id)[2])

@@ -37,7 +37,7 @@ def _require_chromium() -> None:
 def serve_dashboard(db: Path, log_dir: Path) -> Iterator[str]:
     """The dashboard on ``db`` (via DCEM_DB) on a free port: yields its URL, stops it after."""
     port = _free_port()
-    env = dict(os.environ, DCEM_DB=str(db))
+    env = dict(os.environ, DCEM_DB=str(db), DCEM_DEMO="0")  # the tests bring their own runs
     log = open(log_dir / "server.log", "w")
     proc = subprocess.Popen([sys.executable, "-m", "studio.serve", "--server.port", str(port),
                              "--server.address", "127.0.0.1"], cwd=ROOT, env=env, stdout=log,

@@ -60,6 +60,8 @@ def test_change_a_threshold(browser, app_url: str, shot) -> None:  # type: ignor
 
 
 def _review(page, reviewer: str, comment: str) -> None:  # type: ignore[no-untyped-def]
+    page.get_by_label("Final label").click()  # no label is pre-selected
+    page.get_by_role("option").first.click()
     page.get_by_label("Comment").fill(comment)
     page.get_by_label("Reviewer").fill(reviewer)
 

@@ -1,0 +1,31 @@
+"""Demo data for a fresh store: the two run exports the project ships.
+
+``data/results/dcem_synthetic`` holds two synthetic runs of the full grid and
+``data/results/dcem_clinical`` two clinical runs of language-model agents (both written by
+``python -m dcem export``).  :func:`ensure_demo` imports them into a store that holds no
+runs, so the dashboard opens on ready content; a store with runs is never touched.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from common.db import PROJECT_ROOT
+from dcem.store.database import Store
+from dcem.store.run_import import import_run_export, stored_run_ids
+
+__all__ = ["DEMO_EXPORTS", "ensure_demo"]
+
+DEMO_EXPORTS: tuple[Path, ...] = (PROJECT_ROOT / "data" / "results" / "dcem_synthetic",
+                                  PROJECT_ROOT / "data" / "results" / "dcem_clinical")
+
+
+def ensure_demo(store: Store, exports: tuple[Path, ...] = DEMO_EXPORTS) -> list[str]:
+    """Import ``exports`` into ``store`` when it holds no runs; return the imported run ids
+    (empty when the store already had runs).  Raises InputError / StoreError like
+    :func:`~dcem.store.run_import.import_run_export`; each export is its own transaction."""
+    if stored_run_ids(store):
+        return []
+    imported: list[str] = []
+    for directory in exports:
+        imported += import_run_export(store, directory)
+    return imported

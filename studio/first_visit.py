@@ -1,0 +1,77 @@
+"""The Overview's first-visit parts: where to start (three steps with links to the
+pages), the demo-data button for an empty store, and the glossary in words.
+
+Page links work only under ``st.navigation`` (the app run through ``app.py``); a page
+script run on its own gets the page names in bold instead (:func:`page_link`).
+"""
+from __future__ import annotations
+
+import streamlit as st
+from streamlit.errors import StreamlitAPIException
+
+from common.errors import ProjectError
+from dcem.analysis.glossary import CONCEPTS, METRICS, PARAMETERS, Term
+from dcem.store.database import Store
+from dcem.store.demo import ensure_demo
+from dcem.store.run_import import stored_run_ids
+
+__all__ = ["GLOSSARY_GROUPS", "START_STEPS", "page_link", "start_steps", "offer_demo", "show_terms"]
+
+GLOSSARY_GROUPS: tuple[tuple[str, dict[str, Term]], ...] = (
+    ("Concepts", CONCEPTS), ("Metrics", METRICS), ("Parameters", PARAMETERS))
+
+# (page script, page title, what to do there)
+START_STEPS: tuple[tuple[str, str, str], ...] = (
+    ("pages/walkthrough.py", "Case walkthrough",
+     "Step through one case round by round: each agent's report, the energy against eps_safe and "
+     "eps_low, and the mediator's action (continue, challenge, certify or escalate)."),
+    ("pages/whatif.py", "Loss and thresholds",
+     "Change the loss matrix or a threshold and see every stored case re-scored at once, next to the "
+     "run's original metrics."),
+    ("pages/experiments.py", "Experiments",
+     "Run your own synthetic experiment and compare the methods, or two runs."),
+)
+
+
+def page_link(page: str, label: str) -> None:
+    """A link to ``page`` (a script path such as ``pages/walkthrough.py``), or its name in
+    bold when the page runs outside the app's navigation."""
+    try:
+        st.page_link(page, label=label)
+    except StreamlitAPIException:
+        st.markdown(f"**{label}**")
+
+
+def start_steps() -> None:
+    """Where to start: three numbered steps, each with a link to its page."""
+    st.subheader("Where to start")
+    for number, (page, title, what) in enumerate(START_STEPS, start=1):
+        left, right = st.columns([1, 3])
+        with left:
+            page_link(page, f"{number}. {title}")
+        right.markdown(what)
+
+
+def offer_demo(db: Store) -> bool:
+    """For a store without runs: a "Create demo data" button that imports the shipped demo
+    runs.  Returns whether the store holds runs now."""
+    if stored_run_ids(db):
+        return True
+    st.info("The result store holds no runs yet. Create the demo data (two synthetic runs of the full "
+            "grid and two clinical runs of small language-model agents, shipped with the project) or "
+            "run an experiment from the Experiments page or with `python -m dcem run synthetic`.")
+    if not st.button("Create demo data", key="overview_create_demo", type="primary"):
+        return False
+    try:
+        with st.spinner("Importing the demo runs"):
+            imported = ensure_demo(db)
+    except ProjectError as exc:
+        st.error(f"The demo data could not be imported: {exc}")
+        return bool(stored_run_ids(db))
+    st.success(f"Imported {len(imported)} demo runs: {', '.join(imported)}.")
+    return True
+
+
+def show_terms(terms: dict[str, Term]) -> None:
+    """One line per term: its words, its name as the code and settings spell it, its meaning."""
+    st.markdown("\n".join(f"- **{t.words}** (`{name}`): {t.help}" for name, t in terms.items()))

@@ -1,0 +1,69 @@
+"""Tables in Streamlit's table widget: metric names in words with a tooltip each, shares
+in percent, the runs list with readable headers.
+
+:func:`metric_table` returns the frame and the ``column_config`` for ``st.dataframe``;
+:func:`show_metric_table` shows it.  The reshaping itself is pure
+(:mod:`dcem.analysis.metric_tables`); the words and tooltips come from
+:mod:`dcem.analysis.glossary`.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import pandas as pd
+import streamlit as st
+
+from dcem.analysis.glossary import metric_words, term_help
+from dcem.analysis.metric_tables import is_percent, metric_columns
+
+__all__ = ["KEY_COLUMNS", "metric_table", "show_metric_table", "runs_table_config"]
+
+KEY_COLUMNS: dict[str, tuple[str, str]] = {
+    "scenario": ("Scenario", "The scenario (S1, S2, S3a, S3b): how the agents of the panel err."),
+    "method": ("Method", "How the panel reached its decision: a single agent, free discussion, a fixed pool, "
+                         "or the D-CEM mediator (with or without escalation)."),
+    "dataset": ("Dataset", "The case set of a clinical run."),
+}
+
+
+def _metric_column(name: str, spread: bool) -> Any:
+    words, tip = metric_words(name), term_help(name)
+    if spread:
+        return st.column_config.TextColumn(words, help=tip)
+    fmt = "%.1f %%" if is_percent(name) else "%.3f"
+    return st.column_config.NumberColumn(words, help=tip, format=fmt)
+
+
+def metric_table(frame: pd.DataFrame, rows: Sequence[str] = ("scenario", "method"), *,
+                 spread: bool = False) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The frame of :func:`dcem.analysis.metric_tables.wide_metrics` and its column
+    configuration: key columns titled, each metric titled in words with its glossary
+    tooltip, shares as "12.5 %" (``spread``: the cells are already text)."""
+    config: dict[str, Any] = {}
+    for key in rows:
+        title, tip = KEY_COLUMNS.get(key, (key, ""))
+        config[key] = st.column_config.TextColumn(title, help=tip or None)
+    for name in metric_columns(frame, rows):
+        config[name] = _metric_column(str(name), spread)
+    return frame, config
+
+
+def show_metric_table(frame: pd.DataFrame, *, key: str, rows: Sequence[str] = ("scenario", "method"),
+                      spread: bool = False, empty: str = "No metrics stored for this run.") -> None:
+    """``st.dataframe`` of :func:`metric_table` (or the ``empty`` caption)."""
+    if frame.empty:
+        st.caption(empty)
+        return
+    shown, config = metric_table(frame, rows, spread=spread)
+    st.dataframe(shown, hide_index=True, key=key, column_config=config)
+
+
+def runs_table_config() -> dict[str, Any]:
+    """Column titles for :func:`dcem.analysis.run_info.runs_overview`."""
+    text = st.column_config.TextColumn
+    return {"run_id": text("Run"), "kind": text("Kind", help="synthetic: rule-guided agents; clinical: "
+                                                           "language-model agents"),
+            "status": text("Status"), "dataset": text("Dataset"), "scenarios": text("Scenarios"),
+            "seeds": text("Seeds"), "agents": text("Agents"),
+            "created_at": st.column_config.DatetimeColumn("Started", format="YYYY-MM-DD HH:mm"),
+            "finished_at": st.column_config.DatetimeColumn("Finished", format="YYYY-MM-DD HH:mm")}
