@@ -60,6 +60,11 @@ def main() -> None:
     os.environ["DCEM_DB"] = str(db)
     with Store(db) as store:
         n_cases = store.con.execute("SELECT count(*) FROM cases").fetchone()[0]
+    opens = []
+    for _ in range(20):  # each page run opens the store and closes it at its end (studio.store_scope)
+        t = time.perf_counter()
+        Store(db).close()
+        opens.append(time.perf_counter() - t)
     first_load = {}
     for page in PAGES:
         at = AppTest.from_file(str(ROOT / "pages" / f"{page}.py"), default_timeout=300)
@@ -81,7 +86,8 @@ def main() -> None:
               "threshold_change_s_median": statistics.median(changes),
               "threshold_change_s_min": min(changes),
               "other_threshold_with_sweep_s_median": statistics.median(others),
-              "energy_weight_change_s_median": statistics.median(weights), "repeats": args.repeats}
+              "energy_weight_change_s_median": statistics.median(weights), "repeats": args.repeats,
+              "store_open_close_s_median": statistics.median(opens)}
     print(f"cases: {n_cases}")
     for page, s in first_load.items():
         print(f"first load {page:12s} {s * 1000:8.0f} ms")
@@ -91,6 +97,9 @@ def main() -> None:
           f"{result['other_threshold_with_sweep_s_median'] * 1000:.0f} ms")
     print(f"what-if change of an energy weight (tables and sweep recomputed): median "
           f"{result['energy_weight_change_s_median'] * 1000:.0f} ms")
+    share = result["store_open_close_s_median"] / result["threshold_change_s_median"]
+    print(f"store open and close (once per page run): median {result['store_open_close_s_median'] * 1000:.1f} ms, "
+          f"{share:.0%} of the threshold change")
     print(json.dumps(result))
 
 

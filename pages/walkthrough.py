@@ -1,8 +1,12 @@
-"""Case walkthrough: step through a stored episode round by round."""
+"""Case walkthrough: step through a stored episode round by round.
+
+Deep links: ``?run=...&method=...&case=...&round=...`` opens that view (see studio.walk_nav)."""
 import streamlit as st
 
+from dcem.analysis.calibration_chance import run_chance_warnings
 from dcem.analysis.run_info import describe_run, is_llm_run
 from dcem.analysis.walkthrough import case_list
+from dcem.analysis.walkthrough_nav import case_table, final_energies
 from dcem.analysis.walkthrough_view import (
     confusion_view,
     default_method_index,
@@ -13,22 +17,40 @@ from dcem.analysis.walkthrough_view import (
     truth_text,
     walkthrough_methods,
 )
-from dcem.core.vocabulary import method_label
+from dcem.core.vocabulary import mediated_methods
 from dcem.store.database import StoreError
 from studio.charts import confusion_figure
+from studio.stepper import chart_layout, side_stepper
 from studio.turns import (
     show_agents,
     show_case_text,
+    show_mediator_charts,
     show_mediator_round,
     show_notices,
+    show_round_reason,
+    show_turn_chart,
+    show_turn_details,
     show_turns,
 )
-from studio.widgets import disclaimer, pick_run, round_stepper, store
+from studio.walk_nav import (
+    case_table_picker,
+    open_round,
+    pending_link,
+    pick_method,
+    preset_case,
+    preset_run,
+    show_link,
+)
+from studio.widgets import disclaimer, pick_run, store
 
 st.title("Case walkthrough")
 disclaimer()
+notes = st.container()  # what a bad deep link fell back to
 
 db = store()
+link = pending_link()
+if db is not None:
+    preset_run(db, link, notes)
 run_id = pick_run(db) if db else None
 if run_id is None:
     st.stop()
@@ -36,29 +58,36 @@ if run_id is None:
 llm = is_llm_run(db, run_id)
 if llm:
     st.caption(describe_run(db, run_id) + " Every round shows what each agent was told and what it answered.")
+for line in run_chance_warnings(db, run_id):
+    st.warning(line)
 methods = walkthrough_methods(db, run_id, llm=llm)
 if not methods:
     st.info("This run has no stored outcomes.")
     st.stop()
-method = st.radio("Method", methods, horizontal=True, index=default_method_index(methods), format_func=method_label)
+method = pick_method(methods, default_method_index(methods), link, notes)
+mediated = method in mediated_methods()
 cases = case_list(db, run_id, method)
 options = filter_options(cases)
 episode_tab, confusion_tab = st.tabs(["Episode", "Round-wise confusion (ex post)"])
 
 with episode_tab:
     f1, f2, f3 = st.columns(3)
-    scenarios = f1.multiselect("Scenario", options["scenario"])
-    actions = f2.multiselect("Outcome", options["action"])
-    truths = f3.multiselect("True class", options["truth"])
+    scenarios = f1.multiselect("Scenario", options["scenario"], key="walk_f_scenario")
+    actions = f2.multiselect("Outcome", options["action"], key="walk_f_action")
+    truths = f3.multiselect("True class", options["truth"], key="walk_f_truth")
     g1, g2 = st.columns(2)
-    harmful = g1.checkbox("Harmful consensus only")
-    escalated = g2.checkbox("Escalated only")
+    harmful = g1.checkbox("Harmful consensus only", key="walk_f_harmful")
+    escalated = g2.checkbox("Escalated only", key="walk_f_escalated")
     shown = select_cases(cases, scenarios=scenarios, actions=actions, truths=truths,
                          harmful_only=harmful, escalated_only=escalated)
     st.caption(shown.caption)
     if shown.empty:
         st.stop()
+    st.caption("Click a row to open its case; click a column header to sort.")
+    case_table_picker(case_table(shown.cases, final_energies(db, run_id, method), mediated=mediated), shown.case_ids)
+    preset_case(link, shown.case_ids, notes)
     case_id = st.selectbox("Case", shown.case_ids, key="walk_case")
+    link_slot = st.empty()
     try:
         case = load_walk_case(db, run_id, case_id, method, llm=llm)
     except StoreError as exc:
@@ -68,15 +97,27 @@ with episode_tab:
         show_case_text(case.text)
         show_agents(case.agents)
 
-    t = round_stepper((case_id, method), case.trace.outcome_round, key="walk_round", seen_key="walk_case_seen")
+    open_round(link, (case_id, method), case.trace.outcome_round, notes)
+    title = st.empty()
+    stepper_col, *chart_cols = st.columns(chart_layout(mediated, len(case.trace.labels)))
+    with stepper_col:
+        t = side_stepper((case_id, method), case.trace.outcome_round)
     view = round_view(case, t, method=method, cases=shown.cases)
-    st.subheader(view.title)
+    title.subheader(view.title)
+    show_link(link_slot, run_id, method, case_id, t)
+    with stepper_col:
+        show_round_reason(view)
     if view.mediated:
+        show_mediator_charts(case.trace, view, chart_cols, key="walk", names=case.names)
         show_mediator_round(case.trace, view, key="walk")
-    if view.turns_heading:
-        st.markdown(view.turns_heading)
-    if view.show_turns:
-        show_turns(view.turns, case.trace.labels, key="walk_turns", models=case.models)
+        if view.turns_heading:
+            st.markdown(view.turns_heading)
+        if view.show_turns:
+            show_turns(view.turns, case.trace.labels, key="walk_turns", models=case.models)
+    else:
+        with chart_cols[0]:
+            show_turn_chart(view.turns, case.trace.labels, key="walk_turns")
+        show_turn_details(view.turns, case.trace.labels, key="walk_turns", models=case.models)
     show_notices(view.notices)
     if st.toggle("Reveal the ground truth (teaching mode)", key="walk_reveal"):
         st.info(truth_text(case.trace))

@@ -1,17 +1,16 @@
 """Loss and thresholds (what-if): re-score a whole stored run as the settings change."""
-import numpy as np
-import pandas as pd
 import streamlit as st
 
-from dcem.core.config import MediatorConfig
-from dcem.errors import DcemError
+from dcem.analysis.whatif_controls import (inert_parameters, losses_differ, parameter_notes, per_cell_values,
+                                           run_settings, scope_note, settings_changes)
 from dcem.core.panel import three_level_loss
+from dcem.core.vocabulary import mediated_methods
+from dcem.errors import DcemError
 from dcem.store.presets import list_presets, load_preset, save_preset
-from dcem.analysis.whatif import SWEEP_PARAMETERS, rescore
-from studio.whatif_charts import action_mix_figure, tradeoff_figure
-from studio.memo import original_for, replay_for, sweep_for, sweep_values
-from dcem.core.vocabulary import STEER_GATES
-from studio.whatif_settings import apply_preset, reset_for_run, seed_defaults, slider_bounds
+from studio.memo import replay_for
+from studio.whatif_inputs import loss_editor, parameter_widgets, refusal_text
+from studio.whatif_settings import apply_preset, reset_for_run, reset_to_run_settings, seed_defaults
+from studio.whatif_view import settle, show_results
 from studio.widgets import disclaimer, pick_run, store
 
 st.title("Loss and thresholds (what-if)")
@@ -38,7 +37,15 @@ if any(cell.probabilities is not None for cell in replay.cells):
     st.caption("This run's agents reported probability vectors: those are re-scored, round by round.")
 first = replay.cells[0]
 labels = list(first.panel.labels)
-start = first.config
+reference, spread = run_settings(replay), per_cell_values(replay)
+escalation = mediated_methods()[method]
+inert = inert_parameters(replay.max_rounds, escalation)
+seed_defaults(reference, replay.max_rounds, first.panel.loss, [labels[i] for i in first.high_risk])
+
+st.button("Reset to run settings", on_click=reset_to_run_settings, key="wi_reset",
+          help="Every parameter and the loss matrix go back to the run's own (each cell's fitted thresholds).")
+if st.session_state.pop("wi_reset_note", False):
+    st.success("Every setting and the loss matrix are back to the run's own; every change shows 0.")
 
 with st.expander("Presets", expanded=False):
     presets = list_presets(db)
@@ -51,7 +58,7 @@ with st.expander("Presets", expanded=False):
                 st.error(f"The preset cannot be applied: {exc}")
             else:
                 saved = presets.loc[presets["name"] == chosen, "labels"].iloc[0]
-                notes = apply_preset(cfg_p, loss_p, None if saved is None else list(saved), labels, start,
+                notes = apply_preset(cfg_p, loss_p, None if saved is None else list(saved), labels, first.config,
                                      replay.max_rounds)
                 st.session_state["wi_preset_notes"] = notes
                 st.rerun()
@@ -59,77 +66,39 @@ with st.expander("Presets", expanded=False):
             st.info(f"Preset applied, but {note}.")
 
 st.subheader("Loss matrix L[d, y]")
-if "wi_loss" not in st.session_state:
-    st.session_state["wi_loss"] = np.array(first.panel.loss)
 p1, p2, p3 = st.columns([2, 1, 1])
-high = p1.multiselect("High-risk classes", labels, default=[labels[i] for i in first.high_risk], key="wi_high")
-l_high = p2.number_input("l_high", 0.0, 100.0, 3.0, 0.5, key="wi_lhigh")
+high = p1.multiselect("High-risk classes", labels, key="wi_high")
+l_high = p2.number_input("l_high", 0.0, 100.0, step=0.5, key="wi_lhigh")
 if p3.button("Apply {0, 1, l_high} preset"):
     st.session_state["wi_loss"] = three_level_loss(len(labels), [labels.index(h) for h in high], l_high)
     st.session_state.pop("wi_loss_editor", None)
-edited = st.data_editor(pd.DataFrame(st.session_state["wi_loss"], index=labels, columns=labels),
-                        key="wi_loss_editor")
-st.caption("Rows: decision d; columns: true label y.")
+loss, refused = loss_editor(labels)
+if refused is not None:
+    st.error(refusal_text(refused))
+if losses_differ(replay):
+    st.caption("The run's cells have different loss matrices: the table shows the first cell's; until you "
+               "edit it each cell keeps its own, after that your matrix applies to every cell.")
 
 st.subheader("Policy parameters")
+values = parameter_widgets(reference, replay.max_rounds, spread, inert, parameter_notes(escalation))
+changes = settings_changes(values, reference, inert)
+st.info(scope_note(changes, spread))
 
-
-def _slider(col, field: str) -> float:
-    low, high, step = slider_bounds(field, float(getattr(start, field)))
-    return col.slider(field, low, high, step=step, key=f"wi_{field}")
-
-
-seed_defaults(start, replay.max_rounds)
-s1, s2, s3 = st.columns(3)
-values = {"eps_safe": _slider(s1, "eps_safe"), "eps_low": _slider(s1, "eps_low"), "m_safe": _slider(s1, "m_safe"),
-          "delta": _slider(s2, "delta"), "s_asym": _slider(s2, "s_asym"),
-          "window": s2.slider("window W", 1, 6, key="wi_window")}
-if replay.max_rounds > 1:
-    values["t_max"] = s2.slider("round budget t_max", 1, replay.max_rounds, key="wi_t_max")
-else:
-    values["t_max"] = 1
-    s2.caption("Round budget t_max: 1 (the run stored one round).")
-values.update({"alpha": _slider(s3, "alpha"), "beta": _slider(s3, "beta"), "gamma": _slider(s3, "gamma")})
-with st.expander("Pooling and steering"):
-    q1, q2 = st.columns(2)
-    values["lambda_pool"] = _slider(q1, "lambda_pool")
-    values["rho_min"] = _slider(q1, "rho_min")
-    values["omega_min"] = _slider(q2, "omega_min")
-    values["steer_gate"] = q2.selectbox("steer gate", STEER_GATES, key="wi_steer_gate")
-per_cell = st.toggle("Keep each cell's fitted eps_safe, eps_low, m_safe and delta", value=False, key="wi_percell")
-
-try:
-    config = start.with_changes(**values)
-    result = rescore(replay, config=config, loss=edited.to_numpy(dtype=float), per_cell_thresholds=per_cell)
-except (DcemError, ValueError) as exc:
-    st.error(f"Settings refused: {exc}")
+valid, stale = settle(replay, values, changes, loss, refused)
+if valid is None:
+    st.info("No valid settings yet: fix the input above or press \"Reset to run settings\".")
     st.stop()
-before, original = original_for(replay)
-
-st.subheader(f"Metrics over {replay.n_cases} cases")
-k1, k2, k3, k4 = st.columns(4)
-for col, key, label in ((k1, "certified_rate", "Certified"), (k2, "escalation_rate", "Escalated"),
-                        (k3, "harmful_consensus", "Harmful consensus"), (k4, "system_risk", "System risk")):
-    col.metric(label, f"{result.metrics[key]:.3f}", f"{result.metrics[key] - original[key]:+.3f} vs original",
-               delta_color="off")
-st.dataframe(pd.DataFrame({"current": result.metrics, "original settings": original})
-             .assign(change=lambda d: d["current"] - d["original settings"]), key="wi_metrics")
-st.dataframe(result.per_scenario, hide_index=True)
-c1, c2 = st.columns(2)
-c1.plotly_chart(action_mix_figure(result.outcome_mix, before.outcome_mix), key="wi_mix")
-parameter = c2.selectbox("Sweep parameter", SWEEP_PARAMETERS, key="wi_sweep_param")
-current = float(getattr(config, parameter))
-grid = sweep_values(parameter, float(getattr(start, parameter)))
-curve = sweep_for(replay, parameter, config, edited.to_numpy(dtype=float), grid)
-y = c2.radio("Against", ["harmful_consensus", "system_risk"], horizontal=True, key="wi_sweep_y")
-c2.plotly_chart(tradeoff_figure(curve, parameter, current, result.metrics, y), key="wi_tradeoff")
+show_results(replay, valid, inert, stale=stale)
 
 with st.form("wi_save"):
     name = st.text_input("Preset name")
     note = st.text_input("Note (optional)")
-    if st.form_submit_button("Save as preset"):
+    st.caption("Saves the values on the sliders and the loss matrix; a parameter still kept per cell is "
+               "saved with the first cell's value.")
+    if st.form_submit_button("Save as preset", disabled=stale):
         try:
-            save_preset(db, name, config, edited.to_numpy(dtype=float), labels, note)
+            saved_loss = first.panel.loss if valid.loss is None else valid.loss
+            save_preset(db, name, first.config.with_changes(**valid.values), saved_loss, labels, note)
         except DcemError as exc:
             st.error(str(exc))
         else:

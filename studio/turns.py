@@ -2,18 +2,19 @@
 charts and metrics, the notices under a round, and the agents' last answers."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from dcem.analysis.review_view import LastAnswersView
 from dcem.analysis.walkthrough import CaseTrace, probability_table
 from dcem.analysis.walkthrough_view import Notice, RoundView
 from studio.charts import agent_probability_figure, belief_figure, energy_figure
 
-__all__ = ["show_case_text", "show_agents", "show_turns", "show_mediator_round", "show_notices",
-           "show_last_answers"]
+__all__ = ["show_case_text", "show_agents", "show_turns", "show_turn_chart", "show_turn_details",
+           "show_round_reason", "show_mediator_charts", "show_mediator_round", "show_notices", "show_last_answers"]
 
 
 def show_case_text(text: str | None, *, expanded: bool = True) -> None:
@@ -39,11 +40,25 @@ def show_turns(turns: pd.DataFrame, labels: Sequence[str], *, key: str, title: s
                models: dict[int, str] | None = None) -> None:
     """One round's agent turns: their probability vectors (bars and a table) and, per
     agent, the mediator note it received, its answer, its raw reply and any error."""
+    show_turn_chart(turns, labels, key=key, title=title)
+    show_turn_details(turns, labels, key=key, models=models)
+
+
+def show_turn_chart(turns: pd.DataFrame, labels: Sequence[str], *, key: str, title: str = "") -> None:
+    """The agents' probability vectors of one round as bars (a caption when none is stored)."""
     if turns.empty:
         st.caption("No agent turn is stored for this round.")
         return
     st.plotly_chart(agent_probability_figure(labels, turns["agent_name"].tolist(), turns["probabilities"].tolist(),
                                              turns["label"].tolist(), title), key=f"{key}_probs")
+
+
+def show_turn_details(turns: pd.DataFrame, labels: Sequence[str], *, key: str,
+                      models: dict[int, str] | None = None) -> None:
+    """The probability table and, per agent, its answer, the note it received, its raw
+    reply and any error."""
+    if turns.empty:
+        return
     with st.expander("Probability table", expanded=False):
         st.dataframe(probability_table(turns, labels).round(3), key=f"{key}_table")
     cols = st.columns(len(turns))
@@ -68,18 +83,40 @@ def show_turns(turns: pd.DataFrame, labels: Sequence[str], *, key: str, title: s
             col.caption("Answered from the call log (no new model call).")
 
 
-def show_mediator_round(trace: CaseTrace, view: RoundView, *, key: str) -> None:
-    """A mediated round: the energy and belief charts, the four metrics and one line per agent."""
+def show_round_reason(view: RoundView) -> None:
+    """Why the mediator took the round's action, in words with the numbers."""
+    if view.reason:
+        st.markdown(f"**Why {view.row['action']}:** {view.reason}")
+
+
+def show_mediator_charts(trace: CaseTrace, view: RoundView, charts: Sequence[DeltaGenerator], *, key: str,
+                         names: Mapping[int, str] | None = None) -> None:
+    """The energy chart (thresholds as labelled lines) and the belief chart, one per column
+    (with one column, the belief chart goes full width below)."""
     cfg, row = trace.config, view.row
-    left, right = st.columns(2)
-    left.plotly_chart(energy_figure(trace.rounds, view.number, eps_safe=cfg.eps_safe, eps_low=cfg.eps_low),
-                      key=f"{key}_energy")
-    right.plotly_chart(belief_figure(trace.labels, row["posteriors"], row["pooled"], row["reports"],
-                                     row["dangerous_miss"], int(row["decision"])), key=f"{key}_belief")
+    charts[0].plotly_chart(energy_figure(trace.rounds, view.number, eps_safe=cfg.eps_safe, eps_low=cfg.eps_low),
+                           key=f"{key}_energy")
+    agent_names = [(names or {}).get(a, f"agent {a + 1}") for a in range(len(row["posteriors"]))]
+    belief = belief_figure(trace.labels, row["posteriors"], row["pooled"], row["reports"], row["dangerous_miss"],
+                           int(row["decision"]), names=agent_names)
+    (charts[1] if len(charts) > 1 else st).plotly_chart(belief, key=f"{key}_belief")
+
+
+def show_mediator_round(trace: CaseTrace, view: RoundView, *, key: str) -> None:
+    """A mediated round's four metrics, then the decision beside the loss matrix and
+    high-risk classes, and one line per agent."""
     for col, (name, value) in zip(st.columns(len(view.metrics)), view.metrics):
         col.metric(name, value)
-    for line in view.agent_lines:
-        st.markdown(line)
+    left, right = st.columns(2)
+    with left:
+        for line in view.agent_lines:
+            st.markdown(line)
+    if view.decision is not None:
+        right.markdown("**The decision and the loss** (⚠ high-risk class)")
+        right.dataframe(view.decision, hide_index=True, key=f"{key}_decision")
+        right.caption("Expected loss: the sum over true classes y of L[class, y] × Q(y); the decision is the "
+                      "class with the lowest. Cost if true: what the decision costs if that class is the truth, "
+                      "L[decision, class].")
 
 
 def show_notices(notices: Sequence[Notice]) -> None:

@@ -1,34 +1,77 @@
-"""Plotly figures of the what-if page: the outcome mix and the trade-off sweep."""
+"""Plotly figures of the what-if page: the outcome mix and the trade-off sweep.
+
+Legends sit above the plotting area (horizontal, anchored at its top edge), so they never
+cover an axis title; each trade-off point is labelled with the swept value it stands for.
+"""
 from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
 
 import pandas as pd
 import plotly.graph_objects as go
 
-__all__ = ["action_mix_figure", "tradeoff_figure"]
+from dcem.analysis.glossary import metric_words
+
+__all__ = ["LEGEND_ABOVE", "action_mix_figure", "tradeoff_figure", "point_label", "point_labels"]
+
+LEGEND_ABOVE: dict[str, Any] = {"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "left", "x": 0.0}
+_MARGIN = {"t": 90, "b": 40, "l": 50, "r": 20}
+_TITLE = {"y": 0.97, "yanchor": "top", "x": 0.0, "xanchor": "left"}
+
+
+def point_label(value: float) -> str:
+    """A swept value as printed on its marker (three significant digits)."""
+    return f"{float(value):.3g}"
+
+
+def point_labels(values: Sequence[float], xs: Sequence[float], ys: Sequence[float]) -> list[str]:
+    """One label per point; consecutive points on the same spot share one label ("a to b"
+    on the first, nothing on the others) so that coinciding labels do not overprint."""
+    labels = [""] * len(values)
+    i = 0
+    while i < len(values):
+        j = i
+        while j + 1 < len(values) and (xs[j + 1], ys[j + 1]) == (xs[i], ys[i]):
+            j += 1
+        labels[i] = point_label(values[i]) if j == i else f"{point_label(values[i])} to {point_label(values[j])}"
+        i = j + 1
+    return labels
 
 
 def action_mix_figure(now: dict[str, float], before: dict[str, float]) -> go.Figure:
     """Share of each terminal action under the current and the original settings."""
     names = [k for k in now if now.get(k, 0) or before.get(k, 0)]
     fig = go.Figure()
-    fig.add_bar(x=names, y=[before.get(k, 0.0) for k in names], name="original settings",
-                marker_color="#BAB0AC")
-    fig.add_bar(x=names, y=[now.get(k, 0.0) for k in names], name="current settings", marker_color="#4C78A8")
-    fig.update_layout(barmode="group", height=300, title="Outcome mix", yaxis={"range": [0, 1]},
-                      margin={"t": 40, "b": 30}, legend={"orientation": "h"})
+    for name, mix, colour in (("original settings", before, "#BAB0AC"), ("current settings", now, "#4C78A8")):
+        shares = [mix.get(k, 0.0) for k in names]
+        fig.add_bar(x=names, y=shares, name=name, marker_color=colour, text=[f"{s:.0%}" for s in shares],
+                    textposition="outside")
+    fig.update_layout(barmode="group", height=340, title={"text": "Outcome mix (share of cases)", **_TITLE},
+                      yaxis={"range": [0, 1.15], "title": "share of cases", "tickformat": ".0%"},
+                      xaxis={"title": "outcome"}, margin=_MARGIN, legend=LEGEND_ABOVE)
     return fig
 
 
-def tradeoff_figure(sweep: pd.DataFrame, parameter: str, current: float, current_metrics: dict[str, float],
-                    y: str) -> go.Figure:
-    """Escalation rate against ``y`` while one parameter sweeps; the current point marked."""
+def tradeoff_figure(sweep: pd.DataFrame, parameter: str, current: float, current_metrics: Mapping[str, float],
+                    y: str, original_metrics: Mapping[str, float] | None = None) -> go.Figure:
+    """Escalation rate against ``y`` while one parameter sweeps, each point labelled with its
+    value; the current settings (and the run's own, when given) marked."""
     ok = sweep[sweep["valid"]]
+    words = metric_words(y)
     fig = go.Figure()
-    fig.add_scatter(x=ok["escalation_rate"], y=ok[y], mode="lines+markers", name=f"sweep of {parameter}",
-                    text=[f"{parameter} = {v:.3g}" for v in ok["value"]], hoverinfo="text+x+y")
+    fig.add_scatter(x=ok["escalation_rate"], y=ok[y], mode="lines+markers+text", name=f"{parameter} swept",
+                    text=point_labels(ok["value"].tolist(), ok["escalation_rate"].tolist(), ok[y].tolist()),
+                    textposition="top center",
+                    textfont={"size": 10}, customdata=ok["value"],
+                    hovertemplate=f"{parameter} = %{{customdata:.4g}}<br>escalated %{{x:.3f}}<br>"
+                                  f"{words} %{{y:.3f}}<extra></extra>")
+    if original_metrics is not None:
+        fig.add_scatter(x=[original_metrics["escalation_rate"]], y=[original_metrics[y]], mode="markers",
+                        marker={"size": 12, "color": "#7F7F7F", "symbol": "circle-open"}, name="run's own settings")
     fig.add_scatter(x=[current_metrics["escalation_rate"]], y=[current_metrics[y]], mode="markers",
-                    marker={"size": 14, "color": "red", "symbol": "x"}, name=f"current ({parameter} = {current:.3g})")
-    fig.update_layout(height=320, title=f"Escalation rate vs {y.replace('_', ' ')}", margin={"t": 40, "b": 30},
-                      xaxis={"title": "escalation rate"}, yaxis={"title": y.replace("_", " ")},
-                      legend={"orientation": "h"})
+                    marker={"size": 14, "color": "red", "symbol": "x"},
+                    name=f"current settings ({parameter} = {point_label(current)})")
+    fig.update_layout(height=380, title={"text": f"Escalated vs {words.lower()}", **_TITLE}, margin=_MARGIN,
+                      xaxis={"title": metric_words("escalation_rate").lower() + " (share of cases)"},
+                      yaxis={"title": words.lower()}, legend=LEGEND_ABOVE)
     return fig

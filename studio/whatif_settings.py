@@ -1,20 +1,22 @@
-"""Session state of the what-if page's settings: slider ranges, a reset when another run
-is picked, and applying a saved preset to the widgets."""
+"""Session state of the what-if page's settings: slider ranges, the run's own settings as
+the widgets' start, a reset to them (when another run is picked, or on request), and
+applying a saved preset to the widgets."""
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import streamlit as st
 
 from dcem.core.config import MediatorConfig
-from dcem.core.vocabulary import STEER_GATES
+from studio.memo import forget_valid
 
-__all__ = ["SLIDER_FIELDS", "slider_bounds", "reset_for_run", "seed_defaults", "apply_preset"]
+__all__ = ["SLIDER_FIELDS", "slider_bounds", "window_top", "t_max_top", "reset_for_run", "reset_to_run_settings",
+           "seed_defaults", "apply_preset"]
 
-# field -> (low, high, step); high grows with the run's own value (an LLM run's fitted
-# energies can exceed the synthetic ranges)
+# field -> (low, high, step); the range grows to hold the run's own value (an LLM run's
+# fitted energies can exceed the synthetic ranges)
 _RANGES: dict[str, tuple[float, float, float]] = {
     "eps_safe": (0.0, 10.0, 0.05), "eps_low": (0.0, 10.0, 0.05), "m_safe": (0.0, 3.0, 0.01),
     "delta": (-1.0, 2.0, 0.01), "s_asym": (0.0, 5.0, 0.05), "alpha": (0.0, 3.0, 0.05),
@@ -22,36 +24,69 @@ _RANGES: dict[str, tuple[float, float, float]] = {
     "rho_min": (0.001, 0.5, 0.001), "omega_min": (0.0, 0.5, 0.01),
 }
 SLIDER_FIELDS = tuple(_RANGES)
+_WINDOW_TOP = 6
 _STATE_KEYS = tuple(f"wi_{f}" for f in SLIDER_FIELDS) + (
-    "wi_window", "wi_t_max", "wi_steer_gate", "wi_loss", "wi_loss_editor", "wi_high", "wi_lhigh", "wi_percell")
+    "wi_window", "wi_t_max", "wi_steer_gate", "wi_loss", "wi_loss_editor", "wi_high", "wi_lhigh")
 
 
 def slider_bounds(field: str, start: float) -> tuple[float, float, float]:
-    """(low, high, step) of a parameter's slider, wide enough for the run's own value."""
+    """(low, high, step) of a parameter's slider, wide enough to hold the run's own value
+    exactly (so the slider can start on it)."""
     low, high, step = _RANGES[field]
     if math.isfinite(start) and start > high:
         high = float(math.ceil(start * 2.0))
+    if math.isfinite(start) and start < low:
+        low = float(math.floor(start))
     return low, high, step
+
+
+def window_top(start: int) -> int:
+    """Largest window W the slider offers (at least the run's own)."""
+    return max(_WINDOW_TOP, int(start))
+
+
+def t_max_top(start: int, max_rounds: int) -> int:
+    """Largest round budget the slider offers: the stored rounds (at least the run's own
+    t_max; a larger budget only leaves cases without an outcome in a replay)."""
+    return max(int(max_rounds), int(start), 1)
+
+
+def _clear() -> None:
+    for key in _STATE_KEYS:
+        st.session_state.pop(key, None)
 
 
 def reset_for_run(run_id: str) -> None:
     """Forget the settings chosen for another run (they may not fit this run's labels,
     rounds or fitted thresholds); the widgets then start from this run's values."""
     if st.session_state.get("wi_for_run") != run_id:
-        for key in _STATE_KEYS:
-            st.session_state.pop(key, None)
+        _clear()
+        forget_valid()
         st.session_state["wi_for_run"] = run_id
 
 
-def seed_defaults(start: MediatorConfig, max_rounds: int) -> None:
+def reset_to_run_settings() -> None:
+    """The "Reset to run settings" button's callback: every setting widget and the loss
+    matrix go back to the run's own values (seeded again by :func:`seed_defaults`)."""
+    _clear()
+    st.session_state["wi_reset_note"] = True
+
+
+def seed_defaults(reference: Mapping[str, Any], max_rounds: int, loss: np.ndarray,
+                  high_risk: Sequence[str]) -> None:
     """Start every settings widget at the run's own value unless the session holds one
-    (the widgets are then created without a default, so a preset can set them)."""
+    (the widgets are then created without a default, so a preset or a reset can set them).
+    ``reference`` is :func:`dcem.analysis.whatif_controls.run_settings`."""
+    state = st.session_state
     for field in SLIDER_FIELDS:
-        low, high, _ = slider_bounds(field, float(getattr(start, field)))
-        st.session_state.setdefault(f"wi_{field}", min(max(float(getattr(start, field)), low), high))
-    st.session_state.setdefault("wi_window", min(max(int(start.window), 1), 6))
-    st.session_state.setdefault("wi_t_max", min(max(int(start.t_max), 1), max(max_rounds, 1)))
-    st.session_state.setdefault("wi_steer_gate", start.steer_gate if start.steer_gate in STEER_GATES else "risk")
+        state.setdefault(f"wi_{field}", float(reference[field]))
+    state.setdefault("wi_window", int(reference["window"]))
+    state.setdefault("wi_t_max", int(reference["t_max"]))
+    state.setdefault("wi_steer_gate", str(reference["steer_gate"]))
+    if "wi_loss" not in state:
+        state["wi_loss"] = np.array(loss, dtype=float)
+    state.setdefault("wi_high", list(high_risk))
+    state.setdefault("wi_lhigh", 3.0)
 
 
 def apply_preset(cfg: MediatorConfig, loss: np.ndarray | None, preset_labels: Sequence[str] | None,
@@ -65,8 +100,8 @@ def apply_preset(cfg: MediatorConfig, loss: np.ndarray | None, preset_labels: Se
         if not low <= value <= high:
             notes.append(f"{field} = {value:g} is outside the slider's range and was clipped")
         st.session_state[f"wi_{field}"] = min(max(value, low), high)
-    st.session_state["wi_window"] = min(max(int(cfg.window), 1), 6)
-    st.session_state["wi_t_max"] = min(max(int(cfg.t_max), 1), max_rounds)
+    st.session_state["wi_window"] = min(max(int(cfg.window), 1), window_top(start.window))
+    st.session_state["wi_t_max"] = min(max(int(cfg.t_max), 1), t_max_top(start.t_max, max_rounds))
     st.session_state["wi_steer_gate"] = cfg.steer_gate
     if loss is not None:
         same = preset_labels is None or list(preset_labels) == list(labels)

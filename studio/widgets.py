@@ -1,16 +1,15 @@
-"""Shared Streamlit widgets: the store connection, the run picker, the disclaimer, the
-round stepper, titled tables."""
+"""Shared Streamlit widgets: the store connection, the run picker, the disclaimer, titled
+tables (the walkthrough's round stepper is :mod:`studio.stepper`)."""
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
 from dcem.analysis.run_info import RunPick, default_run, run_labels
-from dcem.analysis.walkthrough_view import clamp_round
 from dcem.store.database import Store, StoreError, default_db_path
 from studio.store_scope import open_for_run
 
-__all__ = ["DISCLAIMER", "CURRENT_RUN", "disclaimer", "store", "pick_run", "set_current_run", "round_stepper",
+__all__ = ["DISCLAIMER", "CURRENT_RUN", "disclaimer", "store", "pick_run", "set_current_run",
            "titled_table"]
 
 DISCLAIMER = ("Research and teaching tool, not clinical advice. STOP_AND_ESCALATE hands the case "
@@ -63,23 +62,6 @@ def pick_run(db: Store, *, key: str = "run_id") -> str | None:
 def set_current_run(run_id: str) -> None:
     """Make ``run_id`` the run every page's picker opens on (until the next launch)."""
     st.session_state[CURRENT_RUN] = run_id
-
-
-def round_stepper(context: object, last: int, *, key: str = "walk_round", seen_key: str = "walk_case_seen") -> int:
-    """Previous / Next buttons and (for more than one round) a slider over rounds 1..last;
-    the round restarts at 1 whenever ``context`` (e.g. the case and method) changes.
-    Returns the chosen round."""
-    state = st.session_state
-    if state.get(seen_key) != context:
-        state[seen_key] = context
-        state[key] = 1
-    state[key] = clamp_round(state.get(key, 1), last)
-    b1, b2, _ = st.columns([1, 1, 3])
-    b1.button("◀ Previous", disabled=state[key] <= 1, on_click=lambda: state.update({key: state[key] - 1}))
-    b2.button("Next ▶", disabled=state[key] >= last, on_click=lambda: state.update({key: state[key] + 1}))
-    if last > 1:
-        st.slider("Round", 1, last, key=key)
-    return int(state[key])
 
 
 def titled_table(title: str, frame: pd.DataFrame, *, empty: str, key: str, wide: str | None = None) -> None:

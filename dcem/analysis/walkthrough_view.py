@@ -13,6 +13,8 @@ from typing import Mapping, NamedTuple, Sequence
 import numpy as np
 import pandas as pd
 
+from dcem.analysis.decision_view import cell_loss, decision_table
+from dcem.analysis.round_reason import row_reason
 from dcem.analysis.run_info import run_methods
 from dcem.analysis.walkthrough import (
     AGENT_COLUMNS,
@@ -87,13 +89,15 @@ def select_cases(cases: pd.DataFrame, *, scenarios: Sequence[str] = (), actions:
 @dataclass(frozen=True, eq=False)
 class WalkCase:
     """One case under one method: its episode and, for a language-model run, the case
-    text, the agents and their turns (empty for a synthetic run)."""
+    text, the agents and their turns (empty for a synthetic run); ``loss`` is the cell's
+    loss matrix L[d, y] (None when not loaded)."""
 
     trace: CaseTrace
     llm: bool
     text: str | None
     agents: pd.DataFrame
     turns: pd.DataFrame
+    loss: np.ndarray | None = None
 
     @property
     def models(self) -> dict[int, str]:
@@ -109,10 +113,12 @@ class WalkCase:
 def load_walk_case(store: Store, run_id: str, case_id: str, method: str, *, llm: bool) -> WalkCase:
     """Load a case for the walkthrough; :class:`StoreError` for an unknown case."""
     trace = case_trace(store, run_id, case_id, method)
+    loss = cell_loss(store, run_id, case_id)
     if not llm:
-        return WalkCase(trace, False, None, pd.DataFrame(columns=AGENT_COLUMNS), pd.DataFrame(columns=TURN_COLUMNS))
+        return WalkCase(trace, False, None, pd.DataFrame(columns=AGENT_COLUMNS), pd.DataFrame(columns=TURN_COLUMNS),
+                        loss)
     return WalkCase(trace, True, case_text(store, run_id, case_id), case_agents(store, run_id, case_id),
-                    agent_turns(store, run_id, case_id, method))
+                    agent_turns(store, run_id, case_id, method), loss)
 
 
 def clamp_round(value: object, last: int) -> int:
@@ -126,7 +132,10 @@ class RoundView:
 
     ``row`` is the stored trace row, ``turns`` the agents' turns of the round.  For a
     mediated method: ``metrics`` (name, value) and one markdown line per agent; for the
-    agents' turns, ``turns_heading`` (None: no heading) and ``show_turns``.
+    agents' turns, ``turns_heading`` (None: no heading) and ``show_turns``.  ``reason``
+    says in words why the mediator took the round's action (None without a mediator);
+    ``decision`` is the decision beside the loss matrix (:func:`decision_table`; None
+    without a mediator or a loss matrix).
     """
 
     number: int
@@ -140,6 +149,8 @@ class RoundView:
     turns_heading: str | None
     show_turns: bool
     notices: list[Notice]
+    reason: str | None = None
+    decision: pd.DataFrame | None = None
 
 
 def round_metrics(row: pd.Series, labels: Sequence[str]) -> list[tuple[str, str]]:
@@ -206,10 +217,13 @@ def round_view(case: WalkCase, number: int, *, method: str, cases: pd.DataFrame)
                    if number == last else [])
         return RoundView(number, last, f"Round {number} of {last}: {method_label(method)}", False, row, turns,
                          [], [], None, True, notices)
+    reason = row_reason(row, number, trace.config, escalation=mediated_methods()[method])
+    table = None if case.loss is None else decision_table(trace.labels, row["pooled"], case.loss, trace.high_risk,
+                                                          int(row["decision"]))
     return RoundView(number, last, f"Round {number} of {last}: {row['action']}", True, row, turns,
                      round_metrics(row, trace.labels), agent_lines(row, trace.labels, case.names),
                      "**The agents' answers this round**" if case.llm else None, case.llm,
-                     round_notices(case, row, number))
+                     round_notices(case, row, number), reason, table)
 
 
 def truth_text(trace: CaseTrace) -> str:

@@ -23,6 +23,10 @@ Settings (:func:`rescore`):
   per-cell fitted thresholds are dropped; with ``per_cell_thresholds=True`` each cell
   keeps its own fitted ``eps_safe, eps_low, m_safe, delta`` and takes every other field
   from ``config``;
+* ``changes`` given (instead of ``config``): each cell keeps its own configuration with
+  these fields set in every cell (:func:`dcem.analysis.whatif_controls.changed_configs`);
+  ``changes={}`` is the run's own settings -- the dashboard's model: a parameter the user
+  has not moved stays per cell;
 * ``loss`` given: replaces every cell's loss (shape K x K, finite, >= 0);
 * method ``"dcem_noesc"`` always runs with escalation disabled, as it was recorded.
 
@@ -34,7 +38,7 @@ sharing the policy's scalar settings go through in one call.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -51,6 +55,7 @@ from dcem.analysis.run_scoring import (
     pooled_metrics,
     score_run,
 )
+from dcem.analysis.whatif_controls import changed_configs
 from dcem.core.config import MediatorConfig
 from dcem.core.policy import Action
 from dcem.errors import ConfigError, InputError
@@ -115,19 +120,30 @@ def _outcome_frame(replay: RunReplay, sc: RunOutcomes, losses: list[np.ndarray])
     })
 
 
+def _configs(replay: RunReplay, config: MediatorConfig | None, per_cell_thresholds: bool,
+             changes: Mapping[str, Any] | None) -> list[MediatorConfig]:
+    if changes is None:
+        return cell_configs(replay, config, per_cell_thresholds)
+    if config is not None:
+        raise InputError("changes", "give either a configuration for every cell or changes, not both")
+    return changed_configs(replay, changes)
+
+
 def rescore(replay: RunReplay, *, config: MediatorConfig | None = None, loss: object | None = None,
-            per_cell_thresholds: bool = False) -> WhatIfResult:
+            per_cell_thresholds: bool = False, changes: Mapping[str, Any] | None = None) -> WhatIfResult:
     """Re-score every stored trajectory of the run under new settings (no agent calls).
 
     config : None keeps each cell's original (fitted) configuration; a MediatorConfig
         replaces every cell's configuration (the dashboard's sliders) -- with
         ``per_cell_thresholds=True`` each cell keeps its fitted eps_safe, eps_low, m_safe
         and delta and takes every other field from ``config``.
+    changes : instead of ``config``, fields set in every cell while every other field keeps
+        each cell's own value (``{}``: the run's own settings, bit for bit).
     loss : None keeps each cell's loss; a K x K array (finite, >= 0) replaces it
         (:class:`InputError` naming ``loss`` otherwise).
     """
     loss_arr = check_loss(replay, loss)
-    cfgs = cell_configs(replay, config, per_cell_thresholds)
+    cfgs = _configs(replay, config, per_cell_thresholds, changes)
     sc = score_run(replay, cfgs, loss_arr)
     losses = cell_losses(replay, loss_arr)
     n = replay.n_cases
@@ -145,23 +161,29 @@ def baseline_metrics(replay: RunReplay) -> dict[str, float]:
     return pooled_metrics(replay, score_run(replay, cfgs, None), cell_losses(replay, None))
 
 
-def _swept_config(config: MediatorConfig, parameter: str, value: float) -> MediatorConfig | None:
-    """``config`` with ``parameter = value``, or None when that makes it invalid."""
+def _swept_configs(replay: RunReplay, config: MediatorConfig | None, changes: Mapping[str, Any],
+                   parameter: str, value: float) -> list[MediatorConfig] | None:
+    """Every cell's configuration with ``parameter = value`` (set in every cell), or None
+    when that makes some cell's configuration invalid."""
     new: float | int = float(value)  # numpy scalars too
     if parameter in ("window", "t_max"):
         if not float(new).is_integer():
             return None
         new = int(new)
     try:
-        return config.with_changes(**{parameter: new})
+        if config is not None:
+            return cell_configs(replay, config.with_changes(**{parameter: new}), False)
+        return changed_configs(replay, {**changes, parameter: new})
     except (ConfigError, TypeError, ValueError, OverflowError):
         return None
 
 
-def sweep(replay: RunReplay, *, parameter: str, values: Sequence[float], config: MediatorConfig,
-          loss: object | None = None) -> pd.DataFrame:
+def sweep(replay: RunReplay, *, parameter: str, values: Sequence[float], config: MediatorConfig | None = None,
+          loss: object | None = None, changes: Mapping[str, Any] | None = None) -> pd.DataFrame:
     """Metrics of ``rescore(replay, config=config with parameter=value, loss=loss)`` for each
-    value, one row per value (columns :data:`SWEEP_COLUMNS`).
+    value, one row per value (columns :data:`SWEEP_COLUMNS`).  With ``changes`` instead of
+    ``config``: ``rescore(replay, changes={**changes, parameter: value}, loss=loss)`` (the
+    swept parameter set in every cell, the unchanged ones per cell).
 
     A value that makes the configuration invalid (for example eps_safe >= eps_low) gives a
     row with ``valid=False`` and NaN metrics instead of an error.  The per-tuple tables are
@@ -169,7 +191,9 @@ def sweep(replay: RunReplay, *, parameter: str, values: Sequence[float], config:
     """
     if parameter not in SWEEP_PARAMETERS:
         raise InputError("parameter", f"cannot sweep {parameter!r} (choose one of {', '.join(SWEEP_PARAMETERS)})")
-    if not isinstance(config, MediatorConfig):
+    if config is not None and changes is not None:
+        raise InputError("changes", "give either a configuration for every cell or changes, not both")
+    if changes is None and not isinstance(config, MediatorConfig):
         raise InputError("config", f"expected a MediatorConfig, got {type(config).__name__}")
     loss_arr = check_loss(replay, loss)
     losses = cell_losses(replay, loss_arr)
@@ -179,12 +203,12 @@ def sweep(replay: RunReplay, *, parameter: str, values: Sequence[float], config:
             shown = float(value)
         except (TypeError, ValueError):
             raise InputError("values", f"sweep values must be numbers, got {value!r}") from None
-        cfg = _swept_config(config, parameter, value)
-        row: dict[str, Any] = {"value": shown, "valid": cfg is not None}
-        if cfg is None:
+        cfgs = _swept_configs(replay, config, changes or {}, parameter, value)
+        row: dict[str, Any] = {"value": shown, "valid": cfgs is not None}
+        if cfgs is None:
             row.update({name: float("nan") for name in SWEEP_COLUMNS[1:-1]})
         else:
-            m = pooled_metrics(replay, score_run(replay, cell_configs(replay, cfg, False), loss_arr), losses)
+            m = pooled_metrics(replay, score_run(replay, cfgs, loss_arr), losses)
             row.update({name: m[name] for name in SWEEP_COLUMNS[1:-1]})
         rows.append(row)
     frame = pd.DataFrame(rows, columns=list(SWEEP_COLUMNS))

@@ -1,35 +1,84 @@
-"""What-if page: a threshold change moves the metrics; invalid settings are refused."""
+"""What-if page: it opens on the run's own settings (every delta 0), a change moves the
+metrics, parameters a replay cannot use are disabled with the reason, a reset restores
+the run's settings, bad input is refused with a message while the last valid results
+stay on screen, greyed."""
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dcem.store.presets import list_presets
 from dcem.store.database import Store
+from dcem.store.presets import list_presets
+from dcem.synthetic.experiment import run_cell
+from studio.whatif_charts import LEGEND_ABOVE, action_mix_figure, point_labels, tradeoff_figure
+from studio.whatif_view import STALE_NOTE
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "whatif.py")
 
 
-@pytest.fixture()
-def page(run_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[AppTest, Path]:
+def _open(source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[AppTest, Path]:
     db = tmp_path / "wi.duckdb"
-    shutil.copy(run_db, db)
+    shutil.copy(source, db)
     monkeypatch.setenv("DCEM_DB", str(db))
     return AppTest.from_file(PAGE, default_timeout=120), db
 
 
+@pytest.fixture()
+def page(run_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[AppTest, Path]:
+    return _open(run_db, tmp_path, monkeypatch)
+
+
+def _table(at: AppTest) -> pd.DataFrame:
+    return next(d.value for d in at.dataframe if "current" in d.value.columns)
+
+
 def _metric(at: AppTest, name: str) -> float:
-    frame = next(d.value for d in at.dataframe if "current" in d.value.columns)
-    return float(frame.loc[name, "current"])
+    return float(_table(at).loc[name, "current"])
+
+
+def _mix(at: AppTest) -> dict[str, list[float]]:
+    chart = next(c for c in at.get("plotly_chart") if "Outcome mix" in c.proto.spec)
+    return {trace["name"]: trace["y"] for trace in json.loads(chart.proto.spec)["data"]}
+
+
+def _assert_untouched(at: AppTest) -> None:
+    assert not at.exception and not at.error
+    assert [m.delta for m in at.metric] == ["+0.000 vs original"] * 4
+    assert (_table(at)["change"] == 0.0).all()
+    mix = _mix(at)
+    assert mix["current settings"] == mix["original settings"]
+    assert any(i.value.startswith("Nothing changed") for i in at.info)
+
+
+def test_untouched_page_reproduces_the_run_and_one_slider_moves_a_delta(page: tuple[AppTest, Path]) -> None:
+    at = page[0].run()
+    _assert_untouched(at)  # the run's cells have different fitted thresholds; each keeps its own
+    at.slider(key="wi_eps_safe").set_value(0.0).run()
+    assert not at.exception and not at.error
+    assert _table(at).loc["certified_rate", "change"] < 0
+    assert any(m.delta != "+0.000 vs original" for m in at.metric)
+    assert any(i.value.startswith("Set for every cell: eps_safe = 0.") and "keeps its own eps_low" in i.value
+               for i in at.info)
+
+
+def test_untouched_clinical_run_shows_no_change(clinical_db: Path, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    at = _open(clinical_db, tmp_path, monkeypatch)[0].run()
+    assert at.selectbox(key="wi_run").value != "ui-run"  # the newer, clinical run
+    _assert_untouched(at)
+    at.radio(key="wi_method").set_value("dcem_noesc").run()
+    _assert_untouched(at)
 
 
 def test_threshold_change_moves_the_metrics(page: tuple[AppTest, Path]) -> None:
     at = page[0].run()
-    assert not at.exception and not at.error
     before = _metric(at, "certified_rate")
     at.slider(key="wi_eps_safe").set_value(0.0).run()
     assert not at.exception
@@ -39,12 +88,92 @@ def test_threshold_change_moves_the_metrics(page: tuple[AppTest, Path]) -> None:
     assert len(at.get("plotly_chart")) == 2
 
 
-def test_invalid_thresholds_are_refused_with_the_field(page: tuple[AppTest, Path]) -> None:
+def test_parameters_a_replay_cannot_use_are_disabled_with_the_reason(page: tuple[AppTest, Path]) -> None:
     at = page[0].run()
-    at.slider(key="wi_eps_low").set_value(0.0).run()
-    at.slider(key="wi_eps_safe").set_value(1.0).run()
+    assert not any(s.disabled for s in at.slider) and not at.selectbox(key="wi_steer_gate").disabled
+    at.radio(key="wi_method").set_value("dcem_noesc").run()
+    assert not at.exception and not at.error
+    disabled = {s.key for s in at.slider if s.disabled}
+    assert disabled == {"wi_delta", "wi_window", "wi_s_asym"}
+    assert at.selectbox(key="wi_steer_gate").disabled
+    captions = [c.value for c in at.caption]
+    assert any(c.startswith("Disabled:") and "never checks the energy descent, so delta" in c for c in captions)
+    assert any(c.startswith("Disabled:") and "so steer_gate cannot change an outcome" in c for c in captions)
+    assert "delta" not in at.selectbox(key="wi_sweep_param").options
+    assert [m.delta for m in at.metric] == ["+0.000 vs original"] * 4
+
+
+@pytest.fixture(scope="module")
+def one_round_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("one_round") / "one.duckdb"
+    cell = run_cell("S1", 0, t_max=1, free_rounds=1, n_train=2000, n_eval=12, ablation=False)
+    with Store(path) as store:
+        store.ensure_run("one-round", kind="synthetic", spec={"test": True}, config=cell.config, seeds=[0])
+        store.save_cell("one-round", cell)
+        store.finish_run("one-round")
+    return path
+
+
+def test_a_one_round_run_disables_descent_steering_and_the_budget(one_round_db: Path, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    at = _open(one_round_db, tmp_path, monkeypatch)[0].run()
+    _assert_untouched(at)
+    assert {s.key for s in at.slider if s.disabled} == {"wi_delta", "wi_window", "wi_s_asym"}
+    assert at.selectbox(key="wi_steer_gate").disabled
+    budget = at.number_input(key="wi_t_max")
+    assert budget.disabled and budget.value == 1
+    captions = [c.value for c in at.caption]
+    assert any(c.startswith("Disabled: The run stored one round, so a replay has no later round") for c in captions)
+    assert any(c.startswith("Disabled: The run stored one round: a challenge there") for c in captions)
+
+
+def test_reset_restores_every_setting_and_the_loss(page: tuple[AppTest, Path]) -> None:
+    at = page[0].run()
+    eps_safe, loss = at.slider(key="wi_eps_safe").value, np.array(at.session_state["wi_loss"])
+    at.slider(key="wi_eps_safe").set_value(0.0).run()
+    at.slider(key="wi_t_max").set_value(3).run()
+    at.number_input(key="wi_lhigh").set_value(30.0).run()
+    next(b for b in at.button if b.label.startswith("Apply {")).click().run()
+    assert _table(at).loc["risk", "change"] != 0.0
+    at.button(key="wi_reset").click().run()
+    assert at.slider(key="wi_eps_safe").value == eps_safe and at.slider(key="wi_t_max").value == 12
+    assert at.number_input(key="wi_lhigh").value == 3.0
+    np.testing.assert_array_equal(at.session_state["wi_loss"], loss)
+    _assert_untouched(at)
+    assert any("back to the run's own" in s.value for s in at.success)
+
+
+def test_a_comma_in_the_loss_is_refused_and_the_last_valid_results_stay(page: tuple[AppTest, Path]) -> None:
+    at = page[0].run()
+    at.slider(key="wi_eps_safe").set_value(0.0).run()
+    shown = _table(at)["current"].copy()
+    assert not at.warning
+    cells = np.array(at.session_state["wi_loss"], dtype=object)
+    cells[1, 0] = "2,5"  # what a person types; a numeric cell would have read it as 25
+    at.session_state["wi_loss"] = cells
+    at.run()
     assert not at.exception
-    assert any("eps_safe" in e.value for e in at.error)
+    message = " ".join(e.value for e in at.error)
+    assert "use a point as the decimal separator" in message
+    labels = list(at.multiselect(key="wi_high").options)
+    assert f"decision {labels[1]!r}" in message and f"true label {labels[0]!r}" in message
+    assert "[1][0]" not in message and "[1, 0]" not in message
+    assert any(w.value == STALE_NOTE for w in at.warning)
+    pd.testing.assert_series_equal(_table(at)["current"], shown)  # the last valid results, still shown
+    assert any(".st-key-wi_results" in m.value and "opacity" in m.value for m in at.markdown)
+    assert at.button(key="FormSubmitter:wi_save-Save as preset").disabled
+
+
+def test_invalid_thresholds_are_refused_naming_the_parameter(page: tuple[AppTest, Path]) -> None:
+    at = page[0].run()
+    before = _table(at)["current"].copy()
+    at.slider(key="wi_eps_low").set_value(0.0).run()
+    assert not at.exception
+    assert any("Certification threshold eps_safe: must be smaller than eps_low" in e.value for e in at.error)
+    assert any(w.value == STALE_NOTE for w in at.warning)
+    pd.testing.assert_series_equal(_table(at)["current"], before)
+    at.slider(key="wi_eps_low").set_value(9.0).run()  # fixed: the results update and are no longer greyed
+    assert not at.error and not at.warning
 
 
 def test_loss_preset_rescores_and_settings_save_as_a_preset(page: tuple[AppTest, Path]) -> None:
@@ -68,3 +197,42 @@ def test_a_shorter_round_budget_shortens_episodes(page: tuple[AppTest, Path]) ->
     at.slider(key="wi_t_max").set_value(2).run()
     assert not at.exception
     assert _metric(at, "avg_rounds") <= 2.0 < before
+
+
+# ------------------------------------------------------------------ figures
+def _sweep() -> pd.DataFrame:
+    return pd.DataFrame({"value": [0.25, 0.5, 1.0, 2.0], "escalation_rate": [0.6, 0.4, 0.2, np.nan],
+                         "harmful_consensus": [0.0, 0.05, 0.1, np.nan], "system_risk": [0.1, 0.2, 0.3, np.nan],
+                         "valid": [True, True, True, False]})
+
+
+def test_tradeoff_points_carry_their_value_and_the_legend_sits_above() -> None:
+    current = {"escalation_rate": 0.4, "harmful_consensus": 0.05}
+    original = {"escalation_rate": 0.5, "harmful_consensus": 0.02}
+    fig = tradeoff_figure(_sweep(), "eps_safe", 0.5, current, "harmful_consensus", original)
+    curve = fig.data[0]
+    assert "text" in curve.mode and "markers" in curve.mode
+    assert list(curve.text) == ["0.25", "0.5", "1"]  # the invalid value has no point
+    assert [t.name for t in fig.data] == ["eps_safe swept", "run's own settings", "current settings (eps_safe = 0.5)"]
+    legend = fig.layout.legend
+    assert legend.orientation == "h" and legend.yanchor == "bottom" and legend.y > 1
+    assert fig.layout.xaxis.title.text and fig.layout.yaxis.title.text == "harmful consensus"
+
+
+def test_outcome_mix_legend_above_and_bars_labelled() -> None:
+    fig = action_mix_figure({"STOP_AND_DECIDE": 0.25, "STOP_AND_ESCALATE": 0.75, "PENDING": 0.0},
+                            {"STOP_AND_DECIDE": 0.5, "STOP_AND_ESCALATE": 0.5, "PENDING": 0.0})
+    assert fig.layout.legend.y == LEGEND_ABOVE["y"] and fig.layout.legend.yanchor == "bottom"
+    assert [list(t.x) for t in fig.data] == [["STOP_AND_DECIDE", "STOP_AND_ESCALATE"]] * 2
+    assert list(fig.data[1].text) == ["25%", "75%"]
+    assert fig.layout.yaxis.title.text == "share of cases"
+
+
+def test_points_on_one_spot_share_one_label() -> None:
+    assert point_labels([0.5, 0.75, 1.0, 2.0], [1.0, 1.0, 1.0, 0.5], [0.0, 0.0, 0.0, 0.1]) == \
+        ["0.5 to 1", "", "", "2"]
+    frame = pd.DataFrame({"value": [1.0, 2.0], "escalation_rate": [1.0, 1.0], "harmful_consensus": [0.0, 0.0],
+                          "valid": [True, True]})
+    fig = tradeoff_figure(frame, "eps_safe", 1.0, {"escalation_rate": 1.0, "harmful_consensus": 0.0},
+                          "harmful_consensus")
+    assert list(fig.data[0].text) == ["1 to 2", ""] and len(fig.data) == 2

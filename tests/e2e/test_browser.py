@@ -50,7 +50,8 @@ def test_change_a_threshold(browser, app_url: str, shot) -> None:  # type: ignor
     page.keyboard.press("End")  # the largest margin requirement: nothing can be certified
     page.wait_for_function(
         """() => [...document.querySelectorAll('[data-testid="stMetric"]')]
-               .some(m => m.innerText.includes('Certified') && m.innerText.includes('0.000'))""",
+               .some(m => m.innerText.includes('Certified')
+                          && m.querySelector('[data-testid="stMetricValue"]').innerText === '0.000'))""",
         timeout=30_000)
     settled(page)
     assert before != "0.000"

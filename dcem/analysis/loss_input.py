@@ -1,0 +1,114 @@
+"""Strict reading of a loss matrix typed as text (the what-if page's loss editor).
+
+A browser's numeric table cell silently drops a comma as a thousands separator, so
+"2,5" would become 25.  The editor therefore holds text, and this module reads it:
+a cell is a plain decimal number with a point as the decimal separator (``2.5``,
+``.5``, ``3``, ``1e-3``), finite, at least 0 and at most :data:`~dcem.core.panel.MAX_LOSS`.
+Every refusal is an :class:`~dcem.errors.InputError` on field ``loss`` whose message
+names the cell by its classes -- the decision (row) and the true label (column) --
+never by matrix indices.
+
+:func:`format_loss_cell` writes a number so that reading it back gives the same float,
+so an untouched table reads back to exactly the run's loss (:func:`loss_change` is then
+None and the run's own loss is kept).
+"""
+from __future__ import annotations
+
+import math
+import re
+from typing import Sequence
+
+import numpy as np
+
+from dcem.core.panel import MAX_LOSS
+from dcem.errors import InputError
+
+__all__ = ["format_loss_cell", "loss_cells", "parse_loss_cell", "parse_loss_table", "loss_change"]
+
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_NOT_FINITE = {"nan", "inf", "infinity"}
+
+
+def format_loss_cell(value: float) -> str:
+    """The shortest of ``%g`` and ``repr`` that reads back to exactly ``value``."""
+    number = float(value)
+    short = f"{number:g}"
+    return short if float(short) == number else repr(number)
+
+
+def loss_cells(loss: object) -> list[list[str]]:
+    """The editor's text cells of a K x K loss: numbers formatted exactly
+    (:func:`format_loss_cell`), text kept as it is, an empty cell as ""."""
+    rows = np.asarray(loss, dtype=object)
+    if rows.ndim != 2:
+        raise InputError("loss", f"expected a square table, got {rows.ndim} dimension(s)")
+    return [[_cell_text(v) for v in row] for row in rows]
+
+
+def _cell_text(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+        number = float(value)
+        return format_loss_cell(number) if math.isfinite(number) else str(number)
+    return str(value)
+
+
+def _where(decision: str, truth: str) -> str:
+    return f"decision {decision!r}, true label {truth!r}"
+
+
+def parse_loss_cell(value: object, decision: str, truth: str) -> float:
+    """One cell as a float, or an :class:`InputError` naming the decision and true label."""
+    where = _where(decision, truth)
+    if isinstance(value, bool):
+        raise InputError("loss", f"{where}: {value!r} is not a number")
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        text = _cell_text(value)
+    else:
+        text = "" if value is None else str(value).strip()
+    if not text:
+        raise InputError("loss", f"{where}: the cell is empty; enter a number (0 for no loss)")
+    if "," in text:
+        raise InputError("loss", f"{where}: {text!r} has a comma; use a point as the decimal separator "
+                         f"(for example 2.5) and no thousands separator")
+    if text.lower().lstrip("+-") in _NOT_FINITE:
+        raise InputError("loss", f"{where}: {text!r} is not a finite number")
+    if not _NUMBER.fullmatch(text):
+        raise InputError("loss", f"{where}: {text!r} is not a number (write it like 0, 1 or 2.5)")
+    number = float(text)
+    if not math.isfinite(number):
+        raise InputError("loss", f"{where}: {text!r} is too large to be a finite number")
+    if number < 0:
+        raise InputError("loss", f"{where}: {text} is negative; a loss is 0 or more")
+    if number > MAX_LOSS:
+        raise InputError("loss", f"{where}: {text} is larger than the largest loss allowed ({MAX_LOSS:g})")
+    return number
+
+
+def parse_loss_table(cells: object, labels: Sequence[str]) -> np.ndarray:
+    """The K x K loss ``L[d, y]`` read strictly from a table of cells (rows: decision d,
+    columns: true label y, both in ``labels`` order); text or numbers, see
+    :func:`parse_loss_cell`.  Returns a float array."""
+    names = [str(label) for label in labels]
+    rows = np.asarray(cells, dtype=object)
+    k = len(names)
+    if rows.shape != (k, k):
+        raise InputError("loss", f"expected one row and one column per class ({k} x {k}: "
+                         f"{', '.join(names)}), got a table of shape {rows.shape}")
+    out = np.empty((k, k), dtype=float)
+    for d in range(k):
+        for y in range(k):
+            out[d, y] = parse_loss_cell(rows[d, y], names[d], names[y])
+    return out
+
+
+def loss_change(loss: np.ndarray, reference: np.ndarray) -> np.ndarray | None:
+    """None when ``loss`` equals the run's own loss ``reference`` entry for entry (each
+    cell then keeps its own loss), else ``loss`` (it replaces every cell's loss)."""
+    arr, ref = np.asarray(loss, dtype=float), np.asarray(reference, dtype=float)
+    if arr.shape == ref.shape and np.array_equal(arr, ref):
+        return None
+    return arr

@@ -1,0 +1,95 @@
+"""Take the README's screenshots of the dashboard: ``python scripts/screenshots.py [OUT_DIR]``.
+
+Starts the dashboard on a fresh store in a temporary folder (the first start imports the
+shipped demo runs), opens the first visit, a walkthrough of an escalated case and the
+what-if page in Debian's chromium, and writes PNG files to OUT_DIR (default
+docs/screenshots).
+"""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait(url: str, proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit("the dashboard stopped while starting")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    raise SystemExit("the dashboard did not start within 120 s")
+
+
+def _escalated_case(db: Path) -> tuple[str, str]:
+    sys.path.insert(0, str(ROOT))
+    from dcem.store.database import Store
+
+    with Store(db, read_only=True) as store:
+        row = store.con.execute(
+            "SELECT o.run_id, o.case_id FROM outcomes o JOIN runs r USING (run_id) WHERE r.kind = 'synthetic' "
+            "AND o.method = 'dcem' AND o.action = 'STOP_AND_ESCALATE' ORDER BY o.rounds DESC, o.case_id LIMIT 1"
+        ).fetchone()
+    if row is None:
+        raise SystemExit("the demo store holds no escalated case")
+    return str(row[0]), str(row[1])
+
+
+def _shoot(page: object, url: str, out: Path, wait_text: str) -> None:
+    page.goto(url)  # type: ignore[attr-defined]
+    page.get_by_text(wait_text).first.wait_for(timeout=120_000)  # type: ignore[attr-defined]
+    time.sleep(4)  # let the charts draw
+    page.screenshot(path=str(out), full_page=True)  # type: ignore[attr-defined]
+    print(f"wrote {out}")
+
+
+def main(argv: list[str]) -> None:
+    from playwright.sync_api import sync_playwright
+
+    out = Path(argv[0]) if argv else ROOT / "docs" / "screenshots"
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "demo.duckdb"
+        port = _free_port()
+        proc = subprocess.Popen([sys.executable, "-m", "studio.serve", "--server.port", str(port),
+                                 "--server.address", "127.0.0.1", "--server.headless", "true"],
+                                cwd=ROOT, env=dict(os.environ, DCEM_DB=str(db)))
+        url = f"http://127.0.0.1:{port}"
+        try:
+            _wait(url, proc)
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+                page = browser.new_page(viewport={"width": 1400, "height": 900})
+                _shoot(page, url, out / "first_visit.png", "Where to start")
+                run_id, case_id = _escalated_case(db)
+                _shoot(page, f"{url}/walkthrough?run={run_id}&case={case_id}&round=1", out / "walkthrough.png",
+                       "Case walkthrough")
+                _shoot(page, f"{url}/whatif", out / "whatif.png", "Outcome mix")
+                browser.close()
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

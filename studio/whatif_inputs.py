@@ -1,0 +1,103 @@
+"""The what-if page's input widgets: the policy parameter sliders (disabled, with the
+reason, when a replay cannot be moved by them; with the per-cell values when the run's
+cells differ) and the loss matrix editor (text cells read strictly)."""
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dcem.analysis.glossary import PARAMETERS
+from dcem.analysis.loss_input import loss_cells, parse_loss_table
+from dcem.core.vocabulary import STEER_GATES
+from dcem.errors import InputError
+from studio.whatif_settings import slider_bounds, t_max_top, window_top
+
+__all__ = ["parameter_widgets", "loss_editor", "refusal_text"]
+
+_LAYOUT = (("eps_safe", "eps_low", "m_safe"), ("delta", "s_asym", "window", "t_max"), ("alpha", "beta", "gamma"))
+_MORE = (("lambda_pool", "rho_min"), ("omega_min", "steer_gate"))
+
+
+def _help(field: str, spread: Mapping[str, Mapping[str, Any]], inert: Mapping[str, str]) -> str:
+    term = PARAMETERS.get(field)
+    parts = [f"{term.words}: {term.help}" if term else field]
+    if field in spread:
+        cells = ", ".join(f"{name}: {value:.4g}" if isinstance(value, float) else f"{name}: {value}"
+                          for name, value in spread[field].items())
+        parts.append(f"Each cell has its own value ({cells}); the slider starts at the first cell's. "
+                     "Moving it sets this value for every cell.")
+    if field in inert:
+        parts.append(f"Disabled: {inert[field]}")
+    return "\n\n".join(parts)
+
+
+def _widget(col: Any, field: str, reference: Mapping[str, Any], max_rounds: int,
+            spread: Mapping[str, Mapping[str, Any]], inert: Mapping[str, str], notes: Mapping[str, str]) -> Any:
+    off, tip, key = field in inert, _help(field, spread, inert), f"wi_{field}"
+    if field == "steer_gate":
+        value = col.selectbox("steer gate", STEER_GATES, key=key, disabled=off, help=tip)
+    elif field == "window":
+        value = col.slider("window W", 1, window_top(reference["window"]), key=key, disabled=off, help=tip)
+    elif field == "t_max":
+        top = t_max_top(reference["t_max"], max_rounds)
+        if top <= 1:
+            value = col.number_input("round budget t_max", 1, 1, key=key, disabled=True, help=tip)
+        else:
+            value = col.slider("round budget t_max", 1, top, key=key, disabled=off, help=tip)
+    else:
+        low, high, step = slider_bounds(field, float(reference[field]))
+        value = col.slider(field, low, high, step=step, key=key, disabled=off, help=tip)
+    if off:
+        col.caption(f"Disabled: {inert[field]}")
+    elif field in spread:
+        col.caption(f"{field}: each cell's own value until you move it.")
+    if field in notes:
+        col.caption(notes[field])
+    return value
+
+
+def parameter_widgets(reference: Mapping[str, Any], max_rounds: int, spread: Mapping[str, Mapping[str, Any]],
+                      inert: Mapping[str, str], notes: Mapping[str, str]) -> dict[str, Any]:
+    """Every policy parameter's widget (in the session, seeded from the run's values):
+    disabled with the reason for the ``inert`` ones, captioned for the per-cell ones
+    (``spread``) and with ``notes``; returns ``{parameter: value}``."""
+    values: dict[str, Any] = {}
+    for col, fields in zip(st.columns(3), _LAYOUT):
+        for field in fields:
+            values[field] = _widget(col, field, reference, max_rounds, spread, inert, notes)
+    with st.expander("Pooling and steering"):
+        for col, fields in zip(st.columns(2), _MORE):
+            for field in fields:
+                values[field] = _widget(col, field, reference, max_rounds, spread, inert, notes)
+    return values
+
+
+def loss_editor(labels: Sequence[str]) -> tuple[np.ndarray | None, InputError | None]:
+    """The loss matrix as an editable table of text cells (rows: decision d, columns:
+    true label y), started from ``st.session_state["wi_loss"]``; returns the matrix read
+    strictly (:func:`dcem.analysis.loss_input.parse_loss_table`) or the refusal."""
+    names = [str(label) for label in labels]
+    base = pd.DataFrame(loss_cells(st.session_state["wi_loss"]), index=names, columns=names)
+    config = {name: st.column_config.TextColumn(name, help=f"Loss of each decision when the truth is {name}")
+              for name in names}
+    edited = st.data_editor(base, key="wi_loss_editor", column_config=config)
+    st.caption("Rows: decision d; columns: true label y. Type numbers with a point as the decimal "
+               "separator (2.5, not 2,5).")
+    try:
+        return parse_loss_table(edited.to_numpy(dtype=object), names), None
+    except InputError as exc:
+        return None, exc
+
+
+def refusal_text(exc: Exception) -> str:
+    """A refused setting in words: the parameter's name in words (or "Loss matrix"), then
+    what is wrong with it."""
+    field = str(getattr(exc, "field", ""))
+    message = str(exc).removeprefix(f"{field}: ") if field else str(exc)
+    if field == "loss":
+        return f"Loss matrix: {message}"
+    term = PARAMETERS.get(field)
+    return f"{term.words}: {message}" if term else (f"{field}: {message}" if field else message)
