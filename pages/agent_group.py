@@ -4,10 +4,10 @@ import streamlit as st
 from clinical.questions import BENCHMARKS
 from common.errors import ProjectError
 from sag.config import PRESETS
-from sag.launch import MAX_LAUNCH_ITEMS, launch_message, launch_spec
 from sag.views import DISCLAIMER, NO_RUN_HINT, compare_runs, item_labels, load_item_view, run_labels, turn_markdown
 from studio.sag_charts import distribution_figure, mediator_figure
-from studio.sag_session import launch_run, sag_store
+from studio.sag_launch_panel import checked_spec, launch_button, launch_fields
+from studio.sag_session import sag_store
 from studio.widgets import titled_table
 
 st.title("Agent group")
@@ -21,25 +21,15 @@ if db is None:
     st.stop()
 
 with st.expander("Launch a small run", expanded=False):
-    with st.form("ag_launch"):
-        c1, c2 = st.columns(2)
-        benchmark = c1.selectbox("Benchmark", BENCHMARKS, key="ag_bench")
-        group = c2.selectbox("Group", PRESETS, index=PRESETS.index("sag-6"), key="ag_group")
-        c3, c4, c5 = st.columns(3)
-        n_items = c3.number_input("Items", 1, MAX_LAUNCH_ITEMS, 3, key="ag_items")
-        seed = c4.number_input("Seed", 0, 2**31 - 1, 0, key="ag_seed")
-        t_max = c5.number_input("Rounds after round 0 (t_max)", 1, 10, 3, key="ag_tmax")
-        st.caption("Loads the group's models in this process (a few seconds each) and answers the items one by "
-                   "one; answered items are saved as they finish, and launching the same settings again resumes.")
-        launched = st.form_submit_button("Run", type="primary")
-    if launched:
-        try:
-            summary = launch_run(db, launch_spec(benchmark, group, int(n_items), int(seed), int(t_max)))
-        except ProjectError as exc:
-            st.error(f"The run could not be made: {exc}")
-        else:
-            st.success(launch_message(summary))
-            st.session_state["ag_run"] = summary.run_id
+    c1, c2 = st.columns(2)
+    benchmark = c1.selectbox("Benchmark", BENCHMARKS, key="ag_bench")
+    group = c2.selectbox("Group", PRESETS, index=PRESETS.index("sag-6"), key="ag_group")
+    fields = launch_fields(st.columns(3))
+    spec = checked_spec(benchmark, group, fields)
+    st.caption("Loads the group's models in this process (a few seconds each) and answers the items one by "
+               "one; answered items are saved as they finish, and launching the same settings again resumes. "
+               "Run stays disabled while a field above is invalid.")
+    launch_button(db, spec)
 
 runs = run_labels(db.runs())
 if not runs:

@@ -1,14 +1,13 @@
 """Calibration sets: load agents' labelled reports and inspect their confusion matrices."""
 import streamlit as st
 
-from dcem.analysis.calibration_view import (ALPHA_MAX, ALPHA_MIN, CALIB_SET_KEY, MAX_SHOWN_AGENTS, SET_PURPOSE,
-                                            calibration_view, load_upload, prior_table, set_caption, shown_agents)
+from dcem.analysis.calibration_view import CALIB_SET_KEY, SET_PURPOSE, load_upload, set_caption
 from dcem.calibration.csv_import import MAX_AGENTS, MAX_LABELS
 from dcem.calibration.sets import (CSV_COLUMNS, example_csv, stored_run_calibration_set,
                                    synthetic_calibration_set)
 from dcem.errors import DcemError
 from dcem.core.vocabulary import SCENARIOS
-from studio.charts import confusion_figure, recall_figure
+from studio.calibration_inputs import alpha_field, seed_field, show_matrices
 from studio.calibration_session import load_failed, use_this_set
 from studio.widgets import disclaimer, pick_run, store
 
@@ -22,11 +21,11 @@ source = st.radio("Source", ["Synthetic scenario", "Stored run", "Upload CSV"], 
 if source == "Synthetic scenario":
     c1, c2, c3 = st.columns(3)
     scenario = c1.selectbox("Scenario", SCENARIOS)
-    seed = c2.number_input("Seed", min_value=0, max_value=10_000, value=0, step=1)
+    seed = seed_field(c2)
     n = c3.select_slider("Samples", options=[1000, 2000, 5000, 20000], value=2000)
-    if st.button("Load synthetic set", type="primary"):
+    if st.button("Load synthetic set", type="primary", disabled=not seed.ok) and seed.value is not None:
         with st.spinner("Generating cases and agent reports ..."):
-            st.session_state[CALIB_SET_KEY] = synthetic_calibration_set(scenario, int(seed), int(n))
+            st.session_state[CALIB_SET_KEY] = synthetic_calibration_set(scenario, seed.value, int(n))
 elif source == "Stored run":
     db = store()
     run_id = pick_run(db, key="calib_run") if db else None
@@ -62,28 +61,6 @@ if calib is None:
 
 st.subheader(f"Loaded: {calib.source}")
 st.caption(set_caption(calib))
-alpha = st.number_input("Smoothing alpha", min_value=ALPHA_MIN, max_value=ALPHA_MAX, value=0.5, step=0.1,
-                        help="Diagonal-biased Laplace smoothing: C[i,j] = (n_ij + alpha(1+[i=j])) / (n_i + alpha(K+1)).")
-try:
-    view = calibration_view(calib, alpha)
-except DcemError as exc:
-    st.error(f"The calibration set cannot be shown: {exc}")
-    st.stop()
-picked = None
-if calib.n_agents > MAX_SHOWN_AGENTS:
-    picked = st.multiselect(f"Agents shown (at most {MAX_SHOWN_AGENTS} of {calib.n_agents})", calib.agents,
-                            default=list(calib.agents[:MAX_SHOWN_AGENTS]), max_selections=MAX_SHOWN_AGENTS,
-                            key=f"calib_agents_{hash(calib.agents)}")
-shown = shown_agents(calib, picked)
-for a, col in zip(shown, st.columns(len(shown))):
-    col.plotly_chart(confusion_figure(view.smoothed[a], calib.labels, f"{calib.agents[a]}: counts and smoothed "
-                                      "probabilities", counts=view.counts[a]), key=f"calib_conf_{a}")
-st.plotly_chart(recall_figure(view.recall[shown], calib.labels, [calib.agents[a] for a in shown]),
-                key="calib_recall")
-prior_mode = st.radio("Prior", ["uniform", "empirical"], horizontal=True, key="calib_prior")
-try:
-    st.dataframe(prior_table(calib, prior_mode, alpha), hide_index=True)
-except DcemError as exc:
-    st.error(f"The prior cannot be shown: {exc}")
+show_matrices(calib, alpha_field())
 
 use_this_set(calib)

@@ -41,25 +41,33 @@ def _wait(url: str, proc: subprocess.Popen[bytes]) -> None:
     raise SystemExit("the dashboard did not start within 120 s")
 
 
-def _escalated_case(db: Path) -> tuple[str, str]:
+def _escalated_case(db: Path) -> tuple[str, str, int]:
     sys.path.insert(0, str(ROOT))
     from dcem.store.database import Store
 
     with Store(db, read_only=True) as store:
         row = store.con.execute(
-            "SELECT o.run_id, o.case_id FROM outcomes o JOIN runs r USING (run_id) WHERE r.kind = 'synthetic' "
+            "SELECT o.run_id, o.case_id, o.rounds FROM outcomes o JOIN runs r USING (run_id) WHERE r.kind = 'synthetic' "
             "AND o.method = 'dcem' AND o.action = 'STOP_AND_ESCALATE' ORDER BY o.rounds DESC, o.case_id LIMIT 1"
         ).fetchone()
     if row is None:
         raise SystemExit("the demo store holds no escalated case")
-    return str(row[0]), str(row[1])
+    return str(row[0]), str(row[1]), int(row[2])
 
 
-def _shoot(page: object, url: str, out: Path, wait_text: str) -> None:
+def _shoot(page: object, url: str, out: Path, wait_text: str, height: int, run: str | None = None) -> None:
+    """Open ``url`` (then pick the run whose name contains ``run``), wait for ``wait_text``."""
+    # the app scrolls inside its main container, so a tall window stands in for a full-page shot
+    page.set_viewport_size({"width": 1400, "height": height})  # type: ignore[attr-defined]
     page.goto(url)  # type: ignore[attr-defined]
     page.get_by_text(wait_text).first.wait_for(timeout=120_000)  # type: ignore[attr-defined]
+    if run is not None:
+        page.locator('[data-testid="stSelectbox"]', has_text="Run").first.click()  # type: ignore[attr-defined]
+        page.get_by_role("option", name=run, exact=False).first.click()  # type: ignore[attr-defined]
+        time.sleep(2)
+        page.get_by_text(wait_text).first.wait_for(timeout=120_000)  # type: ignore[attr-defined]
     time.sleep(4)  # let the charts draw
-    page.screenshot(path=str(out), full_page=True)  # type: ignore[attr-defined]
+    page.screenshot(path=str(out))  # type: ignore[attr-defined]
     print(f"wrote {out}")
 
 
@@ -80,11 +88,11 @@ def main(argv: list[str]) -> None:
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
                 page = browser.new_page(viewport={"width": 1400, "height": 900})
-                _shoot(page, url, out / "first_visit.png", "Where to start")
-                run_id, case_id = _escalated_case(db)
-                _shoot(page, f"{url}/walkthrough?run={run_id}&case={case_id}&round=1", out / "walkthrough.png",
-                       "Case walkthrough")
-                _shoot(page, f"{url}/whatif", out / "whatif.png", "Outcome mix")
+                _shoot(page, url, out / "first_visit.png", "Where to start", 1700)
+                run_id, case_id, rounds = _escalated_case(db)
+                _shoot(page, f"{url}/walkthrough?run={run_id}&case={case_id}&round={rounds}", out / "walkthrough.png",
+                       "Why STOP_AND_ESCALATE", 2000)
+                _shoot(page, f"{url}/whatif", out / "whatif.png", "Metrics over", 2900, run="seed world")
                 browser.close()
         finally:
             proc.terminate()

@@ -1,5 +1,6 @@
 """Agent group page: the hint with no run, a stored debate and a D-CEM run, switching items
-and runs, comparing two runs, launching a run with scripted agents, bad launches."""
+and runs, comparing two runs, launching a run with scripted agents, bad launches, and typed
+launch fields that block Run while invalid ("2,5" is refused, never read as 25)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -114,8 +115,8 @@ def test_launch_stores_a_new_run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
     at = AppTest.from_file(PAGE, default_timeout=60)
     at.session_state[MODELS_KEY] = _scripted
     at.run()
-    at.number_input(key="ag_items").set_value(2)
-    at.number_input(key="ag_tmax").set_value(1)
+    at.text_input(key="ag_items").input("2")
+    at.text_input(key="ag_tmax").input("1")
     _run_button(at).click().run()
     assert not at.exception
     assert any("2 item(s) answered now of 2" in s for s in _texts(at, "success"))
@@ -124,6 +125,39 @@ def test_launch_stores_a_new_run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
     assert len(runs) == 1 and runs["answered"].iloc[0] == 2 and runs["group_name"].iloc[0] == "sag-6"
     assert at.selectbox(key="ag_run").value == runs["run_id"].iloc[0]
     assert len(_item_box(at).options) == 2
+
+
+@pytest.mark.parametrize(("key", "typed", "words"), [
+    ("ag_seed", "abc", "Seed: “abc” is not a whole number: enter a whole number from 0 to 2147483647."),
+    ("ag_seed", "2,5", "Seed: “2,5” is not a whole number (no commas or decimal points)"),
+    ("ag_items", "0", "Items must be from 1 to 50; got 0."),
+    ("ag_tmax", "11", "Rounds after round 0 (t_max) must be from 1 to 10; got 11."),
+])
+def test_an_invalid_field_blocks_run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, key: str, typed: str,
+                                     words: str) -> None:
+    db = tmp_path / "invalid.duckdb"
+    monkeypatch.setenv("DCEM_DB", str(db))
+    calls: list[GroupConfig] = []
+
+    def recorded(cfg: GroupConfig) -> tuple[dict[str, ScriptedTurns], dict[str, object]]:
+        calls.append(cfg)
+        return _scripted(cfg)
+
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.session_state[MODELS_KEY] = recorded
+    at.run()
+    assert not _run_button(at).disabled and not at.error
+    at.text_input(key=key).input(typed)
+    _run_button(at).click().run()  # typed and pressed at once, as when Run is clicked straight from the field
+    assert not at.exception
+    assert any(e.value.startswith(words) for e in at.error), [e.value for e in at.error]
+    assert _run_button(at).disabled
+    at.run()  # the pressed Run of the run before is not replayed
+    assert _run_button(at).disabled and calls == [] and not at.success and "ag_run" not in at.session_state
+    with SagStore(db) as store:
+        assert store.runs().empty
+    at.text_input(key=key).input({"ag_seed": "7", "ag_items": "1", "ag_tmax": "1"}[key]).run()
+    assert not at.error and not _run_button(at).disabled  # fixed, Run is back
 
 
 def test_bad_launches_show_an_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 """Calibration sets page: built-in, stored and uploaded sets; a bad file unloads what was
-loaded before (no old tables under the error); what a set is for and where it can go."""
+loaded before (no old tables under the error); what a set is for and where it can go; the
+typed Seed and Smoothing alpha, read strictly ("2,5" is refused, never read as 25)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -33,8 +34,59 @@ def test_synthetic_set_shows_matrices_and_alpha_changes_them(page: AppTest) -> N
     assert at.subheader[0].value.startswith("Loaded: ")
     assert len(at.get("plotly_chart")) == 3  # two confusion heatmaps and the recall bars
     before = at.get("plotly_chart")[0].proto.spec
-    at.number_input[1].set_value(3.0).run()
+    at.text_input(key="calib_alpha").input("3").run()
     assert at.get("plotly_chart")[0].proto.spec != before
+    at.text_input(key="calib_alpha").input(".5").run()  # the default 0.5, typed without its zero
+    assert not at.error and at.get("plotly_chart")[0].proto.spec == before
+
+
+def _load_button(at: AppTest):  # type: ignore[no-untyped-def]
+    return next(b for b in at.button if b.label == "Load synthetic set")
+
+
+@pytest.mark.parametrize(("typed", "words"), [
+    ("2,5", "Seed: “2,5” is not a whole number (no commas or decimal points): enter a whole number from 0 to 10000."),
+    ("abc", "Seed: “abc” is not a whole number"),
+    ("10001", "Seed must be from 0 to 10000; got 10001."),
+    ("", "Seed is empty"),
+])
+def test_an_invalid_seed_blocks_loading(page: AppTest, typed: str, words: str) -> None:
+    at = page.run()
+    assert not _load_button(at).disabled
+    at.text_input(key="calib_seed").input(typed)
+    _load_button(at).click().run()  # typed and pressed at once: nothing is loaded
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and errors[0].startswith(words), errors
+    assert _load_button(at).disabled and "calib_set" not in at.session_state
+    assert any("No calibration set loaded yet." in i.value for i in at.info)
+    at.text_input(key="calib_seed").input("25").run()
+    _load_button(at).click().run()
+    assert not at.error and at.subheader[0].value.startswith("Loaded: synthetic S1, seed 25:")
+
+
+def test_an_invalid_alpha_hides_the_matrices_until_fixed(page: AppTest) -> None:
+    at = page.run()
+    _load_button(at).click().run()
+    at.text_input(key="calib_alpha").input("2.5").run()
+    shown = [c.proto.spec for c in at.get("plotly_chart")]
+    table = at.dataframe[0].value
+    assert len(shown) == 3 and not at.error
+    at.radio(key="calib_prior").set_value("empirical").run()
+    for typed, words in (("2,5", "use a point as the decimal separator"), ("25", "must be from 0.01 to 10; got 25."),
+                         ("", "Smoothing alpha is empty"), ("nan", "is not a decimal number")):
+        at.text_input(key="calib_alpha").input(typed).run()
+        assert not at.exception
+        errors = [e.value for e in at.error]
+        assert len(errors) == 1 and errors[0].startswith("Smoothing alpha") and words in errors[0], errors
+        assert not at.get("plotly_chart") and not at.dataframe  # nothing computed with another value
+        assert any(i.value.startswith("The matrices, recall and prior are hidden") for i in at.info)
+        assert at.subheader[0].value.startswith("Loaded: ")  # the set itself stays loaded
+        assert at.radio(key="calib_prior").value == "empirical"  # the choices stay
+    at.text_input(key="calib_alpha").input("2.5").run()
+    assert not at.error and at.radio(key="calib_prior").value == "empirical"
+    assert [c.proto.spec for c in at.get("plotly_chart")] == shown
+    assert at.dataframe[0].value["prior"].tolist() != table["prior"].tolist()  # the empirical prior now
 
 
 def _unloaded(at: AppTest) -> bool:

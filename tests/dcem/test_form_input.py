@@ -1,9 +1,11 @@
-"""Strict reading of typed whole numbers, and the Experiments launch form built on it."""
+"""Strict reading of typed whole and decimal numbers, and the Experiments launch form built on it."""
 from __future__ import annotations
+
+import math
 
 import pytest
 
-from dcem.analysis.form_input import parse_int_field
+from dcem.analysis.form_input import parse_float_field, parse_int_field
 from dcem.analysis.launch_form import LaunchProgress, cells_text, launch_message, read_launch_form
 from dcem.errors import ConfigError
 
@@ -60,3 +62,46 @@ def test_a_launch_that_did_not_finish_reads_as_stopped() -> None:
 def test_progress_that_cannot_happen_is_refused() -> None:
     with pytest.raises(ConfigError, match="progress"):
         LaunchProgress("syn-1", 7, 6)
+
+
+ALPHA = {"field": "Smoothing alpha", "low": 0.01, "high": 10.0}
+
+
+@pytest.mark.parametrize(("text", "value"), [("0.5", 0.5), ("1", 1.0), (".5", 0.5), ("5.", 5.0), (" 2.25 ", 2.25),
+                                             ("+0.01", 0.01), ("10", 10.0), ("10.000", 10.0)])
+def test_decimal_numbers_in_range_are_read_exactly(text: str, value: float) -> None:
+    read = parse_float_field(text, **ALPHA)
+    assert read.ok and read.error is None and read.value == value
+
+
+def test_a_decimal_comma_is_refused_not_read_as_another_number() -> None:
+    for text in ("2,5", "0,5", "1,000"):
+        read = parse_float_field(text, **ALPHA)
+        assert read.value is None and read.error is not None
+        assert read.error.startswith(f"Smoothing alpha: “{text}”") and "use a point as the decimal separator" in read.error
+        assert "from 0.01 to 10" in read.error
+
+
+@pytest.mark.parametrize("text", ["", "   ", None, 0.5, "abc", "nan", "inf", "-inf", "1e-2", "0x1", ".", "+",
+                                  "2.5.1", "1 2", "½", "٣"])
+def test_anything_but_a_plain_decimal_number_is_refused_with_the_field_and_range(text: object) -> None:
+    read = parse_float_field(text, **ALPHA)
+    assert read.value is None and not read.ok
+    assert read.error is not None and read.error.startswith("Smoothing alpha") and "0.01 to 10" in read.error
+    if not (text.strip() if isinstance(text, str) else ""):
+        assert "is empty" in read.error
+
+
+@pytest.mark.parametrize("text", ["0", "0.009", "10.0001", "-1", "9" * 400])
+def test_out_of_range_or_not_finite_is_refused_not_clipped(text: str) -> None:
+    assert math.isinf(float("9" * 400))  # the long one overflows to infinity
+    read = parse_float_field(text, **ALPHA)
+    assert read.value is None and read.error is not None
+    assert read.error.startswith("Smoothing alpha must be from 0.01 to 10; got ") and len(read.error) < 120
+
+
+def test_a_bad_decimal_range_is_a_programming_error() -> None:
+    with pytest.raises(ValueError, match="alpha"):
+        parse_float_field("1", field="alpha", low=2.0, high=1.0)
+    with pytest.raises(ValueError, match="alpha"):
+        parse_float_field("1", field="alpha", low=0.0, high=math.inf)

@@ -51,7 +51,7 @@ def test_change_a_threshold(browser, app_url: str, shot) -> None:  # type: ignor
     page.wait_for_function(
         """() => [...document.querySelectorAll('[data-testid="stMetric"]')]
                .some(m => m.innerText.includes('Certified')
-                          && m.querySelector('[data-testid="stMetricValue"]').innerText === '0.000'))""",
+                          && m.querySelector('[data-testid="stMetricValue"]').innerText === '0.000')""",
         timeout=30_000)
     settled(page)
     assert before != "0.000"
@@ -61,7 +61,8 @@ def test_change_a_threshold(browser, app_url: str, shot) -> None:  # type: ignor
 
 
 def _review(page, reviewer: str, comment: str) -> None:  # type: ignore[no-untyped-def]
-    page.get_by_label("Final label").click()  # no label is pre-selected
+    page.locator('[data-testid="stSelectbox"]', has_text="Final label").click()  # no label is pre-selected
+    page.keyboard.press("ArrowDown")  # a click focuses the box; the arrow opens its list
     page.get_by_role("option").first.click()
     page.get_by_label("Comment").fill(comment)
     page.get_by_label("Reviewer").fill(reviewer)
