@@ -10,6 +10,7 @@ import pytest
 from dcem.core.config import MediatorConfig
 from dcem.store.database import Store
 from dcem.synthetic.experiment import run_cell
+from tests.spawn_support import bare_spawn
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -51,3 +52,9 @@ def clinical_db(run_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
         summary = run_clinical(store, spec, backends=backends)
     assert summary.complete
     return path
+
+
+@pytest.fixture()
+def spawn(monkeypatch: pytest.MonkeyPatch) -> object:
+    """A multiprocessing spawn context for the multi-process tests (:func:`bare_spawn`)."""
+    return bare_spawn(monkeypatch)

@@ -2,11 +2,9 @@
 a page runs, so two dashboards (two reviewers) can work on one file at once."""
 from __future__ import annotations
 
-import multiprocessing
 import shutil
 import subprocess
 import sys
-import types
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 from dcem.store.database import Store
 from dcem.store.reviews import review_history
 from studio.store_scope import open_count, open_for_run, run_scope
+from tests.spawn_support import run_workers
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -75,34 +74,15 @@ def test_defect16_the_dashboard_lets_go_of_the_file_between_page_runs(run_db: Pa
         assert _other_process_can_write(path), f"{page} kept the store open after its run"
 
 
-@pytest.fixture()
-def spawn(monkeypatch: pytest.MonkeyPatch) -> Any:
-    """A spawn context whose children import no main script (AppTest can leave
-    ``__main__`` pointing at a page script, which a spawned child would run again)."""
-    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))
-    return multiprocessing.get_context("spawn")
-
-
 def test_defect16_two_dashboards_reviewing_at_once_land_every_review(run_db: Path, tmp_path: Path, spawn: Any) -> None:
     from tests.app import dashboard_workers
 
     path = tmp_path / "two.duckdb"
     shutil.copy(run_db, path)
     n = 6
-    start, out = spawn.Barrier(2), spawn.Queue()
-    procs = [spawn.Process(target=dashboard_workers.reviewer, args=(str(path), who, n, start, out))
-             for who in ("ana", "ben")]
-    for p in procs:
-        p.start()
-    try:
-        results = sorted(out.get(timeout=600) for _ in procs)
-    finally:
-        for p in procs:
-            p.join(timeout=60)
-            if p.is_alive():
-                p.kill()
+    results = run_workers(spawn, dashboard_workers.reviewer, [(str(path), who, n) for who in ("ana", "ben")],
+                          timeout=600)
     assert [r[2] for r in results] == [None, None], results
-    assert all(p.exitcode == 0 for p in procs)
     with Store(path) as db:
         reviews = db.con.execute("SELECT case_id, reviewer, comment FROM reviews").df()
         case = reviews["case_id"].iloc[0]

@@ -31,6 +31,7 @@ from dcem.store.reviews import (
 )
 
 from .small_run import RUN_ID, small_run_file, small_run_store  # noqa: F401
+from tests.spawn_support import run_workers
 
 
 def _escalated(store: Store) -> pd.DataFrame:
@@ -235,19 +236,6 @@ def test_last_answers_of_an_escalated_llm_case(clinical_db: Path, small_run_stor
     assert synthetic.empty and list(synthetic.columns) == LAST_ANSWER_COLUMNS
 
 
-@pytest.fixture()
-def spawn(monkeypatch: pytest.MonkeyPatch) -> Any:
-    """A spawn context whose children import no main script: in the full run an earlier
-    test (AppTest runs page scripts) can leave ``__main__`` pointing at a page, which a
-    spawned child would otherwise run again."""
-    import multiprocessing
-    import sys
-    import types
-
-    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))
-    return multiprocessing.get_context("spawn")
-
-
 def test_defect16_two_reviewer_processes_land_all_their_reviews(small_run_file: Path, tmp_path: Path,
                                                                   spawn: Any) -> None:
     """Two processes each record 40 reviews of one case, opening and closing the store per
@@ -261,21 +249,9 @@ def test_defect16_two_reviewer_processes_land_all_their_reviews(small_run_file: 
         case = _escalated(store)["case_id"].iloc[0]
         label = _labels(store, case)[0]
     n = 40
-    ctx = spawn
-    start, out = ctx.Barrier(2), ctx.Queue()
-    procs = [ctx.Process(target=review_workers.reviewer, args=(str(path), RUN_ID, case, label, who, n, start, out))
-             for who in ("ana", "ben")]
-    for p in procs:
-        p.start()
-    try:
-        results = sorted(out.get(timeout=60) for _ in procs)
-    finally:
-        for p in procs:
-            p.join(timeout=30)
-            if p.is_alive():
-                p.kill()
+    results = run_workers(spawn, review_workers.reviewer,
+                          [(str(path), RUN_ID, case, label, who, n) for who in ("ana", "ben")], timeout=60)
     assert [r[2] for r in results] == [None, None], results
-    assert all(p.exitcode == 0 for p in procs)
     assert sum(r[1] for r in results) > 0  # they did collide: some opens found the file held
     with Store(path) as store:
         history = review_history(store, RUN_ID, case)
