@@ -8,6 +8,7 @@ from dcem.core.vocabulary import mediated_methods
 from dcem.errors import DcemError
 from dcem.store.presets import list_presets, load_preset, save_preset
 from studio.memo import replay_for
+from studio.whatif_calibration import calibration_choice
 from studio.whatif_inputs import loss_editor, parameter_widgets, refusal_text
 from studio.whatif_settings import apply_preset, reset_for_run, reset_to_run_settings, seed_defaults
 from studio.whatif_view import settle, show_results
@@ -35,6 +36,7 @@ with st.spinner("Loading the run's trajectories ..."):
         st.stop()
 if any(cell.probabilities is not None for cell in replay.cells):
     st.caption("This run's agents reported probability vectors: those are re-scored, round by round.")
+replay = calibration_choice(replay)
 first = replay.cells[0]
 labels = list(first.panel.labels)
 reference, spread = run_settings(replay), per_cell_values(replay)
@@ -43,9 +45,10 @@ inert = inert_parameters(replay.max_rounds, escalation)
 seed_defaults(reference, replay.max_rounds, first.panel.loss, [labels[i] for i in first.high_risk])
 
 st.button("Reset to run settings", on_click=reset_to_run_settings, key="wi_reset",
-          help="Every parameter and the loss matrix go back to the run's own (each cell's fitted thresholds).")
+          help="Every parameter and the loss matrix go back to the run's own (each cell's fitted thresholds), "
+               "and the run's own calibration is used again.")
 if st.session_state.pop("wi_reset_note", False):
-    st.success("Every setting and the loss matrix are back to the run's own; every change shows 0.")
+    st.success("Every setting, the loss matrix and the calibration are back to the run's own; every change shows 0.")
 
 with st.expander("Presets", expanded=False):
     presets = list_presets(db)
@@ -82,7 +85,7 @@ if losses_differ(replay):
 st.subheader("Policy parameters")
 values = parameter_widgets(reference, replay.max_rounds, spread, inert, parameter_notes(escalation))
 changes = settings_changes(values, reference, inert)
-st.info(scope_note(changes, spread))
+st.info(scope_note(changes, spread, replay.calibration))
 
 valid, stale = settle(replay, values, changes, loss, refused)
 if valid is None:

@@ -27,14 +27,16 @@ def load_failed(what: str, problem: object) -> None:
     st.error(f"{what}: {problem}{note}")
 
 
-def link_to(page: str, title: str, does: str) -> None:
-    """A link to ``page`` (a path like ``pages/review.py``) labelled ``title``, then a caption
-    with what that page ``does``; the title in plain text when the page is not in the
-    navigation."""
+def link_to(page: str, title: str, does: str, label: str | None = None) -> None:
+    """A link to ``page`` (a path like ``pages/review.py``) labelled ``label`` (default: the
+    ``title``), then a caption with what that page ``does``; the label and the page's title
+    in plain text when the page is not in the navigation."""
+    shown = label or title
     try:
-        st.page_link(page, label=title, icon=":material/arrow_forward:")
+        st.page_link(page, label=shown, icon=":material/arrow_forward:")
     except StreamlitAPIException:
-        st.markdown(f"**{title}** (in the sidebar)")
+        st.markdown(f"**{shown}** (the {title} page, in the sidebar)" if shown != title
+                    else f"**{title}** (in the sidebar)")
     st.caption(f"{title} {does}")
 
 
@@ -47,4 +49,4 @@ def use_this_set(calib: CalibrationSet) -> None:
     st.caption(f"The set stays loaded for this browser session (session-state key `{CALIB_SET_KEY}`) until "
                "another set is loaded or a load fails.")
     for use in SET_USES:
-        link_to(use.page, use.title, use.does)
+        link_to(use.page, use.title, use.does, use.label)

@@ -2,8 +2,11 @@
 
 Streamlit reruns the whole page on each widget change; these helpers keep, in the
 session, the run's trajectories, its results under the original settings, the trade-off
-sweep (which only depends on the settings other than the swept parameter) and the last
-valid settings with their result (shown, greyed, while an input is refused).
+sweep (which only depends on the settings other than the swept parameter), the run
+re-scored with a loaded calibration set's panels, and the last valid settings with their
+result (shown, greyed, while an input is refused).  Results memoised for a replay are
+tied to that replay object, so the run's own replay and one with a calibration set's
+panels (:func:`calibrated_for`) never share them.
 """
 from __future__ import annotations
 
@@ -14,11 +17,13 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import streamlit as st
 
-from dcem.store.database import Store
 from dcem.analysis.whatif import RunReplay, WhatIfResult, baseline_metrics, load_run_replay, rescore, sweep
+from dcem.analysis.whatif_calibration import own_replay, with_calibration
+from dcem.calibration.sets import CalibrationSet
+from dcem.store.database import Store
 
-__all__ = ["ValidSettings", "replay_for", "original_for", "sweep_for", "sweep_values", "remember_valid",
-           "last_valid", "forget_valid"]
+__all__ = ["ValidSettings", "replay_for", "calibrated_for", "original_for", "sweep_for", "sweep_values",
+           "remember_valid", "last_valid", "forget_valid"]
 
 _SLOTS = "_memo"
 
@@ -37,12 +42,25 @@ def replay_for(db: Store, run_id: str, method: str) -> RunReplay:
     return memo[key]
 
 
-def original_for(replay: RunReplay) -> tuple[WhatIfResult, dict[str, float]]:
-    """The run re-scored under each cell's original settings, and its pooled metrics."""
+def calibrated_for(replay: RunReplay, calib: CalibrationSet) -> RunReplay:
+    """:func:`dcem.analysis.whatif_calibration.with_calibration` of the run's own replay and
+    ``calib``, kept (one at a time) while the same replay and set objects are asked for."""
     memo = _memo()
-    key = f"original::{replay.run_id}::{replay.method}"
+    own = own_replay(replay)
+    held = memo.get("calibrated")
+    if not (isinstance(held, tuple) and held[0] is own and held[1] is calib):
+        held = memo["calibrated"] = (own, calib, with_calibration(own, calib))
+    return held[2]
+
+
+def original_for(replay: RunReplay) -> tuple[WhatIfResult, dict[str, float]]:
+    """The run re-scored under each cell's original settings and its own calibration (for
+    a calibrated replay: the run it came from), and its pooled metrics."""
+    memo = _memo()
+    own = own_replay(replay)
+    key = f"original::{own.run_id}::{own.method}"
     if key not in memo:
-        memo[key] = (rescore(replay), baseline_metrics(replay))
+        memo[key] = (rescore(own), baseline_metrics(own))
     return memo[key]
 
 
@@ -63,14 +81,17 @@ def _valid_key(replay: RunReplay) -> str:
 
 
 def remember_valid(replay: RunReplay, settings: ValidSettings) -> ValidSettings:
-    _memo()[_valid_key(replay)] = settings
+    _memo()[_valid_key(replay)] = (replay, settings)
     return settings
 
 
 def last_valid(replay: RunReplay) -> ValidSettings | None:
-    """The last settings of this run and method that were re-scored without error."""
+    """The last settings of this replay (run, method and calibration) that were re-scored
+    without error."""
     found = _memo().get(_valid_key(replay))
-    return found if isinstance(found, ValidSettings) else None
+    if isinstance(found, tuple) and found[0] is replay and isinstance(found[1], ValidSettings):
+        return found[1]
+    return None
 
 
 def forget_valid() -> None:
@@ -99,7 +120,7 @@ def sweep_for(replay: RunReplay, parameter: str, changes: Mapping[str, Any], los
     key = "sweep::" + json.dumps([replay.run_id, replay.method, parameter, others,
                                   None if loss is None else np.asarray(loss).tolist(),
                                   [float(v) for v in values]], sort_keys=True, default=str)
-    if memo.get("sweep_key") != key:
-        memo["sweep_key"] = key
+    if memo.get("sweep_key") != key or memo.get("sweep_replay") is not replay:
+        memo["sweep_key"], memo["sweep_replay"] = key, replay
         memo["sweep"] = sweep(replay, parameter=parameter, values=values, changes=others, loss=loss)
     return memo["sweep"]

@@ -26,7 +26,7 @@ _RANGES: dict[str, tuple[float, float, float]] = {
 SLIDER_FIELDS = tuple(_RANGES)
 _WINDOW_TOP = 6
 _STATE_KEYS = tuple(f"wi_{f}" for f in SLIDER_FIELDS) + (
-    "wi_window", "wi_t_max", "wi_steer_gate", "wi_loss", "wi_loss_editor", "wi_high", "wi_lhigh")
+    "wi_window", "wi_t_max", "wi_steer_gate", "wi_loss", "wi_loss_editor", "wi_high", "wi_lhigh", "wi_calib")
 
 
 def slider_bounds(field: str, start: float) -> tuple[float, float, float]:
@@ -67,7 +67,8 @@ def reset_for_run(run_id: str) -> None:
 
 def reset_to_run_settings() -> None:
     """The "Reset to run settings" button's callback: every setting widget and the loss
-    matrix go back to the run's own values (seeded again by :func:`seed_defaults`)."""
+    matrix go back to the run's own values (seeded again by :func:`seed_defaults`), and
+    the calibration-set toggle goes off (the run's own calibration)."""
     _clear()
     st.session_state["wi_reset_note"] = True
 

@@ -12,6 +12,7 @@ import streamlit as st
 from dcem.analysis.glossary import metric_words, term_help
 from dcem.analysis.loss_input import loss_change
 from dcem.analysis.whatif import SWEEP_PARAMETERS, RunReplay, rescore
+from dcem.analysis.whatif_controls import run_settings
 from dcem.errors import DcemError
 from studio.memo import ValidSettings, last_valid, original_for, remember_valid, sweep_for, sweep_values
 from studio.whatif_charts import action_mix_figure, tradeoff_figure
@@ -58,7 +59,8 @@ def _tradeoff(replay: RunReplay, valid: ValidSettings, inert: Mapping[str, str],
                               help="Each point re-scores the run with this parameter set to the point's value "
                                    "in every cell; the other settings stay as they are now.")
     current = float(valid.values[parameter])
-    grid = sweep_values(parameter, current, replay.max_rounds)
+    # the grid is centred on the run's own value, so moving the swept parameter reuses the curve
+    grid = sweep_values(parameter, float(run_settings(replay)[parameter]), replay.max_rounds)
     curve = sweep_for(replay, parameter, valid.changes, valid.loss, grid)
     y = col.radio("Against", ["harmful_consensus", "system_risk"], horizontal=True, key="wi_sweep_y",
                   format_func=metric_words)

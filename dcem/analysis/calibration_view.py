@@ -11,7 +11,8 @@ out in widgets.
 
 The loaded set lives in the session under :data:`CALIB_SET_KEY` (``"calib_set"``): the
 Calibration sets page puts it there when a set loads and removes it when a load fails;
-the Escalation review page adds reviewed cases to it.  No other page reads it yet.
+the Escalation review page adds reviewed cases to it; the Loss and thresholds (what-if)
+page offers to re-score a stored run with it (:mod:`dcem.analysis.whatif_calibration`).
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from typing import Sequence
 
 import numpy as np
 
+from dcem.calibration.fitting import ALPHA
 from dcem.calibration.sets import CalibrationSet, parse_calibration_csv, recall_from_counts, smoothed_confusion
 from dcem.errors import InputError
 
@@ -49,22 +51,33 @@ SET_PURPOSE = (
 
 @dataclass(frozen=True)
 class SetUse:
-    """A page the set relates to: its path, its title and what it does with a set today."""
+    """A page the set relates to: its path, its title, what it does with a set today and
+    the label of the link to it (``link``; the title when empty)."""
 
     page: str
     title: str
     does: str
+    link: str = ""
+
+    @property
+    def label(self) -> str:
+        return self.link or self.title
 
 
 SET_USES: tuple[SetUse, ...] = (
     SetUse("pages/review.py", "Escalation review",
            "adds the cases a reviewer has labelled to this set (button under *Use the reviews*)."),
     SetUse("pages/whatif.py", "Loss and thresholds",
-           "re-scores a stored run under other thresholds and losses with the confusion matrices that run was "
-           "calibrated with; it does not read this set yet."),
+           "re-scores a stored run with this set: its switch \"Use the loaded calibration set\" gives every cell "
+           f"of the run this set's confusion matrices (smoothed with alpha = {ALPHA:g}, as the run's own were, "
+           "whatever smoothing this page shows) and, for cells with the empirical prior, its prior. The thresholds, "
+           "the loss and the recorded reports stay the run's, and the changes against the run's own calibration "
+           "show the effect. The set must have the run's labels (any order) and as many agents as each cell "
+           "of the run (matched by position); otherwise that page says what differs.",
+           link="Use in Loss and thresholds"),
     SetUse("pages/experiments.py", "Experiments",
-           "launches synthetic runs whose calibration data are drawn from the scenario; a run cannot take this "
-           "set as its calibration yet."),
+           "launches synthetic runs whose calibration data are drawn from the scenario itself; a new run cannot "
+           "take this set as its calibration."),
 )
 """Where a loaded set can go from the Calibration sets page, said honestly."""
 

@@ -101,11 +101,17 @@ class RunReplay:
 
     Per-case columns over all cells, in cell order (scenario, seed) then case order:
     case_id, scenario (object arrays), seed (int), truth (int).
+
+    ``calibration`` is '' for the run's own panels, else where substituted panels came
+    from (a calibration set's source, :func:`dcem.analysis.whatif_calibration.with_calibration`);
+    ``base`` is then the run's own replay, so results can be compared with the run's.
     """
 
     run_id: str
     method: str
     cells: tuple[ReplayCell, ...]
+    calibration: str = ""
+    base: RunReplay | None = field(default=None, repr=False)
     case_id: np.ndarray = field(init=False, repr=False)
     scenario: np.ndarray = field(init=False, repr=False)
     seed: np.ndarray = field(init=False, repr=False)

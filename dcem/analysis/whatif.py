@@ -28,7 +28,10 @@ Settings (:func:`rescore`):
   ``changes={}`` is the run's own settings -- the dashboard's model: a parameter the user
   has not moved stays per cell;
 * ``loss`` given: replaces every cell's loss (shape K x K, finite, >= 0);
-* method ``"dcem_noesc"`` always runs with escalation disabled, as it was recorded.
+* method ``"dcem_noesc"`` always runs with escalation disabled, as it was recorded;
+* another calibration: re-score ``with_calibration(replay, calibration_set)``
+  (:mod:`dcem.analysis.whatif_calibration`), the run with every cell's confusion matrices
+  (and empirical prior) estimated from a calibration set.
 
 Speed: each cell's mediator table (one row per report tuple, ``K ** A`` rows) is built
 once per (loss, non-threshold settings) and memoised on the :class:`RunReplay`, so moving

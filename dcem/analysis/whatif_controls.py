@@ -126,12 +126,20 @@ def _shown(value: Any) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
-def scope_note(changes: Mapping[str, Any], spread: Mapping[str, Mapping[str, Any]]) -> str:
-    """One paragraph saying which parameters apply to every cell and which stay per cell."""
+def scope_note(changes: Mapping[str, Any], spread: Mapping[str, Mapping[str, Any]], calibration: str = "") -> str:
+    """One paragraph saying which parameters apply to every cell and which stay per cell,
+    and (``calibration``: a calibration set's source) that every cell's panel comes from
+    that set."""
     kept = [name for name in spread if name not in changes]
     parts = []
+    if calibration:
+        parts.append(f"Every cell's confusion matrices (and, where the run used the empirical prior, the prior) "
+                     f"come from the loaded calibration set ({calibration}); the changes compare with the run's "
+                     "own calibration.")
     if changes:
         parts.append("Set for every cell: " + ", ".join(f"{k} = {_shown(v)}" for k, v in changes.items()) + ".")
+    elif calibration:
+        parts.append("No parameter changed: every cell keeps its own settings.")
     else:
         parts.append("Nothing changed: every cell runs with its own settings, as the run did.")
     if kept:

@@ -130,10 +130,14 @@ def test_a_loaded_set_says_what_it_is_for_and_downloads_as_csv(page: AppTest) ->
     assert download.label == "Download this set (CSV)"
     captions = [c.value for c in at.caption]
     assert any("session-state key `calib_set`" in c for c in captions)
-    assert any(c.startswith("Loss and thresholds re-scores a stored run") and "does not read this set yet" in c
-               for c in captions)
+    assert not any("does not read this set" in c for c in captions)
+    assert any(c.startswith("Loss and thresholds re-scores a stored run with this set") and
+               "Use the loaded calibration set" in c and "alpha = 0.5" in c for c in captions)
     assert any(c.startswith("Escalation review adds the cases a reviewer has labelled") for c in captions)
-    assert any(c.startswith("Experiments launches synthetic runs") and "cannot take this set" in c for c in captions)
+    assert any(c.startswith("Experiments launches synthetic runs") and "drawn from the scenario" in c
+               and "cannot take this set" in c for c in captions)
+    assert any(m.value == "**Use in Loss and thresholds** (the Loss and thresholds page, in the sidebar)"
+               for m in at.markdown)  # run on its own, the page has no navigation to link into
     loaded = at.session_state["calib_set"]
     again, _ = parse_calibration_csv(loaded.to_csv(), source="again")
     assert again.n_cases == loaded.n_cases and (again.counts() == loaded.counts()).all()
@@ -147,8 +151,11 @@ def test_the_set_links_to_the_pages_that_use_it_in_the_dashboard(run_db: Path,
     at.button[0].click().run()  # load the synthetic set
     assert not at.exception and at.session_state["calib_set"] is not None
     links = {link.proto.label: link.proto.page for link in at.get("page_link")}
-    assert set(links) == {"Escalation review", "Loss and thresholds", "Experiments"}, links
-    assert links["Loss and thresholds"].endswith("whatif") and links["Escalation review"].endswith("review")
+    assert set(links) == {"Escalation review", "Use in Loss and thresholds", "Experiments"}, links
+    assert links["Use in Loss and thresholds"].endswith("whatif") and links["Escalation review"].endswith("review")
+    at.switch_page("pages/whatif.py").run()  # where the link goes: the set is offered there
+    assert not at.exception and not at.error
+    assert at.toggle(key="wi_calib").label.startswith("Use the loaded calibration set (synthetic S1, seed 0:")
 
 
 def test_stored_run_source(page: AppTest) -> None:

@@ -1,7 +1,8 @@
 """What-if page: it opens on the run's own settings (every delta 0), a change moves the
 metrics, parameters a replay cannot use are disabled with the reason, a reset restores
 the run's settings, bad input is refused with a message while the last valid results
-stay on screen, greyed."""
+stay on screen, greyed; a loaded calibration set that fits the run is offered (and moves
+the metrics only when used), one that does not fit is named with the reason."""
 from __future__ import annotations
 
 import json
@@ -13,6 +14,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dcem.calibration.sets import CalibrationSet
 from dcem.store.database import Store
 from dcem.store.presets import list_presets
 from dcem.synthetic.experiment import run_cell
@@ -236,3 +238,58 @@ def test_points_on_one_spot_share_one_label() -> None:
     fig = tradeoff_figure(frame, "eps_safe", 1.0, {"escalation_rate": 1.0, "harmful_consensus": 0.0},
                           "harmful_consensus")
     assert list(fig.data[0].text) == ["1 to 2", ""] and len(fig.data) == 2
+
+
+# ------------------------------------------------------------------ a loaded calibration set
+def _calibration_set(labels: tuple[str, ...] = ("k0", "k1", "k2"), agents: tuple[str, ...] = ("A", "B"),
+                     source: str = "flipped.csv") -> CalibrationSet:
+    """Agents that report the next label: nothing like the run's own calibration."""
+    truth = np.repeat(np.arange(len(labels)), 50)
+    n = len(agents)
+    return CalibrationSet(labels, agents, tuple(f"c{i}" for i in range(truth.size) for _ in range(n)),
+                          np.repeat(truth, n), np.tile(np.arange(n), truth.size),
+                          np.repeat((truth + 1) % len(labels), n), source)
+
+
+def _tradeoff_curve(at: AppTest) -> tuple[object, object]:
+    """The swept curve's x and y values (as the figure encodes them)."""
+    chart = next(c for c in at.get("plotly_chart") if "swept" in c.proto.spec)
+    trace = json.loads(chart.proto.spec)["data"][0]
+    return trace["x"], trace["y"]
+
+
+def test_a_matching_set_is_offered_and_moves_the_metrics_only_when_on(page: tuple[AppTest, Path]) -> None:
+    at = page[0]
+    at.session_state["calib_set"] = _calibration_set()
+    at.run()
+    toggle = at.toggle(key="wi_calib")
+    assert toggle.label == "Use the loaded calibration set (flipped.csv)" and not toggle.value
+    _assert_untouched(at)  # offered, not used: every delta stays 0
+    at.selectbox(key="wi_sweep_param").set_value("t_max").run()
+    curve = _tradeoff_curve(at)
+    toggle.set_value(True).run()
+    assert not at.exception and not at.error
+    assert _tradeoff_curve(at) != curve  # the sweep is the calibrated run's, not the memoised own one
+    assert (_table(at)["change"] != 0.0).any()
+    assert any(m.delta != "+0.000 vs original" for m in at.metric)
+    assert any("come from the loaded calibration set (flipped.csv)" in i.value for i in at.info)
+    assert any("smoothed with alpha = 0.5" in c.value for c in at.caption)
+    at.toggle(key="wi_calib").set_value(False).run()
+    _assert_untouched(at)
+    assert _tradeoff_curve(at) == curve
+    at.toggle(key="wi_calib").set_value(True).run()
+    at.button(key="wi_reset").click().run()  # the run's own calibration again
+    assert not at.toggle(key="wi_calib").value
+    _assert_untouched(at)
+
+
+def test_a_set_that_does_not_fit_says_why_and_offers_nothing(page: tuple[AppTest, Path]) -> None:
+    at = page[0]
+    at.session_state["calib_set"] = _calibration_set(("k0", "k1", "flu"), ("A", "B", "C"), "other.csv")
+    at.run()
+    assert not at.exception and not at.error and not at.toggle
+    warning = " ".join(w.value for w in at.warning)
+    assert warning.startswith("The loaded calibration set (other.csv) cannot re-score this run: the labels differ: "
+                              "the set has k0, k1, flu; the run has k0, k1, k2 (only in the set: flu; only in "
+                              "the run: k2); the set has 3 agents (A, B, C); the run has 2 agents per cell.")
+    _assert_untouched(at)
