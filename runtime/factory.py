@@ -1,7 +1,8 @@
 """A backend for a model key: the one place that turns a key into a loaded model.
 
-``openai:URL#MODEL`` is a model behind an OpenAI-compatible HTTP server (llama.cpp's
-server, vLLM ...); every other key is resolved by :mod:`runtime.registry` to a GGUF file
+``openai:URL[,URL...]#MODEL`` is a model behind one or more OpenAI-compatible HTTP
+servers (llama.cpp's server, vLLM ...; :mod:`runtime.fleet` parses the key,
+:class:`runtime.http_fleet.FleetBackend` sends the requests); every other key is resolved by :mod:`runtime.registry` to a GGUF file
 and loaded in process with llama.cpp.
 """
 from __future__ import annotations
@@ -15,12 +16,13 @@ HTTP_PREFIX = "openai:"
 
 def make_backend(key: str, *, n_ctx: int = 2048, n_gpu_layers: int | None = None,
                  n_threads: int | None = None) -> Backend:
-    """A backend for a model key: in-process llama.cpp, or ``openai:URL#MODEL`` over HTTP."""
+    """A backend for a model key: in-process llama.cpp, or ``openai:URL[,URL...]#MODEL``
+    over HTTP (a :class:`~common.errors.ConfigError` when that key is malformed)."""
     if key.startswith(HTTP_PREFIX):
-        from runtime.http_backend import OpenAICompatBackend
+        from runtime.fleet import parse_openai_key
+        from runtime.http_fleet import FleetBackend
 
-        url, _, model = key[len(HTTP_PREFIX):].partition("#")
-        return OpenAICompatBackend(url, model or "default")
+        return FleetBackend(parse_openai_key(key))
     from runtime.llama_backend import LlamaCppBackend
     from runtime.registry import resolve
 

@@ -30,6 +30,10 @@ dependency.  Both calls POST to ``{base_url}/v1/chat/completions``:
 
 Every failure (connection refused, timeout, HTTP 4xx/5xx, a body that is not the expected
 JSON) raises :class:`BackendError` with a one-line message naming the URL and the status.
+A failure of the transport itself is an :class:`HTTPCallError` (a :class:`BackendError`)
+that also says whether another try may succeed: ``retryable`` is true for connection
+errors, timeouts, replies broken off mid-way and HTTP 5xx, false for HTTP 4xx and for
+anything else (:mod:`runtime.http_fleet` retries on that flag).
 The reply's shape is checked strictly: ``choices[0].message.content`` must be text (or
 null, read as ""), ``usage`` an object whose token counts are non-negative integers,
 ``logprobs`` an object whose ``content[0].top_logprobs`` entries carry a text ``token``
@@ -61,7 +65,7 @@ from common.errors import ConfigError
 from runtime.backends import BackendError
 from runtime.messages import GenerationOptions, Message, OptionScores, Reply
 
-__all__ = ["OpenAICompatBackend", "JSON_MODES", "TOP_LOGPROBS", "ABSENT_PENALTY", "default_identity"]
+__all__ = ["OpenAICompatBackend", "HTTPCallError", "JSON_MODES", "TOP_LOGPROBS", "ABSENT_PENALTY", "default_identity"]
 
 _T = TypeVar("_T")
 
@@ -128,6 +132,15 @@ def _token_count(usage: Any, key: str, where: str) -> int:
     return int(value)
 
 
+class HTTPCallError(BackendError):
+    """A request that failed in transport: ``status`` is the HTTP status (None when no
+    reply came), ``retryable`` whether the same request may succeed on a retry."""
+
+    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.status, self.retryable = status, retryable
+
+
 class OpenAICompatBackend:
     """A chat model served over the OpenAI-compatible API.
 
@@ -185,22 +198,27 @@ class OpenAICompatBackend:
                 detail = _error_detail(exc.read() or b"")
             except Exception:  # noqa: BLE001 -- the body broke off; the status still says it
                 detail = ""
-            raise BackendError(f"{method} {url} returned HTTP {exc.code} {exc.reason}"
-                               + (f": {detail}" if detail else "")) from None
+            raise HTTPCallError(f"{method} {url} returned HTTP {exc.code} {exc.reason}"
+                                + (f": {detail}" if detail else ""), status=exc.code,
+                                retryable=exc.code >= 500) from None
         except (TimeoutError, socket.timeout):
-            raise BackendError(f"{method} {url} failed: timed out after {self.timeout:g} s") from None
+            raise HTTPCallError(f"{method} {url} failed: timed out after {self.timeout:g} s",
+                                retryable=True) from None
         except urllib.error.URLError as exc:
             reason = exc.reason
             if isinstance(reason, (TimeoutError, socket.timeout)):
-                raise BackendError(f"{method} {url} failed: timed out after {self.timeout:g} s") from None
+                raise HTTPCallError(f"{method} {url} failed: timed out after {self.timeout:g} s",
+                                    retryable=True) from None
             if isinstance(reason, ConnectionRefusedError):
-                raise BackendError(f"{method} {url} failed: connection refused (is the server running?)") from None
-            raise BackendError(f"{method} {url} failed: {_one_line(str(reason))}") from None
+                raise HTTPCallError(f"{method} {url} failed: connection refused (is the server running?)",
+                                    retryable=True) from None
+            raise HTTPCallError(f"{method} {url} failed: {_one_line(str(reason))}", retryable=True) from None
         except (ConnectionError, OSError) as exc:  # reset or closed mid-response
-            raise BackendError(f"{method} {url} failed: {_one_line(str(exc) or type(exc).__name__)}") from None
+            raise HTTPCallError(f"{method} {url} failed: {_one_line(str(exc) or type(exc).__name__)}",
+                                retryable=True) from None
         except http.client.HTTPException as exc:  # bad status line, truncated body, header too long
-            raise BackendError(f"{method} {url} failed: malformed HTTP reply ({type(exc).__name__}: "
-                               f"{_one_line(str(exc)[:400], 80)})") from None
+            raise HTTPCallError(f"{method} {url} failed: malformed HTTP reply ({type(exc).__name__}: "
+                                f"{_one_line(str(exc)[:400], 80)})", retryable=True) from None
         except Exception as exc:  # noqa: BLE001 -- anything else the transport raises on a broken reply
             raise BackendError(f"{method} {url} failed: {type(exc).__name__}: {_one_line(str(exc)[:400], 80)}"
                                ) from None
