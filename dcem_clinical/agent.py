@@ -15,7 +15,15 @@ Two modes:
   label outside the set is impossible because the schema enumerates the labels and the
   fallback can only pick a letter.
 
-In both modes a next-token distribution that is not a finite, positive vector (NaN
+- ``scored-calibrated``: the scored answer divided by the agent's content-free
+  distribution and renormalised (contextual calibration, :mod:`dcem_clinical.contextual`);
+  the distribution is fitted on first use (or given) and kept in :attr:`content_free`.
+
+With a :class:`~dcem_clinical.few_shot.FewShot` the prompt also shows the most similar
+solved CAL cases with their labels (never the case itself); the examples shown are
+reported in ``extra["examples"]`` (ids, ranks, scores, truncation).
+
+In every mode a next-token distribution that is not a finite, positive vector (NaN
 log-probabilities from a broken backend) raises :class:`runtime.backends.BackendError`:
 the panel records the turn as a failed call and the run goes on.
 """
@@ -23,19 +31,22 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 import numpy as np
 
 from dcem.errors import ConfigError
+from dcem_clinical.contextual import CONTENT_FREE_INPUTS, calibrate, content_free_distribution
+from dcem_clinical.few_shot import Example, FewShot
 from dcem_clinical.prompts import case_prompt, cue_request, letters, system_prompt
 from runtime.backends import Backend, BackendError
 from runtime.messages import GenerationOptions, Message, Role
 
-__all__ = ["AgentReport", "DiagnosticAgent", "MODES", "parse_json_reply", "parse_cues"]
+__all__ = ["AgentReport", "DiagnosticAgent", "MODES", "CALIBRATED", "parse_json_reply", "parse_cues"]
 
-MODES = ("scored", "json")
+CALIBRATED = "scored-calibrated"
+MODES = ("scored", "json", CALIBRATED)
 MAX_CUES = 3
 MAX_CUE_CHARS = 120
 CUE_TOKENS = 48  # three short findings fit; generation is the slowest part of a steer
@@ -111,18 +122,57 @@ class DiagnosticAgent:
     """An agent over a fixed label set, backed by any :class:`~runtime.backends.Backend`."""
 
     def __init__(self, backend: Backend, labels: Sequence[str], *, name: str = "Agent A",
-                 role: str = "", mode: str = "scored", options: GenerationOptions | None = None) -> None:
+                 role: str = "", mode: str = "scored", options: GenerationOptions | None = None,
+                 few_shot: FewShot | None = None, content_free: Sequence[float] | None = None) -> None:
         if mode not in MODES:
             raise ConfigError("mode", f"must be one of {MODES}, got {mode!r}")
         if len(labels) < 2:
             raise ConfigError("labels", "at least two labels are needed")
         self.backend, self.labels, self.name, self.role, self.mode = backend, tuple(labels), name, role, mode
         self.options = options or GenerationOptions()
+        self.few_shot = few_shot if few_shot is not None and few_shot.config.k > 0 else None
+        self.content_free: np.ndarray | None = None
+        if content_free is not None:
+            self.content_free = content_free_distribution([content_free])
+
+    def examples(self, case_text: str, note: str | None = None) -> list[Example]:
+        """The solved examples this case's prompt shows (none without few-shot)."""
+        if self.few_shot is None:
+            return []
+        fmt = "json" if self.mode == "json" else "letter"
+        used = len(system_prompt(self.name, self.role)) + len(case_prompt(self.labels, case_text, note,
+                                                                           answer_format=fmt))
+        return self.few_shot.select(case_text, self.labels, used)
 
     def messages(self, case_text: str, note: str | None = None) -> list[Message]:
+        return self._messages(case_text, note, self.examples(case_text, note))
+
+    def _messages(self, case_text: str, note: str | None, shown: Sequence[Example]) -> list[Message]:
         fmt = "json" if self.mode == "json" else "letter"
+        pairs = [(e.text, e.label) for e in shown]
         return [Message(Role.SYSTEM, system_prompt(self.name, self.role)),
-                Message(Role.USER, case_prompt(self.labels, case_text, note, answer_format=fmt))]
+                Message(Role.USER, case_prompt(self.labels, case_text, note, answer_format=fmt, examples=pairs))]
+
+    def content_free_messages(self) -> list[list[Message]]:
+        """The prompts of :data:`~dcem_clinical.contextual.CONTENT_FREE_INPUTS` (no note)."""
+        return [self.messages(text) for text in CONTENT_FREE_INPUTS]
+
+    def fit_content_free(self) -> np.ndarray:
+        """Fit (and keep) the content-free distribution from this agent's own prompts."""
+        self.content_free = content_free_distribution(
+            [self.raw_scores(m).probabilities for m in self.content_free_messages()])
+        return self.content_free
+
+    def _calibrated(self, report: AgentReport) -> AgentReport:
+        cf = self.content_free if self.content_free is not None else self.fit_content_free()
+        probs = calibrate(report.probabilities, cf)
+        return replace(report, label=int(np.argmax(probs)), probabilities=probs,
+                       extra={**report.extra, "raw_probabilities": [float(p) for p in report.probabilities],
+                              "content_free": [float(v) for v in cf]})
+
+    def raw_scores(self, msgs: list[Message]) -> AgentReport:
+        """The uncalibrated scored answer to ``msgs`` (one forward pass)."""
+        return self._scored(msgs)
 
     def _scored(self, msgs: list[Message]) -> AgentReport:
         scores = self.backend.score_options(msgs, letters(len(self.labels)))
@@ -145,9 +195,19 @@ class DiagnosticAgent:
 
     def classify(self, case_text: str, note: str | None = None) -> AgentReport:
         """The agent's label and probability vector for one case (and mediator note)."""
-        msgs = self.messages(case_text, note)
+        shown = self.examples(case_text, note)
+        report = self._classify(case_text, note, self._messages(case_text, note, shown), shown)
+        if shown:
+            report = replace(report, extra={**report.extra, "examples": [{**e.to_dict(), "label_name": self.labels[e.label]}
+                                                             for e in shown]})
+        return report
+
+    def _classify(self, case_text: str, note: str | None, msgs: list[Message],
+                  shown: Sequence[Example]) -> AgentReport:
         if self.mode == "scored":
             return self._scored(msgs)
+        if self.mode == CALIBRATED:
+            return self._calibrated(self._scored(msgs))
         opts = GenerationOptions(temperature=self.options.temperature, seed=self.options.seed,
                                  max_tokens=max(self.options.max_tokens, 40 * len(self.labels)),
                                  json_schema=self.schema())
@@ -155,7 +215,8 @@ class DiagnosticAgent:
         try:
             label, probs = parse_json_reply(reply.text, self.labels)
         except ValueError as exc:
-            letter_turn = Message(Role.USER, case_prompt(self.labels, case_text, note))
+            pairs = [(e.text, e.label) for e in shown]
+            letter_turn = Message(Role.USER, case_prompt(self.labels, case_text, note, examples=pairs))
             fallback = self._scored([msgs[0], letter_turn])
             return AgentReport(fallback.label, fallback.probabilities, tuple(msgs), raw=reply.text,
                                error=f"unparseable reply ({exc}); used the scored fallback",

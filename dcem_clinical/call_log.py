@@ -6,7 +6,7 @@ options, the purpose (``classify`` or ``cues``) and the full message stack (see
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Protocol, Sequence
 
 import numpy as np
 
@@ -15,7 +15,7 @@ from dcem_clinical.agent import AgentReport, DiagnosticAgent
 from runtime.call_log import CallContext, CallLog, CallRecord, cache_key
 from runtime.messages import Message
 
-__all__ = ["CallContext", "call_cache_key", "LoggedAgent", "call_count"]
+__all__ = ["CallContext", "call_cache_key", "LoggedAgent", "PanelMember", "call_count"]
 
 
 def call_cache_key(agent: DiagnosticAgent, purpose: str, messages: Sequence[Message]) -> str:
@@ -35,13 +35,35 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+class PanelMember(Protocol):
+    """What a panel asks of a member: a logged LLM agent or a statistical agent."""
+
+    labels: tuple[str, ...]
+    last_key: str | None
+
+    def classify(self, case_text: str, note: str | None = None, *,
+                 context: CallContext = ...) -> tuple[AgentReport, bool]: ...
+
+    def cues(self, case_text: str, current: str, alternative: str, *,
+             context: CallContext = ...) -> tuple[list[str], bool]: ...
+
+    def info(self) -> dict[str, Any]: ...
+
+
 class LoggedAgent:
     """A :class:`DiagnosticAgent` whose calls go through the log and its cache."""
 
     def __init__(self, agent: DiagnosticAgent, store: Database) -> None:
         self.agent, self.store = agent, store
+        self.labels: tuple[str, ...] = tuple(agent.labels)
         self.log = CallLog(store)
         self.last_key: str | None = None  # cache key of the latest classify / cues call
+
+    def info(self) -> dict[str, Any]:
+        """Name, model, backend and model sha256 (what a cell records per agent)."""
+        backend = self.agent.backend
+        return {"name": self.agent.name, "model": backend.model_id, "backend": backend.name,
+                "model_sha256": backend.model_sha256}
 
     def _record(self, key: str, purpose: str, ctx: CallContext, report: AgentReport,
                 parsed: dict[str, Any]) -> None:

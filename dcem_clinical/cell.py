@@ -16,7 +16,10 @@ Protocol, per seed:
 
 Every agent call goes through the call log (:mod:`dcem_clinical.call_log`): the round-1 prompts of
 every method are identical, so Single, Pool and both D-CEM variants share them, and
-re-running a cell makes no model call.  A reply that cannot be used counts in
+re-running a cell makes no model call.  A panel has two or more members; a member is an
+LLM backend or a :class:`~dcem_clinical.stat_agent.StatMember`, a statistical classifier
+fit here on the seed's CAL cases only (TEST cases are read only when answered).  A reply
+that cannot be used counts in
 ``parse_error_rate``; a failed call (e.g. a case longer than the context) reports the
 uniform vector for that turn and counts too.
 """
@@ -42,15 +45,17 @@ from dcem.errors import InputError
 from dcem.store.database import Store
 from dcem.synthetic.rule_agents import agent_accuracy
 from dcem_clinical.agent import DiagnosticAgent
-from dcem_clinical.call_log import LoggedAgent
+from dcem_clinical.call_log import PanelMember
+from dcem_clinical.informed import RecordingAgent, make_few_shot
 from dcem_clinical.panel import FreeTalkPanel, LlmPanel
 from dcem_clinical.roles import scenario_roles
+from dcem_clinical.stat_agent import StatMember, fit_stat_agent
 from runtime.backends import Backend
 from runtime.messages import GenerationOptions
 
-__all__ = ["AGENT_NAMES", "CellSettings", "run_clinical_cell", "action_mix", "turns_per_cell"]
+__all__ = ["agent_names", "Member", "CellSettings", "run_clinical_cell", "action_mix", "turns_per_cell"]
 
-AGENT_NAMES = ("Agent A", "Agent B")
+Member = Backend | StatMember  # an LLM backend, or a statistical agent fit per cell
 MIX_NAMES = {Action.CONTINUE: "mix_continue", Action.DIFFERENTIAL_STEER: "mix_steer",
              Action.STOP_AND_DECIDE: "mix_decide", Action.STOP_AND_ESCALATE: "mix_escalate"}
 
@@ -59,9 +64,11 @@ class CellSettings:
     """What a cell needs besides the data and the models (see :class:`dcem_clinical.run.ClinicalSpec`)."""
 
     def __init__(self, *, base_config: MediatorConfig, mode: str = "scored", temperature: float = 0.0,
-                 free_rounds: int = 6, n_cal: int | None = None, n_test: int | None = None) -> None:
+                 free_rounds: int = 6, n_cal: int | None = None, n_test: int | None = None,
+                 few_shot_k: int = 0, n_ctx: int = 2048) -> None:
         self.base_config, self.mode, self.temperature = base_config, mode, temperature
         self.free_rounds, self.n_cal, self.n_test = free_rounds, n_cal, n_test
+        self.few_shot_k, self.n_ctx = few_shot_k, n_ctx  # solved CAL examples per prompt (dcem_clinical.few_shot)
 
 
 def turns_per_cell(n_cal: int, n_test: int, n_agents: int, t_max: int, free_rounds: int) -> int:
@@ -77,15 +84,11 @@ def action_mix(action: np.ndarray, outcome_round: np.ndarray) -> dict[str, float
     return {name: float((acts == code).sum() / total) for code, name in MIX_NAMES.items()}
 
 
-def _agents(store: Store, backends: Sequence[Backend], dataset: ClinicalDataset, scenario: str, seed: int,
-            settings: CellSettings) -> list[LoggedAgent]:
-    roles = scenario_roles(dataset.name, scenario)
-    # greedy decoding does not use the seed: keep it fixed so a case shared by two seeds is cached
-    options = GenerationOptions(temperature=settings.temperature,
-                                seed=seed if settings.temperature > 0 else 0)
-    return [LoggedAgent(DiagnosticAgent(b, dataset.labels, name=AGENT_NAMES[a], role=roles[a],
-                                        mode=settings.mode, options=options), store)
-            for a, b in enumerate(backends)]
+def agent_names(n: int) -> tuple[str, ...]:
+    """Agent A, Agent B, ... for a panel of ``n`` (at most 26)."""
+    if not 1 <= n <= 26:
+        raise InputError("agents", f"a panel has 1 to 26 members, got {n}")
+    return tuple(f"Agent {chr(ord('A') + a)}" for a in range(n))
 
 
 def _error_rate(turns: list[dict[str, Any]]) -> float:
@@ -104,14 +107,35 @@ class _Cell:
     """One cell's cases, agents and panels: builds the LLM panels every method runs on."""
 
     def __init__(self, store: Store, run_id: str, dataset: ClinicalDataset, scenario: str, seed: int,
-                 backends: Sequence[Backend], settings: CellSettings, progress: Callable[[], None] | None) -> None:
+                 backends: Sequence[Member], settings: CellSettings, progress: Callable[[], None] | None) -> None:
         self.cal, self.test, self.notes = dataset.split(seed, settings.n_cal, settings.n_test)
         if not self.cal or not self.test:
             raise InputError("cases", f"the split of seed {seed} left CAL {len(self.cal)} / TEST "
                              f"{len(self.test)} cases")
-        self.agents = _agents(store, backends, dataset, scenario, seed, settings)
         self.run_id, self.scenario, self.seed, self.progress = run_id, scenario, seed, progress
         self.dataset, self.settings = dataset, settings
+        self.roles = scenario_roles(dataset.name, scenario, len(backends))
+        self.agents = self._members(store, backends)
+
+    def _members(self, store: Store, members: Sequence[Member]) -> list[PanelMember]:
+        """One panel member per entry: LLM agents with their roles, statistical agents fit on CAL."""
+        names, settings = agent_names(len(members)), self.settings
+        # greedy decoding does not use the seed: keep it fixed so a case shared by two seeds is cached
+        options = GenerationOptions(temperature=settings.temperature,
+                                    seed=self.seed if settings.temperature > 0 else 0)
+        out: list[PanelMember] = []
+        few_shot = make_few_shot(self.cal, settings.few_shot_k, settings.n_ctx)
+        for a, member in enumerate(members):
+            if isinstance(member, StatMember):
+                out.append(fit_stat_agent(member, self.dataset, store, name=names[a], role=self.roles[a],
+                                          cal=self.cal, cal_ids=self.ids(self.cal, "cal"), others=self.test,
+                                          other_ids=self.ids(self.test, "test"),
+                                          rng=np.random.default_rng(self.seed)))
+            else:
+                out.append(RecordingAgent(DiagnosticAgent(member, self.dataset.labels, name=names[a],
+                                                          role=self.roles[a], mode=settings.mode, options=options,
+                                                          few_shot=few_shot), store, run_id=self.run_id))
+        return out
 
     def ids(self, cases: list[ClinicalCase], part: str) -> list[str]:
         return [f"{self.scenario}-s{self.seed}-{part}-{c.source_id}" for c in cases]
@@ -178,9 +202,9 @@ def _free(cell: _Cell, panel: Panel, cfg: MediatorConfig, truth: np.ndarray) -> 
 
 
 def run_clinical_cell(store: Store, run_id: str, dataset: ClinicalDataset, scenario: str, seed: int,
-                      backends: Sequence[Backend], settings: CellSettings,
+                      backends: Sequence[Member], settings: CellSettings,
                       progress: Callable[[], None] | None = None) -> ScenarioResult:
-    """Run every method of one (scenario, seed) cell with the given model backends."""
+    """Run every method of one (scenario, seed) cell with the given members (two or more)."""
     started = time.perf_counter()
     cell = _Cell(store, run_id, dataset, scenario, seed, backends, settings, progress)
     panel, cal_acc, fit, cal_panel = _calibrate(cell)
@@ -191,9 +215,7 @@ def run_clinical_cell(store: Store, run_id: str, dataset: ClinicalDataset, scena
     runs.update(_one_shot(panel, cfg, first_probs, first_turns, cal_acc, truth, dataset))
     runs["free"] = _free(cell, panel, cfg, truth)
     info: dict[str, Any] = {
-        "dataset": dataset.name, "roles": list(scenario_roles(dataset.name, scenario)),
-        "agents": [{"name": AGENT_NAMES[a], "model": b.model_id, "backend": b.name,
-                    "model_sha256": b.model_sha256} for a, b in enumerate(backends)],
+        "dataset": dataset.name, "roles": list(cell.roles), "agents": [m.info() for m in cell.agents],
         "calibration_accuracy": [float(v) for v in cal_acc], "best_agent": best_agent(cal_acc),
         "n_cal": len(cell.cal), "n_test": len(cell.test), "split_notes": cell.notes,
         "threshold_fit": fit.report, "free_rounds": settings.free_rounds, "mode": settings.mode,

@@ -42,7 +42,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
                         seeds=tuple(range(args.seed_start, args.seed_start + args.seeds)),
                         n_cal=args.cal_cases, n_test=args.cases, agents=agents,  # type: ignore[arg-type]
                         mode=args.mode, temperature=args.temperature, free_rounds=args.free_rounds,
-                        n_ctx=args.n_ctx, base_config=MediatorConfig(prior="empirical", t_max=args.t_max))
+                        n_ctx=args.n_ctx, few_shot_k=args.few_shot,
+                        base_config=MediatorConfig(prior="empirical", t_max=args.t_max))
     bar, progress = progress_bar(f"{spec.dataset}", "turn", quiet=args.quiet)
     with Store(args.db) as store:
         try:
@@ -102,8 +103,15 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--cases", type=int, default=None, help="TEST cases per seed (default 160 / 140)")
     p.add_argument("--cal-cases", type=int, default=None, help="CAL cases per seed (default 80 / 70)")
     p.add_argument("--agents", default="smollm2-135m,gemma3-270m",
-                   help="model keys of agents A and B, e.g. smollm2-135m,file:models/x.gguf (file: paths must lie in $DCEM_MODELS_DIR, default models/)")
-    p.add_argument("--mode", choices=["scored", "json"], default="scored")
+                   help="the panel's members A,B[,C...] (2 to 8; one key alone is used twice): model keys, e.g. "
+                        "smollm2-135m,file:models/x.gguf (file: paths must lie in $DCEM_MODELS_DIR, default "
+                        "models/), or a statistical agent fit on each seed's CAL split: stat (DDXPlus: naive "
+                        "Bayes over evidence codes; MedQA-Tri: TF-IDF + logistic regression), stat:nb-evidence, "
+                        "stat:lr-evidence, stat:tfidf-lr; e.g. stat,smollm2-135m,gemma3-270m")
+    p.add_argument("--mode", choices=["scored", "json", "scored-calibrated"], default="scored",
+                   help="scored-calibrated: scored answers divided by the agent's content-free distribution")
+    p.add_argument("--few-shot", type=int, default=0, metavar="K",
+                   help="show each agent the K most similar solved CAL cases of the seed (0 = none)")
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--t-max", type=int, default=6, help="mediator round budget")
     p.add_argument("--free-rounds", type=int, default=6, help="rounds of free discussion")

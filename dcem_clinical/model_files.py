@@ -18,6 +18,7 @@ from typing import Any, Iterator, Sequence
 
 from dcem.store.database import Store
 from runtime.backends import BackendError
+from dcem_clinical.stat_agent import is_stat_key
 from runtime.factory import HTTP_PREFIX
 
 __all__ = ["run_model_keys", "model_file_entries"]
@@ -63,6 +64,9 @@ def _entry(key: str, run_sha256: str | None) -> dict[str, Any]:
                              "run_sha256": run_sha256, "note": ""}
     if key.startswith(HTTP_PREFIX):
         entry["note"] = "served over HTTP by an OpenAI-compatible server; no local file"
+        return entry
+    if is_stat_key(key):
+        entry.update(run_sha256=None, note="statistical agent fit on each seed's CAL split; no model file")
         return entry
     try:
         with _hub_offline():

@@ -8,7 +8,11 @@ Each round every agent classifies every case and reports its probability vector
 - otherwise the CONTINUE note naming its own previous top two labels.
 
 :class:`FreeTalkPanel` is the unmediated baseline: from round 2 on each agent is told the
-other agents' previous answers, and nothing else.
+other agents' previous answers, and nothing else (with more than two agents, each answer
+with the name of the agent who gave it).
+
+A member may be a logged LLM agent (:class:`dcem_clinical.call_log.LoggedAgent`) or a
+statistical agent (:class:`dcem_clinical.stat_agent.StatAgent`), which ignores its notes.
 
 A call that fails for any reason (the model cannot be reached, the case does not fit the
 context, the server's reply is malformed, the model's numbers are unusable) is recorded
@@ -24,10 +28,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from dcem.core.deliberation import SteerRequest
-from dcem_clinical.call_log import CallContext, LoggedAgent, _reason
+from dcem_clinical.call_log import CallContext, PanelMember, _reason
 from dcem_clinical.prompts import continue_note, peer_note, steer_note
 
-__all__ = ["LlmPanel", "FreeTalkPanel"]
+__all__ = ["LlmPanel", "FreeTalkPanel", "named_peer_note"]
 
 log = logging.getLogger(__name__)
 
@@ -37,12 +41,12 @@ class LlmPanel:
 
     soft_reports = True
 
-    def __init__(self, agents: Sequence[LoggedAgent], case_ids: Sequence[str], texts: Sequence[str], *,
+    def __init__(self, agents: Sequence[PanelMember], case_ids: Sequence[str], texts: Sequence[str], *,
                  run_id: str | None = None, progress: Any = None) -> None:
         if len(case_ids) != len(texts):
             raise ValueError("one text per case id is required")
         self.agents, self.case_ids, self.texts, self.run_id = list(agents), list(case_ids), list(texts), run_id
-        self.labels = self.agents[0].agent.labels
+        self.labels = self.agents[0].labels
         n, a = len(texts), len(self.agents)
         self._notes: list[list[str | None]] = [[None] * a for _ in range(n)]
         self._last = np.full((n, a, len(self.labels)), 1.0 / len(self.labels))
@@ -127,14 +131,25 @@ class LlmPanel:
         return names
 
 
+def named_peer_note(named: Sequence[tuple[str, str]]) -> str:
+    """Free discussion with more than two agents: every other agent's answer, by name."""
+    said = "; ".join(f"{name}: {answer}" for name, answer in named) or "nothing"
+    return (f"The other agents answered last round: {said}. Think about whether that changes your view, "
+            "then give your own answer.")
+
+
 class FreeTalkPanel(LlmPanel):
     """Free discussion: each agent sees the others' previous answers (no mediator)."""
 
     def _next_notes(self, out: np.ndarray) -> None:
+        names = [str(m.info()["name"]) for m in self.agents]
         for case in range(self.n_cases):
             answers = [self.labels[int(np.argmax(out[case, b]))] for b in range(self.n_agents)]
             for a in range(self.n_agents):
-                self._notes[case][a] = peer_note([x for b, x in enumerate(answers) if b != a])
+                others = [(names[b], x) for b, x in enumerate(answers) if b != a]
+                # two agents: the two-agent wording, unchanged (its cached prompts stay valid)
+                self._notes[case][a] = (peer_note([x for _, x in others]) if self.n_agents == 2
+                                        else named_peer_note(others))
 
     def rounds(self, t_max: int) -> np.ndarray:
         """Play ``t_max`` rounds; returns the probability reports (N, T, A, K)."""

@@ -1,8 +1,10 @@
 """Prompt text for the diagnostic agents (our own wording; Appendix G gives the roles).
 
 Every prompt is built by a pure function from its inputs, so a prompt and therefore a
-cache key is reproducible.  The agents never receive labelled examples, and nothing here
-asks for or gives treatment advice.
+cache key is reproducible.  Labelled examples appear only when the retrieval few-shot
+option is on (:mod:`dcem_clinical.few_shot`): then the user turn shows solved CAL cases
+of the same seed with their true category before the case.  Nothing here asks for or
+gives treatment advice.
 """
 from __future__ import annotations
 
@@ -10,8 +12,8 @@ from typing import Sequence
 
 from runtime.messages import Message, Role
 
-__all__ = ["letters", "system_prompt", "case_prompt", "continue_note", "steer_note", "cue_request",
-           "peer_note", "ROLE_NEUTRAL"]
+__all__ = ["letters", "system_prompt", "case_prompt", "examples_block", "continue_note", "steer_note",
+           "cue_request", "peer_note", "ROLE_NEUTRAL"]
 
 ROLE_NEUTRAL = "You are an experienced senior clinician with no preferred diagnosis."
 
@@ -30,15 +32,28 @@ def system_prompt(agent_name: str, role: str) -> str:
             "treatment advice.")
 
 
+def examples_block(labels: Sequence[str], examples: Sequence[tuple[str, int]]) -> str:
+    """Solved cases shown before the case: (text, true label index) each, in the given order."""
+    tags = letters(len(labels))
+    shown = [f"Solved example {i}:\n{text.strip()}\nCorrect category: {tags[label]}. {labels[label]}"
+             for i, (text, label) in enumerate(examples, start=1)]
+    return "Solved examples (earlier cases with their correct category):\n\n" + "\n\n".join(shown)
+
+
 def case_prompt(labels: Sequence[str], case_text: str, note: str | None = None, *,
-                answer_format: str = "letter") -> str:
-    """The user turn: the lettered label list, the case, the mediator note (round 2 on).
+                answer_format: str = "letter", examples: Sequence[tuple[str, int]] = ()) -> str:
+    """The user turn: the lettered label list, solved examples (if any), the case, the
+    mediator note (round 2 on).
 
     answer_format "letter" ends with a request for one letter (scored mode); "json" asks
-    for the JSON object of the structured mode.
+    for the JSON object of the structured mode.  ``examples`` are (text, true label
+    index) pairs shown by :func:`examples_block`; none gives the zero-shot prompt.
     """
     options = "\n".join(f"{letter}. {label}" for letter, label in zip(letters(len(labels)), labels))
-    parts = [f"Categories:\n{options}", f"Case:\n{case_text.strip()}"]
+    parts = [f"Categories:\n{options}"]
+    if examples:
+        parts.append(examples_block(labels, examples))
+    parts.append(f"Case:\n{case_text.strip()}")
     if note:
         parts.append(f"Note from the mediator:\n{note.strip()}")
     if answer_format == "json":

@@ -12,6 +12,12 @@ prompt; nothing else about the agents changes:
   MedQA-Tri: cardiology, gastroenterology and endocrinology versus pulmonology,
   neurology and infectious disease);
 - S3b noisy-non-complementary: both agents carry the same anchor as B in S2.
+
+A panel of N > 2 agents (:func:`scenario_roles` with ``n_agents``): S1 all neutral; S2 the
+last agent anchored, the others neutral; S3a the dataset's areas (one per label, in
+label order) dealt round-robin, agent i sharp on areas i, i + N, ... and unsure about
+the rest, so the strengths are disjoint and together cover every label; S3b every agent
+anchored.  With two agents the roles are the two-agent ones above, word for word.
 """
 from __future__ import annotations
 
@@ -19,7 +25,7 @@ from dcem.core.vocabulary import SCENARIOS
 from dcem.errors import InputError
 from dcem_clinical.prompts import ROLE_NEUTRAL
 
-__all__ = ["DATASETS", "scenario_roles"]
+__all__ = ["DATASETS", "scenario_roles", "round_robin_roles"]
 
 DATASETS = ("ddxplus8", "medqa-tri")
 
@@ -47,8 +53,39 @@ _COMPLEMENT = {
 }
 
 
-def scenario_roles(dataset: str, scenario: str) -> tuple[str, str]:
-    """The role sentences of agents A and B for a dataset and scenario."""
+_AREAS = {  # one plain-words area per label, in label order
+    "ddxplus8": ("anaphylaxis", "pulmonary embolism", "acute coronary syndromes", "myocarditis",
+                 "colds", "viral sore throats", "reflux", "bronchitis"),
+    "medqa-tri": ("heart problems", "lung problems", "brain or nerve problems", "digestive problems",
+                  "hormonal problems", "infections", "kidney or urinary problems"),
+}
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def round_robin_roles(dataset: str, n_agents: int) -> tuple[str, ...]:
+    """S3a for N > 2: the dataset's areas dealt round-robin, one strength set per agent."""
+    areas = _AREAS[dataset]
+    roles = []
+    for a in range(n_agents):
+        mine = [x for i, x in enumerate(areas) if i % n_agents == a]
+        if not mine:
+            roles.append(ROLE_NEUTRAL)
+            continue
+        others = [x for x in areas if x not in mine]
+        roles.append(f"You are a specialist who is sharp on {_listed(mine)}, and you are unsure about "
+                     f"{_listed(others)}.")
+    return tuple(roles)
+
+
+def scenario_roles(dataset: str, scenario: str, n_agents: int = 2) -> tuple[str, ...]:
+    """The role sentences of the ``n_agents`` agents (A, B, C ...) for a dataset and scenario."""
+    if isinstance(n_agents, bool) or not isinstance(n_agents, int) or n_agents < 2:
+        raise InputError("agents", f"a panel needs at least two agents, got {n_agents!r}")
+    if n_agents > 2:
+        return _many(dataset, scenario, n_agents)
     if dataset not in DATASETS:
         raise InputError("dataset", f"unknown dataset {dataset!r} (known: {', '.join(DATASETS)})")
     if scenario not in SCENARIOS:
@@ -60,4 +97,15 @@ def scenario_roles(dataset: str, scenario: str) -> tuple[str, str]:
     if scenario == "S3a":
         return _COMPLEMENT[dataset]
     return _ANCHOR[dataset], _ANCHOR[dataset]
+
+
+def _many(dataset: str, scenario: str, n: int) -> tuple[str, ...]:
+    roles = scenario_roles(dataset, scenario)  # checks the names
+    if scenario == "S1":
+        return (ROLE_NEUTRAL,) * n
+    if scenario == "S2":
+        return (ROLE_NEUTRAL,) * (n - 1) + (roles[1],)
+    if scenario == "S3a":
+        return round_robin_roles(dataset, n)
+    return (_ANCHOR[dataset],) * n
 

@@ -1,7 +1,8 @@
 """Run a clinical LLM experiment into the store, resumably.
 
-A run is one dataset, a set of scenarios and seeds, two agent models and the protocol
-settings; its id hashes that specification (not the machine settings such as GPU
+A run is one dataset, a set of scenarios and seeds, the panel's members (two or more:
+model keys, or ``stat`` / ``stat:KIND`` for a statistical agent fit on each seed's CAL
+split, see :mod:`dcem_clinical.stat_agent`) and the protocol settings; its id hashes that specification (not the machine settings such as GPU
 offload or threads), so the same command resumes: finished (scenario, seed) cells are
 skipped and the call log answers every agent call an interrupted cell already made.
 """
@@ -20,13 +21,16 @@ from dcem.errors import ConfigError
 from dcem.store.database import Store
 from dcem.store.grid import GridPlan, Progress, RunSummary, run_grid
 from dcem_clinical.agent import MODES
-from dcem_clinical.cell import CellSettings, run_clinical_cell, turns_per_cell
-from runtime.backends import Backend
+from dcem_clinical.cell import CellSettings, Member, run_clinical_cell, turns_per_cell
+from dcem_clinical.few_shot import FewShotConfig
+from dcem_clinical.stat_agent import is_stat_key, stat_key_help, stat_member
+from runtime.backends import Backend, BackendError
 from runtime.factory import make_backend
 
-__all__ = ["ClinicalSpec", "run_clinical", "make_backend", "DEFAULT_AGENTS"]
+__all__ = ["ClinicalSpec", "run_clinical", "make_backend", "DEFAULT_AGENTS", "MAX_AGENTS"]
 
 DEFAULT_AGENTS = ("smollm2-135m", "gemma3-270m")
+MAX_AGENTS = 8
 
 
 @dataclass(frozen=True)
@@ -34,8 +38,12 @@ class ClinicalSpec:
     """What a clinical experiment runs (Appendix H.1 defaults: T_max = 6, Free T = 6).
 
     n_cal / n_test : CAL and TEST sizes per seed (None = the dataset's 80/160 or 70/140);
-    agents : model keys of agents A and B (see :mod:`runtime.registry`; ``openai:URL#MODEL``
-    for an OpenAI-compatible server); mode : ``scored`` or ``json``.
+    agents : the members A, B, C ... (2 to :data:`MAX_AGENTS`): model keys (see
+    :mod:`runtime.registry`; ``openai:URL#MODEL`` for an OpenAI-compatible server) or
+    ``stat`` / ``stat:KIND`` (a statistical agent); mode : ``scored``, ``json`` or
+    ``scored-calibrated`` (contextual calibration, :mod:`dcem_clinical.contextual`);
+    few_shot_k : solved CAL cases of the seed shown in each prompt (0 = none,
+    :mod:`dcem_clinical.few_shot`; left out of the run id when 0).
     """
 
     dataset: str = "ddxplus8"
@@ -43,11 +51,12 @@ class ClinicalSpec:
     seeds: tuple[int, ...] = (0,)
     n_cal: int | None = None
     n_test: int | None = None
-    agents: tuple[str, str] = DEFAULT_AGENTS
+    agents: tuple[str, ...] = DEFAULT_AGENTS
     mode: str = "scored"
     temperature: float = 0.0
     free_rounds: int = 6
     n_ctx: int = 2048
+    few_shot_k: int = 0
     base_config: MediatorConfig = field(default_factory=lambda: MediatorConfig(prior="empirical", t_max=6))
 
     def __post_init__(self) -> None:
@@ -63,8 +72,7 @@ class ClinicalSpec:
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 raise ConfigError(name, f"must be a whole number >= 1, got {value!r}")
-        if len(self.agents) != 2 or any(not isinstance(a, str) or not a.strip() for a in self.agents):
-            raise ConfigError("agents", f"give two model keys MODEL_A,MODEL_B, got {list(self.agents)}")
+        self._check_agents()
         if self.mode not in MODES:
             raise ConfigError("mode", f"must be one of {MODES}, got {self.mode!r}")
         if not 0.0 <= self.temperature <= 2.0:
@@ -73,11 +81,25 @@ class ClinicalSpec:
             raise ConfigError("free_rounds", f"must be an integer >= 1, got {self.free_rounds!r}")
         if not isinstance(self.n_ctx, int) or self.n_ctx < 256:
             raise ConfigError("n_ctx", f"must be an integer >= 256, got {self.n_ctx!r}")
+        FewShotConfig(k=self.few_shot_k, n_ctx=self.n_ctx)  # checks few_shot_k
+
+    def _check_agents(self) -> None:
+        if isinstance(self.agents, list):
+            object.__setattr__(self, "agents", tuple(self.agents))
+        if not isinstance(self.agents, tuple) or not 2 <= len(self.agents) <= MAX_AGENTS \
+                or any(not isinstance(a, str) or not a.strip() for a in self.agents):
+            raise ConfigError("agents", f"give 2 to {MAX_AGENTS} members MEMBER_A,MEMBER_B[,...] (model keys or "
+                              f"statistical agents: {stat_key_help()}), got {list(self.agents)}")
+        for key in self.agents:
+            if is_stat_key(key):
+                stat_member(key, self.dataset)  # a clear error for a bad statistical agent
 
     def to_dict(self) -> dict[str, object]:
         d = asdict(self)
         d["scenarios"], d["seeds"], d["agents"] = list(self.scenarios), list(self.seeds), list(self.agents)
         d["base_config"] = self.base_config.to_dict()
+        if not self.few_shot_k:  # off: the run ids of earlier specs stay as they were
+            d.pop("few_shot_k")
         return d
 
     def run_id(self) -> str:
@@ -86,27 +108,31 @@ class ClinicalSpec:
 
     def settings(self) -> CellSettings:
         return CellSettings(base_config=self.base_config, mode=self.mode, temperature=self.temperature,
-                            free_rounds=self.free_rounds, n_cal=self.n_cal, n_test=self.n_test)
+                            free_rounds=self.free_rounds, n_cal=self.n_cal, n_test=self.n_test,
+                            few_shot_k=self.few_shot_k, n_ctx=self.n_ctx)
 
 
-def run_clinical(store: Store, spec: ClinicalSpec, *, backends: Sequence[Backend] | None = None,
+def run_clinical(store: Store, spec: ClinicalSpec, *, backends: Sequence[Member] | None = None,
                  n_gpu_layers: int | None = None, n_threads: int | None = None,
                  progress: Progress | None = None, cancel: Callable[[], bool] | None = None) -> RunSummary:
     """Run every (scenario, seed) cell of ``spec`` not yet stored (see :mod:`dcem.store.grid`).
 
-    backends : the two agents' backends (default: built from ``spec.agents`` when a cell
-    needs them; the same key twice shares one loaded model).  progress(done_turns,
+    backends : one member per ``spec.agents`` entry, an LLM backend or a
+    :class:`~dcem_clinical.stat_agent.StatMember` (default: built from ``spec.agents`` when a
+    cell needs them; the same key twice shares one loaded model).  progress(done_turns,
     total_turns, label) is called after every agent turn (cache hits included); cancel()
     is polled between cells.
     """
+    if backends is not None and len(backends) != len(spec.agents):
+        raise ConfigError("agents", f"{len(backends)} backends for {len(spec.agents)} members")
     dataset = load_dataset(spec.dataset)
     n_cal, n_test = dataset.default_sizes
-    per_cell = turns_per_cell(spec.n_cal or n_cal, spec.n_test or n_test, 2, spec.base_config.t_max,
-                              spec.free_rounds)
+    per_cell = turns_per_cell(spec.n_cal or n_cal, spec.n_test or n_test, len(spec.agents),
+                              spec.base_config.t_max, spec.free_rounds)
     plan = GridPlan(run_id=spec.run_id(), kind="clinical", spec=spec.to_dict(), config=spec.base_config,
                     seeds=spec.seeds, cells=tuple((s, k) for s in spec.scenarios for k in spec.seeds),
                     units_per_cell=per_cell, label=f"{spec.dataset} ")
-    loaded: list[Backend] = list(backends) if backends is not None else []
+    loaded: list[Member] = list(backends) if backends is not None else []
 
     def compute(scenario: str, seed: int, tick: Callable[[], None]) -> ScenarioResult:
         if not loaded:  # load models only when a cell needs them
@@ -116,9 +142,18 @@ def run_clinical(store: Store, spec: ClinicalSpec, *, backends: Sequence[Backend
     return run_grid(store, plan, compute, progress=progress, cancel=cancel)
 
 
-def _build_backends(spec: ClinicalSpec, *, n_gpu_layers: int | None, n_threads: int | None) -> list[Backend]:
-    built: dict[str, Backend] = {}
+def _build_backends(spec: ClinicalSpec, *, n_gpu_layers: int | None, n_threads: int | None) -> list[Member]:
+    built: dict[str, Member] = {}
     for key in spec.agents:
-        if key not in built:
+        if key in built:
+            continue
+        if is_stat_key(key):
+            built[key] = stat_member(key, spec.dataset)
+            continue
+        try:
             built[key] = make_backend(key, n_ctx=spec.n_ctx, n_gpu_layers=n_gpu_layers, n_threads=n_threads)
+        except BackendError as exc:
+            if not str(exc).startswith("unknown model key"):
+                raise
+            raise BackendError(f"{exc}; statistical agents: {stat_key_help()}") from None
     return [built[key] for key in spec.agents]
