@@ -8,7 +8,6 @@ docs/screenshots).
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -17,16 +16,9 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+sys.path.insert(0, str(ROOT))
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
+from tests.e2e.browser import CHROMIUM, CHROMIUM_ARGS, free_port  # noqa: E402
 def _wait(url: str, proc: subprocess.Popen[bytes]) -> None:
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -42,7 +34,6 @@ def _wait(url: str, proc: subprocess.Popen[bytes]) -> None:
 
 
 def _escalated_case(db: Path) -> tuple[str, str, int]:
-    sys.path.insert(0, str(ROOT))
     from dcem.store.database import Store
 
     with Store(db, read_only=True) as store:
@@ -78,7 +69,7 @@ def main(argv: list[str]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "demo.duckdb"
-        port = _free_port()
+        port = free_port()
         proc = subprocess.Popen([sys.executable, "-m", "studio.serve", "--server.port", str(port),
                                  "--server.address", "127.0.0.1", "--server.headless", "true"],
                                 cwd=ROOT, env=dict(os.environ, DCEM_DB=str(db)))
@@ -86,7 +77,7 @@ def main(argv: list[str]) -> None:
         try:
             _wait(url, proc)
             with sync_playwright() as p:
-                browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+                browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
                 page = browser.new_page(viewport={"width": 1400, "height": 900})
                 _shoot(page, url, out / "first_visit.png", "Where to start", 1700)
                 run_id, case_id, rounds = _escalated_case(db)

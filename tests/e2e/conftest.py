@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -13,17 +12,10 @@ from typing import Iterator
 
 import pytest
 
+from tests.e2e.browser import CHROMIUM, CHROMIUM_ARGS, free_port
+
 ROOT = Path(__file__).resolve().parents[2]
 OUTPUT = ROOT / "test-output" / "e2e"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _require_chromium() -> None:
@@ -36,7 +28,7 @@ def _require_chromium() -> None:
 
 def serve_dashboard(db: Path, log_dir: Path) -> Iterator[str]:
     """The dashboard on ``db`` (via DCEM_DB) on a free port: yields its URL, stops it after."""
-    port = _free_port()
+    port = free_port()
     env = dict(os.environ, DCEM_DB=str(db), DCEM_DEMO="0")  # the tests bring their own runs
     log = open(log_dir / "server.log", "w")
     proc = subprocess.Popen([sys.executable, "-m", "studio.serve", "--server.port", str(port),
