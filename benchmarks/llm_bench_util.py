@@ -66,7 +66,7 @@ def raw_eval(backend: LlamaCppBackend, tokens: list[int]) -> np.ndarray:
 
 
 def cold_score(backend: LlamaCppBackend, msgs: list[Message], opts: list[str]) -> tuple[float, ...]:
-    backend.llm.reset()
+    backend.forget()
     scores = backend.score_options(msgs, opts)
     assert backend.last_reused == 0
     return scores.logprobs
@@ -79,7 +79,7 @@ class CountingBackend:
         self.inner = inner
         self.name, self.model_id, self.model_sha256 = inner.name, inner.model_id, inner.model_sha256
         self.stats = {"score_calls": 0, "score_s": 0.0, "prompt_tokens": 0, "reused_tokens": 0,
-                      "generate_calls": 0, "generate_s": 0.0}
+                      "generate_calls": 0, "generate_s": 0.0, "generate_prompt_tokens": 0}
 
     def score_options(self, messages: Sequence[Message], options: Sequence[str]):  # noqa: ANN201
         dt, out = timed(lambda: self.inner.score_options(messages, options))
@@ -94,4 +94,5 @@ class CountingBackend:
         dt, out = timed(lambda: self.inner.generate(messages, options))
         self.stats["generate_calls"] += 1
         self.stats["generate_s"] += dt
+        self.stats["generate_prompt_tokens"] += out.prompt_tokens
         return out

@@ -31,12 +31,20 @@ other jobs on the machine affects both sides alike.  Reported values are medians
    the last CAL call in the call log), model time by call kind; then the same cell
    re-run (``run_clinical_cell`` with the same run id: every answer from the call log,
    checked to add no call-log row).
+   Reuse off and on: the end-to-end run is made twice in one process, each on a fresh
+   store, first with the saved KV states switched off (``kv_cache_mb`` 0: only what the
+   context holds is reused, the code path before the saved states), then on (the
+   backend's default budget); ``reuse_speedup`` = TEST cases/min on / off,
+   ``reused_token_share`` = prompt tokens taken from the KV cache / all prompt tokens the
+   model evaluated in the run with reuse on (scored calls and cue generations; the scored
+   calls alone under ``reused_token_share_scored``), ``peak_rss_mb`` the process's peak.
+   ``--reuse-only`` runs just this pair.
 4. Peak memory, ``resource.getrusage(RUSAGE_SELF).ru_maxrss``, after loading each model
    and after the end-to-end run (plus the current RSS from /proc/self/status).
 
 Sizes: by default part 1 on 10 cases (6 with Gemma), the sweep on 3 cases with BLOCK
-64/128/256/512, the run with n_cal 8, n_test 8, t_max 3, free_rounds 3 (about 8 minutes on
-2 idle cores); ``--quick``: 3 cases, SmolLM2 only, no sweep, a run with n_cal 4, n_test 2,
+64/128/256/512, the runs with n_cal 8, n_test 8, t_max 6, free_rounds 6 (a DDXPlus-8 S1 cell at the default
+horizon); ``--quick``: 3 cases, SmolLM2 only, no sweep, a run with n_cal 4, n_test 2,
 t_max 2, free_rounds 2 (about 2 minutes on idle cores, estimated).  Under a concurrent
 llama.cpp job every size takes several times longer.  Every size has its own option.
 ``--background-load THREADS`` runs a competing llama.cpp scoring loop in a child process
@@ -73,6 +81,7 @@ from dcem_clinical.call_log import call_count  # noqa: E402
 from dcem_clinical.cell import run_clinical_cell  # noqa: E402
 from dcem_clinical.prompts import continue_note, letters  # noqa: E402
 from dcem_clinical.run import ClinicalSpec, make_backend, run_clinical  # noqa: E402
+from runtime.kv_cache import KvSnapshots, kv_cache_mb  # noqa: E402
 from runtime.llama_backend import LlamaCppBackend  # noqa: E402
 
 SMOL, GEMMA = "smollm2-135m", "gemma3-270m"
@@ -141,7 +150,8 @@ def bench_blocks(backend: LlamaCppBackend, agent: DiagnosticAgent, cases: list[C
     ``one_thread`` also raw and BLOCK 64 on one thread (same context, llama_set_n_threads)."""
     opts = letters(len(agent.labels))
     labels = agent.labels
-    saved = llama_backend.BLOCK
+    saved, saved_kv = llama_backend.BLOCK, backend.kv
+    backend.kv = KvSnapshots(0, 1)  # the saved states assume the default block: off for the sweep
     variants: list[tuple[str, int, int | None]] = [(f"raw/{threads}t", threads, None)]
     variants += [(f"B{b}/{threads}t", threads, b) for b in blocks]
     if one_thread and threads != 1:
@@ -172,7 +182,7 @@ def bench_blocks(backend: LlamaCppBackend, agent: DiagnosticAgent, cases: list[C
             print(f"  sweep case {i + 1}/{len(cases)} ({len(tokens)} tok): " +
                   "  ".join(f"{name} {got[name]:.2f}s" for name, _, _ in variants), flush=True)
     finally:
-        llama_backend.BLOCK = saved
+        llama_backend.BLOCK, backend.kv = saved, saved_kv
         set_threads(backend, threads)
     return {"cases": len(cases),
             "variants": {name: {"threads": nt, "block": b, "s": med(samples[name]["s"]),
@@ -224,6 +234,34 @@ def bench_end_to_end(backend: LlamaCppBackend, args: argparse.Namespace) -> dict
             "rerun_test_cases_per_min": args.n_test / (rerun_s / 60.0)}
 
 
+def bench_reuse_pair(backend: LlamaCppBackend, args: argparse.Namespace) -> dict[str, Any]:
+    """The end-to-end run with the saved KV states off, then on (see part 3)."""
+    out: dict[str, Any] = {}
+    for label, mb in (("reuse_off", 0), ("reuse_on", kv_cache_mb(None))):
+        backend.kv = KvSnapshots(mb << 20, llama_backend.BLOCK)
+        backend.forget()
+        print(f"  end to end, saved KV states {'off' if mb == 0 else f'on ({mb} MB)'}", flush=True)
+        out[label] = bench_end_to_end(backend, args)
+        out[label]["kv_stats"] = backend.kv.stats()
+        out[label]["maxrss_mb"] = maxrss_mb()
+        e = out[label]
+        print(f"    {e['test_cases_per_min']:.2f} TEST cases/min in {e['total_s']:.0f}s; "
+              f"reused {_share(e['backend_stats']):.1%} of prompt tokens", flush=True)
+    on, off = out["reuse_on"], out["reuse_off"]
+    stats = on["backend_stats"]
+    out["reuse_speedup"] = on["test_cases_per_min"] / off["test_cases_per_min"]
+    out["reused_token_share"] = _share(stats)
+    out["reused_token_share_scored"] = stats["reused_tokens"] / max(stats["prompt_tokens"], 1)
+    out["reused_token_share_off"] = _share(off["backend_stats"])
+    out["peak_rss_mb"] = maxrss_mb()
+    return out
+
+
+def _share(stats: dict[str, Any]) -> float:
+    """Prompt tokens from the KV cache / all prompt tokens the model evaluated."""
+    return stats["reused_tokens"] / max(stats["prompt_tokens"] + stats["generate_prompt_tokens"], 1)
+
+
 # ------------------------------------------------------------- background load
 def load_worker(threads: int) -> None:
     """Stand-in for another LLM job on the same cores: score DDXPlus prompts forever."""
@@ -266,7 +304,9 @@ def main() -> None:
     parser.add_argument("--n-test", type=int, default=None)
     parser.add_argument("--t-max", type=int, default=None)
     parser.add_argument("--free-rounds", type=int, default=None)
-    parser.add_argument("--no-e2e", action="store_true", help="skip the end-to-end run")
+    parser.add_argument("--no-e2e", action="store_true", help="skip the end-to-end runs")
+    parser.add_argument("--reuse-only", action="store_true",
+                        help="only the end-to-end run with the saved KV states off and on (SmolLM2)")
     parser.add_argument("--background-load", type=int, default=0, metavar="THREADS",
                         help="run a competing llama.cpp scoring loop with this many threads in a child "
                              "process during the whole benchmark (0 = none)")
@@ -282,9 +322,11 @@ def main() -> None:
     args.sweep_cases = args.sweep_cases if args.sweep_cases is not None else (0 if q else 3)
     args.n_cal = args.n_cal or (4 if q else 8)
     args.n_test = args.n_test or (2 if q else 8)
-    args.t_max = args.t_max or (2 if q else 3)
-    args.free_rounds = args.free_rounds or (2 if q else 3)
+    args.t_max = args.t_max or (2 if q else 6)
+    args.free_rounds = args.free_rounds or (2 if q else 6)
     models = [m.strip() for m in (args.models or (SMOL if q else f"{SMOL},{GEMMA}")).split(",") if m.strip()]
+    if args.reuse_only:
+        models, args.sweep_cases = [SMOL], 0
     blocks = [int(b) for b in args.blocks.split(",") if b.strip()]
 
     began = time.perf_counter()
@@ -320,8 +362,9 @@ def run(args: argparse.Namespace, models: list[str], blocks: list[int], began: f
         n = args.cases if idx == 0 else min(args.cases, args.second_cases)
         print(f"[{key}] loaded in {load_s:.1f}s, n_batch {backend.llm.n_batch}, BLOCK {llama_backend.BLOCK}; "
               f"{n} cases (raw / cold / reuse, interleaved)", flush=True)
-        entry: dict[str, Any] = {"load_s": load_s, "n_batch": backend.llm.n_batch,
-                                 "reports": bench_reports(backend, agent, cases[:n], warm)}
+        entry: dict[str, Any] = {"load_s": load_s, "n_batch": backend.llm.n_batch}
+        if not args.reuse_only:
+            entry["reports"] = bench_reports(backend, agent, cases[:n], warm)
         if idx == 0 and args.sweep_cases and blocks:
             print(f"[{key}] block sweep {blocks} on {args.sweep_cases} cases", flush=True)
             entry["block_sweep"] = bench_blocks(backend, agent, cases[:args.sweep_cases], blocks,
@@ -329,7 +372,12 @@ def run(args: argparse.Namespace, models: list[str], blocks: list[int], began: f
         if idx == 0 and key == SMOL and not args.no_e2e:
             print(f"[{key}] end-to-end run_clinical: n_cal {args.n_cal}, n_test {args.n_test}, "
                   f"t_max {args.t_max}, free_rounds {args.free_rounds}", flush=True)
-            result["end_to_end"] = bench_end_to_end(backend, args)
+            pair = bench_reuse_pair(backend, args)
+            result["end_to_end"] = pair["reuse_on"]
+            result["end_to_end_reuse_off"] = pair["reuse_off"]
+            for key_ in ("reuse_speedup", "reused_token_share", "reused_token_share_scored",
+                         "reused_token_share_off", "peak_rss_mb"):
+                result[key_] = pair[key_]
             result["memory_mb"]["after_end_to_end"] = {"maxrss": maxrss_mb(), "rss": rss_mb()}
         result["models"][key] = entry
         del agent, backend  # free the model before loading the next one
@@ -343,6 +391,8 @@ def run(args: argparse.Namespace, models: list[str], blocks: list[int], began: f
           "| next round, prefix reuse | reused tokens | reuse speedup |")
     print("|---|---|---|---|---|---|---|---|")
     for key, entry in result["models"].items():
+        if "reports" not in entry:
+            continue
         r = entry["reports"]
         print(f"| {key} ({r['cases']} cases) | {r['median_tokens']:.0f} | {r['raw_s'] * 1e3:,.0f} ms "
               f"({r['raw_tok_s']:.0f} tok/s) | {r['cold_s'] * 1e3:,.0f} ms ({r['cold_tok_s']:.0f} tok/s) | "
@@ -359,6 +409,13 @@ def run(args: argparse.Namespace, models: list[str], blocks: list[int], began: f
                 reuse = "-" if s["block"] is None else f"{s['reuse_s'] * 1e3:,.0f} ms"
                 reused = "-" if s["block"] is None else f"{s['median_reused']:.0f}"
                 print(f"| {name} | {s['s'] * 1e3:,.0f} ms | {s['ratio_raw_over']:.2f} | {reuse} | {reused} |")
+    if "reuse_speedup" in result:
+        off = result["end_to_end_reuse_off"]
+        print(f"\nsaved KV states: off {off['test_cases_per_min']:.2f}, on "
+              f"{result['end_to_end']['test_cases_per_min']:.2f} TEST cases/min: reuse_speedup "
+              f"{result['reuse_speedup']:.2f}x; reused_token_share {result['reused_token_share']:.1%} "
+              f"(scored calls {result['reused_token_share_scored']:.1%}; off "
+              f"{result['reused_token_share_off']:.1%}); peak RSS {result['peak_rss_mb']:.0f} MB")
     if "end_to_end" in result:
         e = result["end_to_end"]
         print(f"\nend to end ({e['spec']}):")

@@ -12,10 +12,21 @@ tokens are grouped into batches (measured: up to 0.08 in a log-probability betwe
 that shares a prefix (the same case in the next round) keeps the KV cache up to the
 last whole block they share and evaluates the rest in the same blocks, so a cached and a
 fresh evaluation give identical scores.  ``generate`` always starts from an empty cache
-for the same reason.
+for the same reason, and leaves an empty one (llama.cpp evaluates its prompt in other
+pieces).
+
+Saved states (:mod:`runtime.kv_cache`): after each scored prompt the sequence's KV state
+is saved (``llama_state_seq_get_data``), up to ``kv_cache_mb`` MB of them, least recently
+used dropped first.  A prompt that shares more whole blocks with a saved state than with
+what the context holds restores that state (``llama_state_seq_set_data``) and evaluates
+only the rest, so an agent's system prompt and category list are evaluated once, and a
+case's next round evaluates little more than the mediator's note.  The kept blocks were
+evaluated exactly as a cold evaluation would evaluate them, so the scores are identical.
+``kv_cache_mb=0`` keeps only what the context holds.
 """
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import json
 import logging
@@ -30,6 +41,7 @@ import numpy as np
 
 from runtime.backends import BackendError
 from runtime.gguf_info import check_gguf_file
+from runtime.kv_cache import KvSnapshots, kv_cache_mb as kv_budget_mb, reusable_length
 from runtime.messages import GenerationOptions, Message, OptionScores, Reply
 
 __all__ = ["LlamaCppBackend", "file_sha256", "detect_gpu_layers", "plain_prompt", "BLOCK"]
@@ -77,15 +89,18 @@ class LlamaCppBackend:
     """In-process llama.cpp model.
 
     Parameters: path to a .gguf file, n_ctx, n_threads (default: all cores), seed,
-    n_gpu_layers (None = detect: all layers on a GPU build, 0 otherwise).
+    n_gpu_layers (None = detect: all layers on a GPU build, 0 otherwise), kv_cache_mb
+    (saved KV states, see the module docstring; None = ``DCEM_KV_CACHE_MB`` or 1024, 0 = off).
     Raises :class:`BackendError` for a missing or unreadable model file.
     """
 
     name = "llama.cpp"
 
     def __init__(self, path: str | os.PathLike[str], *, n_ctx: int = 2048, n_threads: int | None = None,
-                 seed: int = 0, n_gpu_layers: int | None = None, sha256: str | None = None) -> None:
+                 seed: int = 0, n_gpu_layers: int | None = None, sha256: str | None = None,
+                 kv_cache_mb: int | None = None) -> None:
         self.path = check_gguf_file(Path(path))
+        self.kv = KvSnapshots(kv_budget_mb(kv_cache_mb) << 20, BLOCK)  # ConfigError for a bad size
         try:
             from llama_cpp import Llama
             from llama_cpp.llama_chat_format import Jinja2ChatFormatter
@@ -108,6 +123,7 @@ class LlamaCppBackend:
             bos_token=model.token_get_text(self.llm.token_bos())) if template else None
         self._lock = threading.Lock()  # one llama context: calls must not interleave
         self.last_reused = 0  # prompt tokens taken from the KV cache by the last score_options
+        self.reused_tokens = self.scored_tokens = 0  # totals over score_options calls
 
     # ------------------------------------------------------------------ generate
     def generate(self, messages: Sequence[Message], options: GenerationOptions) -> Reply:
@@ -132,11 +148,20 @@ class LlamaCppBackend:
                     text = out["choices"][0].get("text") or ""
             except ValueError as exc:  # e.g. prompt longer than the context
                 raise BackendError(str(exc)) from None
+            finally:
+                self.llm.reset()  # evaluated in llama.cpp's own pieces: never reused by score_options
         usage = out.get("usage", {})
         return Reply(text=text,
                      prompt_tokens=int(usage.get("prompt_tokens", 0)),
                      completion_tokens=int(usage.get("completion_tokens", 0)),
                      duration_s=time.perf_counter() - start)
+
+    def forget(self) -> None:
+        """Drop every cached KV state (the context's and the saved ones): the next call is
+        evaluated from the start."""
+        with self._lock:
+            self.llm.reset()
+            self.kv.clear()
 
     # --------------------------------------------------------------------- score
     def prompt_tokens(self, messages: Sequence[Message]) -> list[int]:
@@ -154,23 +179,51 @@ class LlamaCppBackend:
         return int(ids[0])
 
     def _eval_reusing_prefix(self, tokens: list[int]) -> int:
-        """Evaluate ``tokens`` in fixed blocks, reusing whole cached blocks; returns the
-        number of reused tokens."""
+        """Evaluate ``tokens`` in fixed blocks, reusing whole blocks from the context or a
+        saved state; returns the number of reused tokens."""
         llm = self.llm
         if len(tokens) > llm.n_ctx():
             raise BackendError(f"prompt of {len(tokens)} tokens exceeds the context of {llm.n_ctx()}")
-        common = 0
-        for a, b in zip(llm._input_ids, tokens):
-            if a != b:
-                break
-            common += 1
+        reuse = reusable_length(tokens, llm._input_ids, BLOCK)
+        if self.kv.enabled:
+            snap, n = self.kv.best(tokens)
+            if snap is not None and n > reuse and self._restore(snap.tokens, snap.data):
+                reuse = n
         body = len(tokens) - 1  # the last token is always evaluated alone
-        reuse = (min(common, body) // BLOCK) * BLOCK
         llm.n_tokens = reuse
         for start in range(reuse, body, BLOCK):
             llm.eval(tokens[start:min(start + BLOCK, body)])
         llm.eval(tokens[body:])
+        if self.kv.enabled:
+            self.kv.put(tokens, self._state())
         return reuse
+
+    def _state(self) -> bytes:
+        """The KV state of sequence 0 (the only sequence of this context)."""
+        import llama_cpp
+
+        size = int(llama_cpp.llama_state_seq_get_size(self.llm.ctx, 0))
+        buf = (ctypes.c_uint8 * size)()
+        n = int(llama_cpp.llama_state_seq_get_data(self.llm.ctx, buf, size, 0))
+        return ctypes.string_at(buf, n)
+
+    def _restore(self, tokens: np.ndarray, data: bytes) -> bool:
+        """Load a saved state into sequence 0; False (and an empty context) if llama.cpp
+        refuses it."""
+        import llama_cpp
+
+        llm = self.llm
+        llm.reset()
+        llama_cpp.llama_memory_clear(llama_cpp.llama_get_memory(llm.ctx), True)
+        src = ctypes.cast(ctypes.c_char_p(data), ctypes.POINTER(ctypes.c_uint8))
+        if int(llama_cpp.llama_state_seq_set_data(llm.ctx, src, len(data), 0)) != len(data):
+            log.warning("a saved KV state could not be restored; evaluating from the start")
+            llama_cpp.llama_memory_clear(llama_cpp.llama_get_memory(llm.ctx), True)
+            return False
+        llm.input_ids[:len(tokens)] = tokens
+        llm.n_tokens = len(tokens)
+        self.kv.restored += 1
+        return True
 
     def score_options(self, messages: Sequence[Message], options: Sequence[str]) -> OptionScores:
         import llama_cpp
@@ -179,6 +232,8 @@ class LlamaCppBackend:
         with self._lock:
             tokens = self.prompt_tokens(messages)
             self.last_reused = self._eval_reusing_prefix(tokens)
+            self.reused_tokens += self.last_reused
+            self.scored_tokens += len(tokens)
             ptr = llama_cpp.llama_get_logits_ith(self.llm.ctx, -1)
             logits = np.ctypeslib.as_array(ptr, shape=(self.llm.n_vocab(),)).astype(np.float64)
             ids = [self.option_token(o) for o in options]

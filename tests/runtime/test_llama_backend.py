@@ -34,7 +34,7 @@ def test_option_scores_are_log_probabilities_and_deterministic(backend: LlamaCpp
     assert first.prompt_tokens > 20
     again = backend.score_options(msgs, OPTIONS)  # fully cached prefix
     assert again.logprobs == first.logprobs
-    backend.llm.reset()  # no cache at all
+    backend.forget()  # no cache at all
     fresh = backend.score_options(msgs, OPTIONS)
     assert fresh.logprobs == first.logprobs
     other = backend.score_options(_chat("A child has a runny nose and a mild cough for two days."), OPTIONS)
@@ -47,11 +47,11 @@ def test_prefix_reuse_across_rounds_gives_the_fresh_result(backend: LlamaCppBack
     round1 = _chat(case)
     round2 = round1 + [Message(Role.ASSISTANT, "A"),
                        Message(Role.USER, "Reconsider the costlier alternative B. Letter:")]
-    backend.llm.reset()
+    backend.forget()
     backend.score_options(round1, OPTIONS)
     reused = backend.score_options(round2, OPTIONS)
     assert backend.last_reused >= 64  # whole blocks of the shared prefix came from the cache
-    backend.llm.reset()
+    backend.forget()
     fresh = backend.score_options(round2, OPTIONS)
     assert backend.last_reused == 0
     assert reused.logprobs == fresh.logprobs

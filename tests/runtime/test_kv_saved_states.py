@@ -1,0 +1,73 @@
+"""Saved KV states on the packaged SmolLM2: interleaved agents, cases and rounds give the
+scores of a cold evaluation while most prompt tokens come from saved states."""
+from __future__ import annotations
+
+import pytest
+
+from clinical.datasets import load_dataset
+from common.errors import ConfigError
+from dcem_clinical.agent import DiagnosticAgent
+from dcem_clinical.prompts import continue_note, letters
+from runtime.llama_backend import LlamaCppBackend
+from runtime.messages import GenerationOptions
+from tests.runtime.test_llama_backend import MODEL
+
+
+@pytest.fixture(scope="module")
+def warm() -> LlamaCppBackend:
+    return LlamaCppBackend(MODEL, n_ctx=1024, n_threads=1)
+
+
+def _round_major_prompts(backend: LlamaCppBackend, rounds: int = 3, n_cases: int = 3) -> list:
+    """A panel's order of calls: round by round, agent by agent, case by case."""
+    ds = load_dataset("ddxplus8")
+    agents = [DiagnosticAgent(backend, ds.labels, name=n) for n in ("Agent A", "Agent B")]
+    out = []
+    for t in range(rounds):
+        for agent in agents:
+            for case in ds.cases[:n_cases]:
+                note = None if t == 0 else continue_note(ds.labels[t], ds.labels[(t + case.label) % 8])
+                out.append(agent.messages(case.text, note))
+    return out
+
+
+def test_saved_states_give_the_cold_scores_and_most_tokens_from_the_cache(warm: LlamaCppBackend) -> None:
+    warm.forget()
+    opts = letters(8)
+    prompts = _round_major_prompts(warm)
+    got = []
+    for msgs in prompts:
+        got.append((warm.score_options(msgs, opts).logprobs, warm.last_reused))
+        if len(got) == 7:  # a cue call between two scored calls must not disturb the reuse
+            warm.generate(prompts[0], GenerationOptions(max_tokens=4))
+    cold = LlamaCppBackend(MODEL, n_ctx=1024, n_threads=1, kv_cache_mb=0, sha256=warm.model_sha256)
+    for msgs, (logprobs, _) in zip(prompts, got):
+        cold.forget()
+        assert cold.score_options(msgs, opts).logprobs == logprobs  # bit-identical
+        assert cold.last_reused == 0
+    first_round = [r for _, r in got[:6]]
+    later = [r for _, r in got[6:]]
+    assert first_round[0] == 0 and all(r >= 64 for r in first_round[1:3])  # the agent's shared prefix
+    assert all(r >= 256 for r in later)  # the case is kept between rounds: only the note is new
+    assert warm.reused_tokens / warm.scored_tokens > 0.5
+    stats = warm.kv.stats()
+    assert stats["restored"] >= 12 and stats["states"] <= 6  # one state per (agent, case): older ones replaced
+
+
+def test_a_small_budget_evicts_and_still_gives_the_cold_scores(warm: LlamaCppBackend) -> None:
+    small = LlamaCppBackend(MODEL, n_ctx=1024, n_threads=1, kv_cache_mb=20, sha256=warm.model_sha256)
+    opts = letters(8)
+    prompts = _round_major_prompts(small, rounds=2, n_cases=3)  # A r1 c0-2, B r1 c0-2, A r2 c0-2, B r2 ...
+    order = [0, 1, 6, 3, 4, 5, 7, 2]  # A c0, A c1, A c0 again (its state is saved), B's cases (evicting A's)
+    for i in order:
+        lp = small.score_options(prompts[i], opts).logprobs
+        assert small.kv.bytes <= 20 << 20
+        warm.forget()
+        assert warm.score_options(prompts[i], opts).logprobs == lp
+    assert small.kv.evicted > 0 and small.kv.restored > 0
+
+
+def test_a_bad_budget_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DCEM_KV_CACHE_MB", "a lot")
+    with pytest.raises(ConfigError, match="DCEM_KV_CACHE_MB"):
+        LlamaCppBackend(MODEL, n_ctx=256, n_threads=1, sha256="0" * 64)
