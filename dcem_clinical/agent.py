@@ -26,6 +26,9 @@ reported in ``extra["examples"]`` (ids, ranks, scores, truncation).
 In every mode a next-token distribution that is not a finite, positive vector (NaN
 log-probabilities from a broken backend) raises :class:`runtime.backends.BackendError`:
 the panel records the turn as a failed call and the run goes on.
+
+``n_agents`` is the size of the agent's panel (2 to 26, default 2); the system prompt
+names it ("one of three agents").
 """
 from __future__ import annotations
 
@@ -39,7 +42,7 @@ import numpy as np
 from dcem.errors import ConfigError
 from dcem_clinical.contextual import CONTENT_FREE_INPUTS, calibrate, content_free_distribution
 from dcem_clinical.few_shot import Example, FewShot
-from dcem_clinical.prompts import case_prompt, cue_request, letters, system_prompt
+from dcem_clinical.prompts import MAX_AGENTS, case_prompt, cue_request, letters, system_prompt
 from runtime.backends import Backend, BackendError
 from runtime.messages import GenerationOptions, Message, Role
 
@@ -123,12 +126,16 @@ class DiagnosticAgent:
 
     def __init__(self, backend: Backend, labels: Sequence[str], *, name: str = "Agent A",
                  role: str = "", mode: str = "scored", options: GenerationOptions | None = None,
-                 few_shot: FewShot | None = None, content_free: Sequence[float] | None = None) -> None:
+                 few_shot: FewShot | None = None, content_free: Sequence[float] | None = None,
+                 n_agents: int = 2) -> None:
         if mode not in MODES:
             raise ConfigError("mode", f"must be one of {MODES}, got {mode!r}")
         if len(labels) < 2:
             raise ConfigError("labels", "at least two labels are needed")
+        if isinstance(n_agents, bool) or not isinstance(n_agents, int) or not 2 <= n_agents <= MAX_AGENTS:
+            raise ConfigError("n_agents", f"a panel has 2 to {MAX_AGENTS} agents, got {n_agents!r}")
         self.backend, self.labels, self.name, self.role, self.mode = backend, tuple(labels), name, role, mode
+        self.n_agents = n_agents  # the panel's size, named in the system prompt
         self.options = options or GenerationOptions()
         self.few_shot = few_shot if few_shot is not None and few_shot.config.k > 0 else None
         self.content_free: np.ndarray | None = None
@@ -140,9 +147,17 @@ class DiagnosticAgent:
         if self.few_shot is None:
             return []
         fmt = "json" if self.mode == "json" else "letter"
-        used = len(system_prompt(self.name, self.role)) + len(case_prompt(self.labels, case_text, note,
+        used = len(self.system_prompt()) + len(case_prompt(self.labels, case_text, note,
                                                                            answer_format=fmt))
         return self.few_shot.select(case_text, self.labels, used)
+
+    def system_prompt(self) -> str:
+        """This agent's system turn (its name, role and the panel's size)."""
+        return system_prompt(self.name, self.role, n_agents=self.n_agents)
+
+    def cue_messages(self, case_text: str, current: str, alternative: str) -> list[Message]:
+        """The messages of the cue call of a DIFFERENTIAL_STEER (see :meth:`cues`)."""
+        return cue_request((current, alternative), case_text, self.name, self.role, n_agents=self.n_agents)
 
     def messages(self, case_text: str, note: str | None = None) -> list[Message]:
         return self._messages(case_text, note, self.examples(case_text, note))
@@ -150,7 +165,7 @@ class DiagnosticAgent:
     def _messages(self, case_text: str, note: str | None, shown: Sequence[Example]) -> list[Message]:
         fmt = "json" if self.mode == "json" else "letter"
         pairs = [(e.text, e.label) for e in shown]
-        return [Message(Role.SYSTEM, system_prompt(self.name, self.role)),
+        return [Message(Role.SYSTEM, self.system_prompt()),
                 Message(Role.USER, case_prompt(self.labels, case_text, note, answer_format=fmt, examples=pairs))]
 
     def content_free_messages(self) -> list[list[Message]]:
@@ -228,7 +243,7 @@ class DiagnosticAgent:
 
     def cues(self, case_text: str, current: str, alternative: str) -> tuple[list[str], AgentReport]:
         """Ask the agent, in a separate call, for cues separating two labels (Appendix G)."""
-        msgs = cue_request((current, alternative), case_text, self.name, self.role)
+        msgs = self.cue_messages(case_text, current, alternative)
         reply = self.backend.generate(msgs, GenerationOptions(temperature=self.options.temperature,
                                                               seed=self.options.seed, max_tokens=CUE_TOKENS))
         cues = parse_cues(reply.text)

@@ -134,7 +134,8 @@ class _Cell:
             else:
                 out.append(RecordingAgent(DiagnosticAgent(member, self.dataset.labels, name=names[a],
                                                           role=self.roles[a], mode=settings.mode, options=options,
-                                                          few_shot=few_shot), store, run_id=self.run_id))
+                                                          few_shot=few_shot, n_agents=len(members)),
+                                          store, run_id=self.run_id))
         return out
 
     def ids(self, cases: list[ClinicalCase], part: str) -> list[str]:

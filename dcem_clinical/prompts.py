@@ -3,8 +3,9 @@
 Every prompt is built by a pure function from its inputs, so a prompt and therefore a
 cache key is reproducible.  Labelled examples appear only when the retrieval few-shot
 option is on (:mod:`dcem_clinical.few_shot`): then the user turn shows solved CAL cases
-of the same seed with their true category before the case.  Nothing here asks for or
-gives treatment advice.
+of the same seed with their true category before the case.  The system turn names the
+panel's size in words ("one of three agents"); a two-agent panel's text is the one its
+shipped call logs were cached under.  Nothing here asks for or gives treatment advice.
 """
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from typing import Sequence
 
 from runtime.messages import Message, Role
 
-__all__ = ["letters", "system_prompt", "case_prompt", "examples_block", "continue_note", "steer_note",
-           "cue_request", "peer_note", "ROLE_NEUTRAL"]
+__all__ = ["letters", "number_word", "system_prompt", "MAX_AGENTS", "case_prompt", "examples_block",
+           "continue_note", "steer_note", "cue_request", "peer_note", "ROLE_NEUTRAL"]
 
 ROLE_NEUTRAL = "You are an experienced senior clinician with no preferred diagnosis."
 
@@ -25,9 +26,30 @@ def letters(n: int) -> list[str]:
     return [chr(ord("A") + i) for i in range(n)]
 
 
-def system_prompt(agent_name: str, role: str) -> str:
-    return (f"You are {agent_name}, one of two agents sorting clinical cases into a fixed set of "
-            f"categories for a research study. {role} Pick exactly one category from the list you "
+_UNITS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+          "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")
+MAX_AGENTS = 26  # one letter per agent (Agent A ... Agent Z)
+
+
+def number_word(n: int) -> str:
+    """``n`` in words, 0 to 99 ("two", "three", ..., "twenty-six")."""
+    if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= 99:
+        raise ValueError(f"a whole number between 0 and 99 is needed, got {n!r}")
+    if n < 20:
+        return _UNITS[n]
+    tens = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")[n // 10 - 2]
+    return tens if n % 10 == 0 else f"{tens}-{_UNITS[n % 10]}"
+
+
+def system_prompt(agent_name: str, role: str, *, n_agents: int = 2) -> str:
+    """The agent's system turn: "one of N agents" with N in words (2 to 26).
+
+    The two-agent text is the one every shipped call log was cached under; it must not change.
+    """
+    if isinstance(n_agents, bool) or not isinstance(n_agents, int) or not 2 <= n_agents <= MAX_AGENTS:
+        raise ValueError(f"a panel has 2 to {MAX_AGENTS} agents, got {n_agents!r}")
+    return (f"You are {agent_name}, one of {number_word(n_agents)} agents sorting clinical cases into a fixed "
+            f"set of categories for a research study. {role} Pick exactly one category from the list you "
             "are given, never invent a new one, and be honest when the case is unclear. Do not give "
             "treatment advice.")
 
@@ -86,9 +108,11 @@ def steer_note(current: str, alternative: str, cues: Sequence[str]) -> str:
             "Choose only from the categories given.")
 
 
-def cue_request(labels_pair: tuple[str, str], case_text: str, agent_name: str, role: str) -> list[Message]:
-    """A separate call in which the targeted agent lists cues separating two categories."""
+def cue_request(labels_pair: tuple[str, str], case_text: str, agent_name: str, role: str, *,
+                n_agents: int = 2) -> list[Message]:
+    """A separate call in which the targeted agent (of a panel of ``n_agents``) lists cues
+    separating two categories."""
     current, alternative = labels_pair
-    return [Message(Role.SYSTEM, system_prompt(agent_name, role)),
+    return [Message(Role.SYSTEM, system_prompt(agent_name, role, n_agents=n_agents)),
             Message(Role.USER, f"Case:\n{case_text.strip()}\n\nList up to three short findings that would "
                                f"tell {current} apart from {alternative}, one per line, no explanations.")]

@@ -20,6 +20,7 @@ from dcem.analysis.walkthrough_view import (
 from dcem.core.vocabulary import mediated_methods
 from dcem.store.database import StoreError
 from studio.charts import confusion_figure
+from studio.few_shot_examples import show_few_shot_examples
 from studio.stepper import chart_layout, side_stepper
 from studio.turns import (
     show_agents,
@@ -119,6 +120,9 @@ with episode_tab:
             show_turn_chart(view.turns, case.trace.labels, key="walk_turns")
         show_turn_details(view.turns, case.trace.labels, key="walk_turns", models=case.models)
     show_notices(view.notices)
+    if case.llm:
+        show_few_shot_examples(db, run_id, case_id, method, t, names=case.names, labels=case.trace.labels,
+                               key="walk_examples")
     if st.toggle("Reveal the ground truth (teaching mode)", key="walk_reveal"):
         st.info(truth_text(case.trace))
 

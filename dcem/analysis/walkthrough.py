@@ -4,7 +4,8 @@ Everything here reads the DuckDB store; nothing calls an agent.  Labels are retu
 strings (each cell keeps its own label list), agents as 0-based indices.
 
 Runs of language-model agents (kind ``clinical``) also store the case text the agents
-read (:func:`case_text`), the agents' models and roles (:func:`case_agents`) and every
+read (:func:`case_text`), the agents' models and roles (:func:`case_agents`), which agents
+showed solved examples in their prompts (:func:`few_shot_agents`) and every
 agent turn: the mediator note it received, its reply, label, probability vector and any
 error (:func:`agent_turns`).  Synthetic runs have none of these (empty results).
 """
@@ -21,7 +22,8 @@ from dcem.core.config import MediatorConfig
 from dcem.store.database import Store, StoreError
 
 __all__ = ["CaseTrace", "case_list", "filter_cases", "case_trace", "steer_message", "ex_post_confusion",
-           "TURN_COLUMNS", "AGENT_COLUMNS", "case_text", "case_agents", "agent_turns", "probability_table"]
+           "TURN_COLUMNS", "AGENT_COLUMNS", "case_text", "case_agents", "few_shot_agents", "agent_turns",
+           "probability_table"]
 
 
 def case_list(store: Store, run_id: str, method: str = "dcem") -> pd.DataFrame:
@@ -198,6 +200,20 @@ def case_agents(store: Store, run_id: str, case_id: str) -> pd.DataFrame:
                      "role": str(roles[a]) if a < len(roles) else None,
                      "calibration_accuracy": float(acc[a]) if a < len(acc) and acc[a] is not None else None})
     return pd.DataFrame(rows, columns=AGENT_COLUMNS)
+
+
+def few_shot_agents(store: Store, run_id: str, case_id: str) -> dict[int, int]:
+    """Agent index -> k for the agents of a case's cell that showed k solved examples per
+    prompt (retrieval few-shot, recorded in the cell's agent information); empty when none did."""
+    _, info = _cell_row(store, run_id, case_id)
+    agents = info.get("agents") if isinstance(info.get("agents"), list) else []
+    out = {}
+    for a, agent in enumerate(agents):
+        few = agent.get("few_shot") if isinstance(agent, dict) else None
+        k = few.get("k") if isinstance(few, dict) else None
+        if isinstance(k, int) and not isinstance(k, bool) and k > 0:
+            out[a] = k
+    return out
 
 
 def agent_turns(store: Store, run_id: str, case_id: str, method: str) -> pd.DataFrame:
