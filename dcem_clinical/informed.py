@@ -54,9 +54,9 @@ class RecordingAgent(LoggedAgent):
         if agent.mode == CALIBRATED and agent.content_free is None:
             self.fit_content_free(run_id)
 
-    def _record(self, key: str, purpose: str, ctx: CallContext, report: AgentReport,
-                parsed: dict[str, Any]) -> None:
-        super()._record(key, purpose, ctx, report, {**report.extra, **parsed})
+    def _parsed(self, report: AgentReport, parsed: dict[str, Any]) -> dict[str, Any]:
+        """Every row (one at a time or from a batch) also keeps what the report carries."""
+        return {**report.extra, **parsed}
 
     def fit_content_free(self, run_id: str | None = None) -> list[float]:
         """The agent's content-free distribution, each of its calls through the log."""

@@ -13,6 +13,12 @@ with the name of the agent who gave it).
 
 A member may be a logged LLM agent (:class:`dcem_clinical.call_log.LoggedAgent`) or a
 statistical agent (:class:`dcem_clinical.stat_agent.StatAgent`), which ignores its notes.
+Members answer agent by agent, each case in turn.  An LLM agent whose model is served by
+a fleet of OpenAI-compatible servers sends its cases of a round (and its cue calls of a
+steer) together (:meth:`~dcem_clinical.call_log.LoggedAgent.classify_many`, up to the
+fleet's concurrency at once); its turns are kept exactly as one after another would keep
+them.  Every other member (in-process llama.cpp, statistical) is asked one call after
+another, in that order.
 
 A call that fails for any reason (the model cannot be reached, the case does not fit the
 context, the server's reply is malformed, the model's numbers are unusable) is recorded
@@ -23,12 +29,12 @@ in :attr:`LlmPanel.turns` for the store.
 from __future__ import annotations
 
 import logging
-from typing import Any, Sequence
+from typing import Any, Sequence, TypeGuard
 
 import numpy as np
 
 from dcem.core.deliberation import SteerRequest
-from dcem_clinical.call_log import CallContext, PanelMember, _reason
+from dcem_clinical.call_log import Answer, CallContext, LoggedAgent, PanelMember, _reason
 from dcem_clinical.prompts import continue_note, peer_note, steer_note
 
 __all__ = ["LlmPanel", "FreeTalkPanel", "named_peer_note"]
@@ -70,22 +76,29 @@ class LlmPanel:
 
     def _turn(self, case: int, a: int, t: int, note: str | None) -> np.ndarray:
         logged = self.agents[a]
+        try:
+            result = logged.classify(self.texts[case], note, context=self._context(case, a, t))
+        except Exception as exc:  # noqa: BLE001 -- one bad call never stops a run
+            return self._keep(case, a, t, note, Answer(logged.last_key or "", error=exc))
+        return self._keep(case, a, t, note, Answer(logged.last_key or "", result[0], cached=result[1]))
+
+    def _keep(self, case: int, a: int, t: int, note: str | None, answer: Answer[Any]) -> np.ndarray:
+        """Count and keep one agent turn (a failed call: the uniform vector); its vector."""
         turn: dict[str, Any] = {"case": case, "round": t, "agent": a, "note": note}
         self.calls += 1
-        try:
-            rep, cached = logged.classify(self.texts[case], note, context=self._context(case, a, t))
-        except Exception as exc:  # noqa: BLE001 -- one bad call never stops a run
-            log.warning("case %s agent %d round %d failed: %s", self.case_ids[case], a, t, exc)
+        rep = answer.value
+        if answer.error is not None or rep is None:
+            log.warning("case %s agent %d round %d failed: %s", self.case_ids[case], a, t, answer.error)
             self.errors += 1
             probs = np.full(len(self.labels), 1.0 / len(self.labels))
-            turn.update(reply=None, label=None, probabilities=probs, error=f"call failed: {_reason(exc)}",
-                        cached=False, cache_key=logged.last_key)
+            turn.update(reply=None, label=None, probabilities=probs, error=f"call failed: {_reason(answer.error)}",
+                        cached=False, cache_key=answer.key or None)
         else:
-            self.cache_hits += int(cached)
+            self.cache_hits += int(answer.cached)
             self.errors += int(rep.error is not None)
             probs = rep.probabilities
             turn.update(reply=rep.raw, label=rep.label, probabilities=probs, error=rep.error,
-                        cached=cached, cache_key=logged.last_key)
+                        cached=answer.cached, cache_key=answer.key or None)
         self.turns.append(turn)
         if self.progress is not None:
             self.progress()
@@ -94,10 +107,17 @@ class LlmPanel:
     def report(self, t: int) -> np.ndarray:
         out = np.empty_like(self._last)
         # agent by agent: consecutive prompts of one agent share its system prompt and the
-        # category list, which the backend keeps in its KV cache (same scores either way)
-        for a in range(self.n_agents):
+        # category list, which the backend keeps in its KV cache (same scores either way);
+        # an agent on a server fleet sends its cases of the round together
+        for a, member in enumerate(self.agents):
+            notes = [self._notes[case][a] if t > 1 else None for case in range(self.n_cases)]
+            if _batches(member):
+                items = [(self.texts[case], notes[case], self._context(case, a, t)) for case in range(self.n_cases)]
+                for case, answer in enumerate(member.classify_many(items)):
+                    out[case, a] = self._keep(case, a, t, notes[case], answer)
+                continue
             for case in range(self.n_cases):
-                out[case, a] = self._turn(case, a, t, self._notes[case][a] if t > 1 else None)
+                out[case, a] = self._turn(case, a, t, notes[case])
         self._last = out
         self._next_notes(out)
         return out
@@ -115,20 +135,49 @@ class LlmPanel:
         return self.errors / self.calls if self.calls else 0.0
 
     def steer(self, request: SteerRequest) -> list[tuple[str, ...]]:
+        items = list(zip(request.cases.tolist(), request.agent.tolist(), request.current.tolist(),
+                         request.alternative.tolist()))
+        sent = self._batched_cues(items, request.t)
         names = []
-        for case, a, cur, alt in zip(request.cases.tolist(), request.agent.tolist(), request.current.tolist(),
-                                     request.alternative.tolist()):
+        for i, (case, a, cur, alt) in enumerate(items):
             current, alternative = self.labels[cur], self.labels[alt]
-            try:
-                cues, _ = self.agents[a].cues(self.texts[case], current, alternative,
-                                              context=self._context(case, a, request.t))
-            except Exception as exc:  # noqa: BLE001 -- one bad call never stops a run
-                log.warning("cue call failed for case %s: %s", self.case_ids[case], exc)
-                cues = []
+            answer = sent.get(i) or self._cue(case, a, current, alternative, request.t)
+            if answer.error is not None:
+                log.warning("cue call failed for case %s: %s", self.case_ids[case], answer.error)
+            cues = list(answer.value or []) if answer.error is None else []
             self.cues[(case, request.t)] = cues
             self._notes[case][a] = steer_note(current, alternative, cues)
             names.append(tuple(cues))
         return names
+
+    def _cue(self, case: int, a: int, current: str, alternative: str, t: int) -> Answer[list[str]]:
+        """One cue call (members without a fleet, in request order)."""
+        try:
+            cues, _ = self.agents[a].cues(self.texts[case], current, alternative, context=self._context(case, a, t))
+        except Exception as exc:  # noqa: BLE001 -- one bad call never stops a run
+            return Answer("", error=exc)
+        return Answer("", cues)
+
+    def _batched_cues(self, items: Sequence[tuple[int, int, int, int]], t: int) -> dict[int, Answer[list[str]]]:
+        """The cue calls of the agents on a server fleet, each agent's sent together;
+        by position in ``items``."""
+        out: dict[int, Answer[list[str]]] = {}
+        for a in dict.fromkeys(a for _, a, _, _ in items):
+            member = self.agents[a]
+            if not _batches(member):
+                continue
+            mine = [i for i, item in enumerate(items) if item[1] == a]
+            asks = [(self.texts[items[i][0]], self.labels[items[i][2]], self.labels[items[i][3]],
+                     self._context(items[i][0], a, t)) for i in mine]
+            out.update(zip(mine, member.cues_many(asks)))
+        return out
+
+
+def _batches(member: PanelMember) -> TypeGuard[LoggedAgent]:
+    """Whether a member's calls of a round are sent together: an LLM agent on a server
+    fleet (any other member, in-process llama.cpp or statistical, answers one call
+    after another, in the order the panel asks)."""
+    return isinstance(member, LoggedAgent) and member.fleet is not None
 
 
 def named_peer_note(named: Sequence[tuple[str, str]]) -> str:

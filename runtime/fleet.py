@@ -17,7 +17,10 @@ is set apart, so changing it never invalidates a cached call:
 
 - ``DCEM_OPENAI_CONCURRENCY``: requests in flight at once over the whole fleet
   (default :data:`DEFAULT_CONCURRENCY`);
-- ``DCEM_OPENAI_MAX_ATTEMPTS``: tries per call, over every URL (default 4).
+- ``DCEM_OPENAI_MAX_ATTEMPTS``: tries per call, over every URL (default 4);
+- ``DCEM_OPENAI_PER_SERVER``: requests in flight at once on any one server (default 0:
+  no limit beyond the concurrency; 1 for servers that answer one request at a time,
+  such as llama-cpp-python's).
 
 :func:`parse_openai_key` turns a key (and those variables) into a :class:`FleetConfig`;
 every error is a :class:`~common.errors.ConfigError` naming the field.
@@ -33,7 +36,7 @@ from typing import Mapping
 from common.errors import ConfigError
 
 __all__ = ["FleetConfig", "parse_openai_key", "normalise_url", "HTTP_PREFIX", "DEFAULT_CONCURRENCY",
-           "CONCURRENCY_ENV", "ATTEMPTS_ENV", "MAX_CONCURRENCY", "MAX_ATTEMPTS"]
+           "CONCURRENCY_ENV", "ATTEMPTS_ENV", "PER_SERVER_ENV", "MAX_CONCURRENCY", "MAX_ATTEMPTS"]
 
 HTTP_PREFIX = "openai:"
 DEFAULT_CONCURRENCY = 4
@@ -41,6 +44,7 @@ MAX_CONCURRENCY = 256
 MAX_ATTEMPTS = 20
 CONCURRENCY_ENV = "DCEM_OPENAI_CONCURRENCY"
 ATTEMPTS_ENV = "DCEM_OPENAI_MAX_ATTEMPTS"
+PER_SERVER_ENV = "DCEM_OPENAI_PER_SERVER"
 _FORM = "openai:URL[,URL...]#MODEL, e.g. openai:http://h1:8000/v1,http://h2:8000/v1#smollm2"
 
 
@@ -88,6 +92,9 @@ class FleetConfig:
     urls : the servers' base URLs (normalised by :func:`normalise_url`, distinct).
     model : the name the servers know the model by.
     concurrency : requests in flight at once over the whole fleet.
+    per_server : requests in flight at once on any one server; 0 = no limit beyond
+        ``concurrency``.  A request waits for a server with room (see
+        :class:`runtime.http_fleet.FleetBackend`).
     max_attempts : tries per call over all URLs (1 = no retry).  A connection error, a
         timeout or an HTTP 5xx is retried, on another URL when one is up; an HTTP 4xx
         or a malformed 200 reply is not.
@@ -102,6 +109,7 @@ class FleetConfig:
     urls: tuple[str, ...]
     model: str = "default"
     concurrency: int = DEFAULT_CONCURRENCY
+    per_server: int = 0
     max_attempts: int = 4
     backoff_s: float = 0.25
     backoff_max_s: float = 4.0
@@ -122,6 +130,7 @@ class FleetConfig:
         if not isinstance(self.model, str) or not self.model.strip() or "#" in self.model:
             raise ConfigError("model", f"must be a non-empty model name without '#', got {self.model!r}")
         _whole(self.concurrency, "concurrency", 1, MAX_CONCURRENCY)
+        _whole(self.per_server, "per_server", 0, MAX_CONCURRENCY)
         _whole(self.max_attempts, "max_attempts", 1, MAX_ATTEMPTS)
         _number(self.backoff_s, "backoff_s", 0.0, 60.0)
         _number(self.backoff_max_s, "backoff_max_s", self.backoff_s, 600.0)
@@ -130,22 +139,32 @@ class FleetConfig:
         if self.json_mode not in ("json_object", "json_schema"):
             raise ConfigError("json_mode", f"must be 'json_object' or 'json_schema', got {self.json_mode!r}")
 
+    @property
+    def capacity(self) -> int:
+        """Requests that can be in flight at once: ``concurrency``, or fewer when
+        ``per_server`` times the number of servers is smaller."""
+        if self.per_server == 0:
+            return self.concurrency
+        return min(self.concurrency, self.per_server * len(self.urls))
 
-def _env_int(env: Mapping[str, str], name: str, default: int, high: int) -> int:
+
+def _env_int(env: Mapping[str, str], name: str, default: int, high: int, low: int = 1, hint: str = "") -> int:
     raw = env.get(name, "").strip()
     if not raw:
         return default
     try:
         value = int(raw)
     except ValueError:
-        raise ConfigError(name, f"must be a whole number in [1, {high}], got {raw!r}") from None
-    _whole(value, name, 1, high)
+        value = None
+    if value is None or not low <= value <= high:
+        raise ConfigError(name, f"must be a whole number in [{low}, {high}]{hint}, got {raw!r}")
     return value
 
 
 def parse_openai_key(key: str, env: Mapping[str, str] | None = None) -> FleetConfig:
     """The :class:`FleetConfig` of ``openai:URL[,URL...]#MODEL`` (see the module docstring);
-    the concurrency and the attempts come from ``env`` (default: the process environment)."""
+    the concurrency, the attempts and the per-server limit come from ``env`` (default: the
+    process environment)."""
     env = os.environ if env is None else env
     key = key.strip()
     if not key.startswith(HTTP_PREFIX):
@@ -157,4 +176,6 @@ def parse_openai_key(key: str, env: Mapping[str, str] | None = None) -> FleetCon
         raise ConfigError("urls", f"{key!r}: give at least one server URL ({_FORM})")
     return FleetConfig(urls=tuple(body.split(",")), model=model.strip() or "default",
                        concurrency=_env_int(env, CONCURRENCY_ENV, DEFAULT_CONCURRENCY, MAX_CONCURRENCY),
-                       max_attempts=_env_int(env, ATTEMPTS_ENV, 4, MAX_ATTEMPTS))
+                       max_attempts=_env_int(env, ATTEMPTS_ENV, 4, MAX_ATTEMPTS),
+                       per_server=_env_int(env, PER_SERVER_ENV, 0, MAX_CONCURRENCY, low=0,
+                                           hint=" (requests in flight per server; 0 = no limit)"))

@@ -8,9 +8,13 @@ per URL):
   fleet, however many threads call :meth:`FleetBackend.generate` /
   :meth:`FleetBackend.score_options`; :meth:`FleetBackend.map` runs a function over many
   items on that many threads and returns the results in order (what
-  :class:`runtime.fleet_turns.ConcurrentTurns` uses for a group's turns).
+  :class:`runtime.fleet_turns.ConcurrentTurns` uses for a group's turns, and the clinical
+  panel for an agent's cases of a round).
 - **Spreading.**  Each request goes to the URL that is up and has the fewest requests in
-  flight, ties broken round-robin, so N servers share the load evenly.
+  flight, ties broken round-robin, so N servers share the load evenly.  With a
+  per-server limit (``per_server`` > 0) a URL never has more requests in flight than
+  that: a request waits (holding its concurrency slot) until the URL it would use has
+  room, and :meth:`FleetBackend.map` uses no more threads than the fleet has room for.
 - **Retries.**  A connection error, a timeout, a reply broken off mid-way or an HTTP 5xx
   (:attr:`~runtime.http_backend.HTTPCallError.retryable`) marks the URL down for
   ``down_for_s`` and the call is tried again, at once on a URL it has not tried yet that
@@ -48,6 +52,8 @@ _R = TypeVar("_R")
 
 log = logging.getLogger(__name__)
 
+_RECHECK_S = 0.25  # a request waiting for room looks again this often (servers come back up)
+
 
 def fleet_identity(config: FleetConfig) -> str:
     """The stand-in ``model_sha256`` of a fleet whose weights' hash is unknown."""
@@ -83,6 +89,7 @@ class FleetBackend:
                           for u in config.urls]
         self._sleep, self._rng = sleep, rng or random.Random()
         self._lock = threading.Lock()
+        self._room = threading.Condition(self._lock)  # notified whenever a request finishes
         self._slots = threading.BoundedSemaphore(config.concurrency)
         n = len(self.endpoints)
         self._in_flight, self._down_until = [0] * n, [0.0] * n
@@ -98,6 +105,11 @@ class FleetBackend:
     def concurrency(self) -> int:
         return self.config.concurrency
 
+    @property
+    def per_server(self) -> int:
+        """Requests in flight at once on one URL (0 = no limit beyond the concurrency)."""
+        return self.config.per_server
+
     def stats(self) -> list[EndpointStats]:
         """Requests answered and failed per URL, and whether each is up now."""
         now = time.monotonic()
@@ -108,29 +120,42 @@ class FleetBackend:
     # ------------------------------------------------------------------ choosing
     def _pick(self, tried: set[int]) -> tuple[int, bool]:
         """The URL for the next try, marked in flight, and whether it is up and new to
-        this call.  Up and untried first, then up, then the one back up the soonest."""
-        now = time.monotonic()
-        with self._lock:
-            n = len(self.endpoints)
-            order = [(self._turn + k) % n for k in range(n)]
-            up = [i for i in order if self._down_until[i] <= now]
-            fresh = [i for i in up if i not in tried]
-            home = getattr(self._local, "home", None)
-            if home in fresh:  # a pinned block's calls stay on one server while it answers
-                fresh = [home]
-            pool = fresh or up or [min(order, key=lambda i: self._down_until[i])]
-            choice = min(pool, key=lambda i: self._in_flight[i])  # stable: round-robin on ties
-            self._turn = (choice + 1) % n
-            self._in_flight[choice] += 1
-            return choice, bool(fresh)
+        this call.  Up and untried first, then up, then the one back up the soonest;
+        with a per-server limit, waits until one of the first such group has room."""
+        with self._room:
+            while True:
+                chosen = self._choose(tried)
+                if chosen is not None:
+                    return chosen
+                self._room.wait(_RECHECK_S)
+
+    def _choose(self, tried: set[int]) -> tuple[int, bool] | None:
+        """:meth:`_pick`'s choice (the lock held), or None when every URL of the
+        preferred group is at the per-server limit."""
+        now, n, limit = time.monotonic(), len(self.endpoints), self.config.per_server
+        order = [(self._turn + k) % n for k in range(n)]
+        up = [i for i in order if self._down_until[i] <= now]
+        fresh = [i for i in up if i not in tried]
+        home = getattr(self._local, "home", None)
+        if home in fresh:  # a pinned block's calls stay on one server while it answers
+            fresh = [home]
+        pool = fresh or up or [min(order, key=lambda i: self._down_until[i])]
+        room = [i for i in pool if not limit or self._in_flight[i] < limit]
+        if not room:
+            return None
+        choice = min(room, key=lambda i: self._in_flight[i])  # stable: round-robin on ties
+        self._turn = (choice + 1) % n
+        self._in_flight[choice] += 1
+        return choice, bool(fresh)
 
     def _done(self, index: int, *, ok: bool, down: bool = False) -> None:
         """Request finished on URL ``index``: answered (``ok``), or the URL is ``down``."""
-        with self._lock:
+        with self._room:
             self._in_flight[index] -= 1
             self._ok[index] += int(ok)
             self._failed[index] += int(not ok)
             self._down_until[index] = time.monotonic() + self.config.down_for_s if down else 0.0
+            self._room.notify_all()
 
     def _fresh_up(self, tried: set[int]) -> bool:
         """Whether a URL this call has not tried is up."""
@@ -183,8 +208,9 @@ class FleetBackend:
     @contextlib.contextmanager
     def pinned(self) -> Iterator[None]:
         """Within the block, this thread's calls go to the server that answered its first
-        one while that server is up (a turn's option scores and rationale share a prompt,
-        which a llama.cpp server keeps evaluated between two consecutive requests)."""
+        one while that server is up, waiting for room there under a per-server limit (a
+        turn's option scores and rationale share a prompt, which a llama.cpp server keeps
+        evaluated between two consecutive requests)."""
         self._local.home = None
         try:
             yield
@@ -192,11 +218,14 @@ class FleetBackend:
             del self._local.home
 
     def map(self, fn: Callable[[_T], _R], items: Sequence[_T]) -> list[_R]:
-        """``[fn(x) for x in items]`` on up to ``concurrency`` threads, in order.  An
-        exception of ``fn`` is raised after every item has finished."""
-        if len(items) <= 1 or self.config.concurrency == 1:
+        """``[fn(x) for x in items]`` on up to ``concurrency`` threads (fewer when the
+        per-server limit leaves less room: :attr:`FleetConfig.capacity
+        <runtime.fleet.FleetConfig.capacity>`), in order.  An exception of ``fn`` is
+        raised after every item has finished."""
+        capacity = self.config.capacity
+        if len(items) <= 1 or capacity == 1:
             return [fn(x) for x in items]
-        workers = min(self.config.concurrency, len(items))
+        workers = min(capacity, len(items))
         with concurrent.futures.ThreadPoolExecutor(max_workers=workers,
                                                    thread_name_prefix="openai-fleet") as pool:
             futures = [pool.submit(fn, x) for x in items]

@@ -7,23 +7,33 @@ round on a :class:`runtime.http_fleet.FleetBackend`:
 1. every key is looked up first; a logged reply answers its call (no model call);
 2. the distinct keys still missing are called once each through ``mapper`` (for example
    :meth:`FleetBackend.map <runtime.http_fleet.FleetBackend.map>`, up to its concurrency
-   at once); two calls with the same key in one batch make one model call, as they would
-   one after another (the second would be answered from the log);
+   at once); two calls with the same key in one batch make one model call (one after
+   another, the second would be answered from the log when the first was logged as
+   usable);
 3. the outcomes are logged in the caller's thread, in the order of ``calls``, one row per
-   model call whether it succeeded (after any retries inside the backend) or failed.
+   model call whether it succeeded (after any retries inside the backend) or failed
+   (unless its ``record`` returns None: the clinical cue calls, never logged when they
+   fail, keep it so).
 
 No row is written from a worker thread, so concurrent completions cannot write twice,
 and a call that raised is still logged (by its ``record`` function) before the batch
 returns.
+
+:func:`run_logged_in_turn` gives what the same calls made one after another would give
+when keys repeat: a repeated key is answered by the log only if the call before it was
+logged as usable (a failed or unusable reply is asked again, as the log's lookup skips
+it).  It runs the first call of every key as one batch, then the second ones, and so on
+(one batch when no key repeats).
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Generic, Sequence, TypeVar
 
 from runtime.call_log import CachedCall, CallContext, CallLog, CallRecord
 
-__all__ = ["LoggedCall", "LoggedOutcome", "run_logged"]
+__all__ = ["LoggedCall", "LoggedOutcome", "run_logged", "run_logged_in_turn"]
 
 T = TypeVar("T")
 
@@ -31,11 +41,12 @@ T = TypeVar("T")
 @dataclass(frozen=True)
 class LoggedCall(Generic[T]):
     """One call: its cache key, the model call, and the row for its outcome
-    (``record(value, None)`` on success, ``record(None, exc)`` when it raised)."""
+    (``record(value, None)`` on success, ``record(None, exc)`` when it raised; None
+    logs nothing)."""
 
     key: str
     call: Callable[[], T]
-    record: Callable[[T | None, BaseException | None], CallRecord]
+    record: Callable[[T | None, BaseException | None], CallRecord | None]
     context: CallContext = field(default_factory=CallContext)
 
 
@@ -76,7 +87,9 @@ def run_logged(log: CallLog, calls: Sequence[LoggedCall[T]],
     done = dict(zip(first, mapper(lambda c: _attempt(c.call), todo)))
     for key, i in first.items():  # the caller's thread, in order: one row per model call
         value, error = done[key]
-        log.record(calls[i].record(value, error), calls[i].context)
+        row = calls[i].record(value, error)
+        if row is not None:
+            log.record(row, calls[i].context)
     out: list[LoggedOutcome[T]] = []
     for i, c in enumerate(calls):
         if cached[c.key] is not None:
@@ -85,3 +98,22 @@ def run_logged(log: CallLog, calls: Sequence[LoggedCall[T]],
             value, error = done[c.key]
             out.append(LoggedOutcome(value=value, error=error, shared=first[c.key] != i))
     return out
+
+
+def run_logged_in_turn(log: CallLog, calls: Sequence[LoggedCall[T]],
+                       mapper: Callable[..., list[tuple[T | None, BaseException | None]]] = _serial
+                       ) -> list[LoggedOutcome[T]]:
+    """:func:`run_logged` with repeated keys answered as one call after another would
+    answer them (see the module docstring); no outcome is ``shared``."""
+    nth: Counter[str] = Counter()
+    waves: list[list[int]] = []
+    for i, c in enumerate(calls):
+        if nth[c.key] == len(waves):
+            waves.append([])
+        waves[nth[c.key]].append(i)
+        nth[c.key] += 1
+    out: list[LoggedOutcome[T] | None] = [None] * len(calls)
+    for wave in waves:
+        for i, outcome in zip(wave, run_logged(log, [calls[i] for i in wave], mapper)):
+            out[i] = outcome
+    return [o for o in out if o is not None]

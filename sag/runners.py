@@ -2,13 +2,16 @@
 
 A llama.cpp model gets the batched runner (:class:`runtime.llama_batch.BatchedLlamaTurns`:
 shared prompt prefix evaluated once, rationales decoded together) unless ``batched`` is
-off; any other backend (``openai:`` keys) is served one turn after another.
+off, when it runs one turn after another.  An ``openai:`` key's turns of one step go
+to its server fleet concurrently (:func:`runtime.fleet_turns.turn_runner` gives a
+:class:`runtime.fleet_turns.ConcurrentTurns`, up to ``DCEM_OPENAI_CONCURRENCY`` at once).
 """
 from __future__ import annotations
 
 from typing import Sequence
 
 from runtime.factory import make_backend
+from runtime.fleet_turns import turn_runner
 from runtime.turns import SequentialTurns, TurnRunner
 from sag.config import GroupConfig
 
@@ -36,7 +39,7 @@ def build_runners(keys: Sequence[str], *, n_ctx: int = DEFAULT_N_CTX, n_threads:
     out: dict[str, TurnRunner] = {}
     for key in dict.fromkeys(keys):
         backend = make_backend(key, n_ctx=n_ctx, n_threads=n_threads, n_gpu_layers=n_gpu_layers)
-        out[key] = _batched(backend, n_ctx, width) if batched else SequentialTurns(backend)
+        out[key] = _batched(backend, n_ctx, width) if batched else turn_runner(backend)
     return out
 
 
@@ -44,7 +47,7 @@ def _batched(backend: object, n_ctx: int, width: int) -> TurnRunner:
     from runtime.llama_backend import LlamaCppBackend
 
     if not isinstance(backend, LlamaCppBackend):
-        return SequentialTurns(backend)  # type: ignore[arg-type]
+        return turn_runner(backend)
     try:
         from runtime.llama_batch import BatchedLlamaTurns
     except ImportError:  # the batched runner is optional

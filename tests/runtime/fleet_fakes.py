@@ -3,7 +3,9 @@
 Each :class:`FakeFleetServer` answers ``POST /v1/chat/completions`` with a valid chat
 completion (content and top logprobs), after ``delay_s``, unless :attr:`FakeFleetServer.fail`
 holds statuses to return first (popped one per request).  It counts requests and the
-most requests it had in flight at once.  :func:`closed_url` is a URL where nothing listens.
+most requests it had in flight at once (a request leaves just before its body is sent,
+so a client's next request never overlaps its last one).  :func:`closed_url` is a URL
+where nothing listens.
 """
 from __future__ import annotations
 
@@ -55,6 +57,7 @@ def _handler(state: FakeFleetServer) -> type[http.server.BaseHTTPRequestHandler]
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 - http.server naming
             status = state.enter(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+            left = False
             try:
                 time.sleep(state.delay_s)
                 body = completion(state.name) if status is None else b'{"error": {"message": "boom"}}'
@@ -62,9 +65,12 @@ def _handler(state: FakeFleetServer) -> type[http.server.BaseHTTPRequestHandler]
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
+                state.leave()  # before the body: the client cannot send its next request
+                left = True    # before this one ends, so max_in_flight counts no overlap
                 self.wfile.write(body)
             finally:
-                state.leave()
+                if not left:
+                    state.leave()
 
         def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - silence
             pass

@@ -165,7 +165,7 @@ def test_identity_and_configuration() -> None:
 
 
 def test_a_small_agent_group_over_http(server_url: str, tmp_path: Path) -> None:
-    """An ``openai:`` key serves a Small Agent Group (one turn after another over HTTP)."""
+    """An ``openai:`` key serves a Small Agent Group (a step's turns sent together over HTTP)."""
     from clinical.questions import parse_jsonl_items
     from sag.config import preset
     from sag.group import answer_item

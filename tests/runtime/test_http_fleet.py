@@ -18,7 +18,7 @@ from runtime.fleet import FleetConfig, parse_openai_key
 from runtime.fleet_turns import ConcurrentTurns, turn_runner
 from runtime.http_backend import HTTPCallError, default_identity
 from runtime.http_fleet import FleetBackend
-from runtime.logged_batch import LoggedCall, run_logged
+from runtime.logged_batch import LoggedCall, run_logged, run_logged_in_turn
 from runtime.messages import GenerationOptions, Message, Role
 from runtime.turns import SequentialTurns, TurnRequest
 from tests.runtime.fleet_fakes import closed_url, fake_fleet
@@ -84,6 +84,22 @@ def test_bad_settings_name_their_field() -> None:
         FleetConfig(urls="http://h:1")  # type: ignore[arg-type]
 
 
+def test_the_per_server_limit_is_read_and_checked() -> None:
+    assert parse_openai_key("openai:http://h:1#m", env={}).per_server == 0  # no limit by default
+    cfg = parse_openai_key("openai:http://a:1,http://b:1#m", env={"DCEM_OPENAI_PER_SERVER": "1",
+                                                                 "DCEM_OPENAI_CONCURRENCY": "8"})
+    assert cfg.per_server == 1 and cfg.concurrency == 8 and cfg.capacity == 2
+    assert FleetConfig(urls=("http://a:1",), concurrency=3, per_server=5).capacity == 3
+    for raw in ("-1", "one", "257", "1.5"):
+        with pytest.raises(ConfigError, match=r"DCEM_OPENAI_PER_SERVER: must be a whole number in \[0, 256\] "
+                                              r"\(requests in flight per server; 0 = no limit\)") as err:
+            parse_openai_key("openai:http://h:1#m", env={"DCEM_OPENAI_PER_SERVER": raw})
+        assert err.value.field == "DCEM_OPENAI_PER_SERVER"
+    for bad in (-1, 257, True, 1.0):
+        with pytest.raises(ConfigError, match="per_server"):
+            FleetConfig(urls=("http://h:1",), per_server=bad)  # type: ignore[arg-type]
+
+
 def test_identity_of_one_url_is_unchanged_and_of_many_ignores_order() -> None:
     single = make_backend("openai:http://h:1/v1#m")
     assert isinstance(single, FleetBackend) and single.name == "openai-http"
@@ -115,6 +131,36 @@ def test_many_threads_share_one_in_flight_limit() -> None:
         for t in threads:
             t.join()
         assert a.requests == 8 and a.max_in_flight == 2
+
+
+@pytest.mark.parametrize("limit", [1, 2])
+def test_the_per_server_limit_holds_however_many_threads_call(limit: int) -> None:
+    """At most ``limit`` requests in flight on each server, through map and through many
+    threads calling at once (a request waits for a server with room), and both used."""
+    with fake_fleet("a", "b", delay_s=0.03) as (a, b):
+        backend = fleet([a.url, b.url], concurrency=8, per_server=limit)
+        replies = backend.map(lambda i: backend.generate(MSG, OPTS).text, list(range(12)))
+        threads = [threading.Thread(target=backend.score_options, args=(MSG, ["A", "B"])) for _ in range(12)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert sorted(set(replies)) == ["a", "b"] and a.requests + b.requests == 24
+    assert a.max_in_flight == b.max_in_flight == limit  # never more, and the room was used
+    assert [s.ok for s in backend.stats()] == [a.requests, b.requests]
+
+
+def test_the_per_server_limit_waits_out_a_dead_server_and_keeps_turns_together() -> None:
+    """A refused server is passed over; every request waits for room on the live one;
+    a turn's two calls still share a server."""
+    with fake_fleet("a", "b", delay_s=0.01) as (a, b):
+        backend = fleet([closed_url(), a.url, b.url], concurrency=6, per_server=1)
+        requests = [TurnRequest(messages=(Message(Role.USER, f"case {i}"),), options=("A", "B")) for i in range(8)]
+        results = ConcurrentTurns(backend).run(requests)
+    assert all(r.error is None for r in results) and a.max_in_flight == b.max_in_flight == 1
+    assert len(a.seen) + len(b.seen) == 16
+    for i in range(8):
+        assert sorted((a.seen.count(f"case {i}"), b.seen.count(f"case {i}"))) == [0, 2]
 
 
 def test_map_keeps_the_order_of_its_items() -> None:
@@ -238,3 +284,32 @@ def test_logged_batch_writes_one_row_per_call_retried_failed_or_repeated(tmp_pat
     assert all(o.value in ("a", "b") for o in out if o.error is None) and out[5].error is not None
     again = run_logged(log, [job(i) for i in range(12) if i % 6 != 5], backend.map)
     assert all(o.cached is not None for o in again) and log.count() == 6
+
+
+def test_logged_in_turn_answers_a_repeated_key_as_one_call_after_another(tmp_path: Path) -> None:
+    """A key repeated in the batch is answered by the log when its first call was logged
+    without error, and asked again when it failed; a None row logs nothing."""
+    log = CallLog(Database(tmp_path / "turn.duckdb"))
+    asked: list[str] = []
+    failures = {"k1": 1, "k2": 9}  # k1 fails once, k2 always
+
+    def call(key: str) -> str:
+        asked.append(key)
+        if failures.get(key, 0) > 0:
+            failures[key] -= 1
+            raise BackendError(f"{key} failed")
+        return key.upper()
+
+    def job(key: str) -> LoggedCall[str]:
+        record = (lambda v, e: None if e is not None else _row(key, v, e)) if key == "k2" else \
+            (lambda v, e: _row(key, v, e))
+        return LoggedCall(key, lambda: call(key), record)
+
+    with fake_fleet("a") as (a,):
+        out = run_logged_in_turn(log, [job(k) for k in ("k0", "k1", "k0", "k1", "k2", "k0")], fleet([a.url]).map)
+    assert sorted(asked) == ["k0", "k1", "k1", "k2"]  # k0 once, k1 again after its failure
+    assert [o.cached is not None for o in out] == [False, False, True, False, False, True]
+    assert out[1].error is not None and out[3].value == "K1" and out[4].error is not None
+    assert not any(o.shared for o in out)
+    rows = log.db.con.execute("SELECT cache_key, error IS NULL FROM llm_calls ORDER BY 1, 2").fetchall()
+    assert rows == [("k0", True), ("k1", False), ("k1", True)]  # no row for k2's failure
