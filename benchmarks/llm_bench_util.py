@@ -79,7 +79,8 @@ class CountingBackend:
         self.inner = inner
         self.name, self.model_id, self.model_sha256 = inner.name, inner.model_id, inner.model_sha256
         self.stats = {"score_calls": 0, "score_s": 0.0, "prompt_tokens": 0, "reused_tokens": 0,
-                      "generate_calls": 0, "generate_s": 0.0, "generate_prompt_tokens": 0}
+                      "generate_calls": 0, "generate_s": 0.0, "generate_prompt_tokens": 0,
+                      "score_reused_tokens": 0}
 
     def score_options(self, messages: Sequence[Message], options: Sequence[str]):  # noqa: ANN201
         dt, out = timed(lambda: self.inner.score_options(messages, options))
@@ -88,6 +89,7 @@ class CountingBackend:
         s["score_s"] += dt
         s["prompt_tokens"] += out.prompt_tokens
         s["reused_tokens"] += self.inner.last_reused
+        s["score_reused_tokens"] += self.inner.last_reused
         return out
 
     def generate(self, messages: Sequence[Message], options: GenerationOptions):  # noqa: ANN201
@@ -95,4 +97,6 @@ class CountingBackend:
         self.stats["generate_calls"] += 1
         self.stats["generate_s"] += dt
         self.stats["generate_prompt_tokens"] += out.prompt_tokens
+        if out.prompt_tokens and self.inner.chat and options.json_schema is None:  # decoded on the KV cache
+            self.stats["reused_tokens"] += self.inner.last_reused
         return out

@@ -251,7 +251,7 @@ def bench_reuse_pair(backend: LlamaCppBackend, args: argparse.Namespace) -> dict
     stats = on["backend_stats"]
     out["reuse_speedup"] = on["test_cases_per_min"] / off["test_cases_per_min"]
     out["reused_token_share"] = _share(stats)
-    out["reused_token_share_scored"] = stats["reused_tokens"] / max(stats["prompt_tokens"], 1)
+    out["reused_token_share_scored"] = stats["score_reused_tokens"] / max(stats["prompt_tokens"], 1)
     out["reused_token_share_off"] = _share(off["backend_stats"])
     out["peak_rss_mb"] = maxrss_mb()
     return out
@@ -361,7 +361,7 @@ def run(args: argparse.Namespace, models: list[str], blocks: list[int], began: f
         agent = DiagnosticAgent(backend, dataset.labels)
         n = args.cases if idx == 0 else min(args.cases, args.second_cases)
         print(f"[{key}] loaded in {load_s:.1f}s, n_batch {backend.llm.n_batch}, BLOCK {llama_backend.BLOCK}; "
-              f"{n} cases (raw / cold / reuse, interleaved)", flush=True)
+              + ("" if args.reuse_only else f"{n} cases (raw / cold / reuse, interleaved)"), flush=True)
         entry: dict[str, Any] = {"load_s": load_s, "n_batch": backend.llm.n_batch}
         if not args.reuse_only:
             entry["reports"] = bench_reports(backend, agent, cases[:n], warm)

@@ -157,7 +157,8 @@ class DiagnosticAgent:
 
     def cue_messages(self, case_text: str, current: str, alternative: str) -> list[Message]:
         """The messages of the cue call of a DIFFERENTIAL_STEER (see :meth:`cues`)."""
-        return cue_request((current, alternative), case_text, self.name, self.role, n_agents=self.n_agents)
+        return cue_request((current, alternative), case_text, self.name, self.role, n_agents=self.n_agents,
+                           labels=self.labels)
 
     def messages(self, case_text: str, note: str | None = None) -> list[Message]:
         return self._messages(case_text, note, self.examples(case_text, note))

@@ -109,10 +109,13 @@ def steer_note(current: str, alternative: str, cues: Sequence[str]) -> str:
 
 
 def cue_request(labels_pair: tuple[str, str], case_text: str, agent_name: str, role: str, *,
-                n_agents: int = 2) -> list[Message]:
+                n_agents: int = 2, labels: Sequence[str] = ()) -> list[Message]:
     """A separate call in which the targeted agent (of a panel of ``n_agents``) lists cues
-    separating two categories."""
+    separating two categories.  With ``labels`` the user turn starts with the category
+    list and the case exactly as the agent's zero-shot classification prompt does, so a
+    model that keeps the KV state of that prompt evaluates only the question."""
     current, alternative = labels_pair
+    head = case_prompt(labels, case_text).rsplit("\n\n", 1)[0] if labels else f"Case:\n{case_text.strip()}"
     return [Message(Role.SYSTEM, system_prompt(agent_name, role, n_agents=n_agents)),
-            Message(Role.USER, f"Case:\n{case_text.strip()}\n\nList up to three short findings that would "
+            Message(Role.USER, f"{head}\n\nList up to three short findings that would "
                                f"tell {current} apart from {alternative}, one per line, no explanations.")]

@@ -11,9 +11,10 @@ tokens are grouped into batches (measured: up to 0.08 in a log-probability betwe
 :data:`BLOCK` tokens counted from position 0, then the last token alone.  A later call
 that shares a prefix (the same case in the next round) keeps the KV cache up to the
 last whole block they share and evaluates the rest in the same blocks, so a cached and a
-fresh evaluation give identical scores.  ``generate`` always starts from an empty cache
-for the same reason, and leaves an empty one (llama.cpp evaluates its prompt in other
-pieces).
+fresh evaluation give identical scores.  ``generate`` of free text on a chat model
+evaluates its prompt the same way and then decodes token by token; JSON-constrained
+generation and base models use llama.cpp's completion, which starts from an empty cache
+and leaves an empty one (it evaluates the prompt in other pieces).
 
 Saved states (:mod:`runtime.kv_cache`): after each scored prompt the sequence's KV state
 is saved (``llama_state_seq_get_data``), up to ``kv_cache_mb`` MB of them, least recently
@@ -127,6 +128,11 @@ class LlamaCppBackend:
 
     # ------------------------------------------------------------------ generate
     def generate(self, messages: Sequence[Message], options: GenerationOptions) -> Reply:
+        """A chat completion.  Free text on a chat model is decoded here, on top of the
+        scored prompts' KV cache (:meth:`_decode_reusing`); JSON-constrained text and base
+        models go through llama.cpp's own completion, from an empty cache."""
+        if options.json_schema is None and self.chat:
+            return self._decode_reusing(messages, options)
         kwargs: dict[str, Any] = {"temperature": options.temperature, "seed": options.seed,
                                   "max_tokens": options.max_tokens}
         if options.json_schema is not None and self.chat:
@@ -154,6 +160,38 @@ class LlamaCppBackend:
         return Reply(text=text,
                      prompt_tokens=int(usage.get("prompt_tokens", 0)),
                      completion_tokens=int(usage.get("completion_tokens", 0)),
+                     duration_s=time.perf_counter() - start)
+
+    def _decode_reusing(self, messages: Sequence[Message], options: GenerationOptions) -> Reply:
+        """Evaluate the prompt like a scored one (reusing cached blocks), then decode one
+        token at a time: greedy at temperature 0, else sampled with ``options.seed``
+        (:func:`runtime.turns.sample_token`, no top-p cut).  Stops at an end-of-generation
+        token, after ``max_tokens`` or at the end of the context."""
+        import llama_cpp
+
+        from runtime.turns import sample_token
+
+        start = time.perf_counter()
+        rng = np.random.default_rng(options.seed)
+        with self._lock:
+            llm = self.llm
+            tokens = self.prompt_tokens(messages)
+            self.last_reused = self._eval_reusing_prefix(tokens)
+            vocab = llama_cpp.llama_model_get_vocab(llm.model)
+            out: list[int] = []
+            try:
+                while len(out) < options.max_tokens and llm.n_tokens < llm.n_ctx():
+                    logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm.ctx, -1),
+                                                   shape=(llm.n_vocab(),)).astype(np.float64)
+                    token = sample_token(logits, temperature=options.temperature, top_p=1.0, rng=rng)
+                    if llama_cpp.llama_vocab_is_eog(vocab, token):
+                        break
+                    out.append(token)
+                    llm.eval([token])
+            finally:
+                llm.n_tokens = (len(tokens) - 1) // BLOCK * BLOCK  # keep only blocks evaluated as a cold prompt
+            text = llm.detokenize(out).decode("utf-8", errors="ignore")
+        return Reply(text=text, prompt_tokens=len(tokens), completion_tokens=len(out),
                      duration_s=time.perf_counter() - start)
 
     def forget(self) -> None:

@@ -71,3 +71,22 @@ def test_a_bad_budget_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DCEM_KV_CACHE_MB", "a lot")
     with pytest.raises(ConfigError, match="DCEM_KV_CACHE_MB"):
         LlamaCppBackend(MODEL, n_ctx=256, n_threads=1, sha256="0" * 64)
+
+
+def test_free_text_reuses_the_case_state_and_decodes_like_a_cold_context(warm: LlamaCppBackend) -> None:
+    ds = load_dataset("ddxplus8")
+    agent = DiagnosticAgent(warm, ds.labels)
+    case = ds.cases[3].text
+    warm.forget()
+    warm.score_options(agent.messages(case), letters(8))
+    cue_msgs = agent.cue_messages(case, ds.labels[0], ds.labels[1])
+    options = GenerationOptions(max_tokens=12)
+    reply = warm.generate(cue_msgs, options)
+    assert warm.last_reused >= 192  # the category list and the case came from the classification's state
+    assert 1 <= reply.completion_tokens <= 12 and reply.prompt_tokens == len(warm.prompt_tokens(cue_msgs))
+    warm.forget()
+    cold = warm.generate(cue_msgs, options)
+    assert warm.last_reused == 0 and cold.text == reply.text  # greedy text identical with or without reuse
+    after = warm.score_options(agent.messages(case), letters(8))  # the context is still sound afterwards
+    warm.forget()
+    assert warm.score_options(agent.messages(case), letters(8)).logprobs == after.logprobs
