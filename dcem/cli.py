@@ -148,6 +148,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 def _export_report(args: argparse.Namespace) -> int:
     """The clinical tables of a run export (``--from-export DIR``) instead of the store."""
+    from dcem.analysis.clinical_agents import export_agent_rows
     from dcem.analysis.clinical_markdown import render_clinical_markdown
     from dcem.store.run_export import load_run_export
 
@@ -160,7 +161,8 @@ def _export_report(args: argparse.Namespace) -> int:
     if any(kind != "clinical" for kind, _ in kinds.values()):
         raise DcemError(f"{args.from_export} mixes run kinds; export synthetic and clinical runs separately")
     if args.markdown:
-        sys.stdout.write(render_clinical_markdown(export.metrics, export.manifest))
+        sys.stdout.write(render_clinical_markdown(export.metrics, export.manifest,
+                                                  agents=export_agent_rows(export)))
         return 0
     metrics = export.metrics.drop(columns="run_id")
     frames = [(r, metrics[export.metrics["run_id"] == r].reset_index(drop=True), None) for r in export.run_ids]

@@ -7,7 +7,11 @@ model files with their sha256, per dataset:
   Pool and D-CEM, one column pair "ours | paper" per scenario;
 - Table 7 (Appendix H.3): D-CEM escalation rate and average rounds, ours and paper;
 - Table 1 (section 5.5): D-CEM with and without STOP_AND_ESCALATE, R_L^sys and H.C.;
-- a line with every method's accuracy and one with the D-CEM action mix (ours only).
+- a line with every method's accuracy and one with the D-CEM action mix (ours only);
+- with ``agents=`` (:func:`dcem.analysis.clinical_agents.export_agent_rows`), a table of
+  the panel members by position: name, model key, CAL accuracy, TEST accuracy of the
+  member's own round-1 answer under D-CEM (a failed call is wrong) and in how many cells it
+  was the CAL-best agent (mean ± std over the dataset's cells).
 
 "ours" is the mean over seeds (``± std``, ddof 0, only with more than one seed), two
 decimals; the paper's cells are mean ± std as printed (:mod:`dcem.analysis.paper_clinical`).
@@ -21,6 +25,7 @@ from typing import Any, Mapping
 
 import pandas as pd
 
+from dcem.analysis.clinical_agents import position_letter
 from dcem.analysis.paper_clinical import load_paper_tables, paper_cell
 from dcem.core.vocabulary import SCENARIOS
 
@@ -33,6 +38,10 @@ _METRIC_NAMES = {"system_risk": "R_L^sys", "harmful_consensus": "H.C.",
 _MIX = (("mix_continue", "CONTINUE"), ("mix_steer", "STEER"), ("mix_decide", "DECIDE"),
         ("mix_escalate", "ESCALATE"))
 DASH = "—"
+AGENTS_TITLE = "Agents: accuracy of each member's own first-round answer"
+_AGENTS_NOTE = ("CAL: accuracy on the cell's calibration cases; TEST: the member's round-1 label under D-CEM, "
+                "before any mediator note, a failed call counted wrong; mean ± std over the cells; CAL-best: "
+                "the cells in which it was the calibration-best agent, Single's agent")
 Ours = dict[tuple[str, str, str], tuple[float, float, int]]
 
 
@@ -100,6 +109,27 @@ def _summary_lines(ours: Ours) -> list[str]:
             f"D-CEM action mix over the rounds played, ours ({scen}): {mix}."]
 
 
+def _mean_std_n(values: pd.Series) -> tuple[float, float, int]:
+    v = pd.to_numeric(values, errors="coerce").dropna()
+    return (float(v.mean()), float(v.std(ddof=0)), len(v)) if len(v) else (math.nan, math.nan, 0)
+
+
+def _distinct(values: pd.Series) -> str:
+    seen = dict.fromkeys(str(v) for v in values if isinstance(v, str) and v)
+    return " / ".join(seen) if seen else DASH
+
+
+def _agents_table(rows: pd.DataFrame) -> list[str]:
+    """One row per panel position: rows are :func:`~dcem.analysis.clinical_agents.agent_rows`
+    of one dataset (one per cell and position)."""
+    body = [[position_letter(int(agent)), _distinct(group["name"]), _distinct(group["model"]),
+             _ours_cell(_mean_std_n(group["cal_accuracy"])), _ours_cell(_mean_std_n(group["test_accuracy"])),
+             f"{int(group['best'].astype(bool).sum())} of {len(group)}"]
+            for agent, group in rows.groupby("agent", sort=True)]
+    return [f"{AGENTS_TITLE} ({_AGENTS_NOTE}):", "",
+            _table(["agent", "name", "model", "CAL accuracy", "TEST accuracy", "CAL-best"], body), ""]
+
+
 def _heading(dataset: str, frame: pd.DataFrame, manifest: Mapping[str, Any], paper: Mapping[str, Any]) -> str:
     name = paper.get("datasets", {}).get(dataset, {}).get("name", dataset)
     seeds = sorted({int(s) for s in frame["seed"]})
@@ -117,7 +147,7 @@ def _heading(dataset: str, frame: pd.DataFrame, manifest: Mapping[str, Any], pap
 
 
 def _dataset_block(dataset: str, frame: pd.DataFrame, manifest: Mapping[str, Any],
-                   paper: Mapping[str, Any]) -> list[str]:
+                   paper: Mapping[str, Any], agents: pd.DataFrame | None) -> list[str]:
     ours = _ours(frame)
     t6 = [(METHOD_NAMES[m], "", m) for m in ("single", "free", "pool", "dcem")]
     t1 = [(f"{_METRIC_NAMES[metric]}, {METHOD_NAMES[m]}", metric, m)
@@ -132,7 +162,9 @@ def _dataset_block(dataset: str, frame: pd.DataFrame, manifest: Mapping[str, Any
             _table7(ours, paper, dataset), "",
             "Table 1, D-CEM with and without STOP_AND_ESCALATE:", "",
             _side_by_side(ours, paper, dataset, "table1", t1, ""), "",
-            *_summary_lines(ours), ""]
+            *_summary_lines(ours), "",
+            *([] if agents is None or not (agents["dataset"] == dataset).any()
+              else _agents_table(agents[agents["dataset"] == dataset]))]
 
 
 def _provenance(manifest: Mapping[str, Any]) -> list[str]:
@@ -151,12 +183,15 @@ def _provenance(manifest: Mapping[str, Any]) -> list[str]:
 
 
 def render_clinical_markdown(metrics: pd.DataFrame, manifest: Mapping[str, Any], *,
-                             paper: Mapping[str, Any] | None = None) -> str:
+                             paper: Mapping[str, Any] | None = None,
+                             agents: pd.DataFrame | None = None) -> str:
     """Markdown of Tables 6, 7 and 1 per dataset, ours against the paper's.
 
     metrics : rows (scenario, seed, method, metric, value) plus ``dataset`` (or
     ``run_id``, mapped to the dataset through the manifest's run specs); manifest : a run
-    export's manifest (command, models, runs); paper : default :func:`load_paper_tables`.
+    export's manifest (command, models, runs); paper : default :func:`load_paper_tables`;
+    agents : :func:`dcem.analysis.clinical_agents.agent_rows` of the export, printed as
+    each dataset's agents table after its summary lines (None: no agents table).
     """
     paper = load_paper_tables() if paper is None else paper
     if "dataset" not in metrics:
@@ -164,5 +199,5 @@ def render_clinical_markdown(metrics: pd.DataFrame, manifest: Mapping[str, Any],
         metrics = metrics.assign(dataset=metrics["run_id"].map(datasets))
     lines = _provenance(manifest)
     for dataset, frame in metrics.groupby("dataset", sort=True):
-        lines += _dataset_block(str(dataset), frame, manifest, paper)
+        lines += _dataset_block(str(dataset), frame, manifest, paper, agents)
     return "\n".join(lines).rstrip() + "\n"

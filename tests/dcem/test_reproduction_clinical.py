@@ -2,15 +2,23 @@
 
 The export lives in ``data/results/dcem_clinical/`` (``python -m dcem_clinical export``);
 the block between ``<!-- dcem-clinical:begin -->`` and ``<!-- dcem-clinical:end -->`` is
-``python -m dcem report --from-export data/results/dcem_clinical --markdown``.
+``python -m dcem report --from-export data/results/dcem_clinical --markdown``, and its
+agents tables hold the numbers the export's Parquet files give directly.
 """
 from __future__ import annotations
 
+import json
+import statistics
 from pathlib import Path
 
-from dcem.analysis.clinical_markdown import render_clinical_markdown
+import duckdb
+import pytest
+
+from dcem.analysis.clinical_agents import export_agent_rows
+from dcem.analysis.clinical_markdown import AGENTS_TITLE, render_clinical_markdown
 from dcem.analysis.reproduction import reproduction_block
 from dcem.analysis.export_metrics import metric_mismatches
+from dcem.cli import main as dcem_main
 from dcem.store.run_export import load_run_export
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,4 +32,68 @@ def test_reproduction_prints_the_tables_of_the_shipped_clinical_export() -> None
     export = load_run_export(EXPORT)
     assert metric_mismatches(export).empty
     block = reproduction_block((ROOT / "REPRODUCTION.md").read_text(encoding="utf-8"), "dcem-clinical")
-    assert block.strip() == render_clinical_markdown(export.metrics, export.manifest).strip()
+    assert block.strip() == render_clinical_markdown(export.metrics, export.manifest,
+                                                     agents=export_agent_rows(export)).strip()
+
+
+def _parquet(name: str) -> list[dict[str, object]]:
+    con = duckdb.connect()
+    try:
+        frame = con.execute("SELECT * FROM read_parquet(?)", [str(EXPORT / f"{name}.parquet")]).df()
+    finally:
+        con.close()
+    return frame.to_dict("records")
+
+
+def _cell_text(values: list[float]) -> str:
+    mean = sum(values) / len(values)
+    if len(values) == 1:
+        return f"{mean:.2f}"
+    std = f"{statistics.pstdev(values):.2f}"
+    return f"{mean:.2f} ± {std[1:] if std.startswith('0.') else std}"
+
+
+def _expected_rows() -> dict[str, list[str]]:
+    """dataset -> the agents table's rows, computed from the Parquet files and the manifest."""
+    runs = {r["run_id"]: r["spec"] for r in json.loads((EXPORT / "manifest.json").read_text("utf-8"))["runs"]}
+    truth = {(c["run_id"], c["case_id"]): (c["scenario"], c["seed"], c["truth"]) for c in _parquet("cases")}
+    right: dict[tuple[object, ...], list[bool]] = {}
+    for t in _parquet("turns"):
+        if t["method"] == "dcem" and t["round"] == 1:
+            scenario, seed, answer = truth[(t["run_id"], t["case_id"])]
+            label = t["label"]
+            ok = label is not None and label == label and int(label) == int(answer)  # NaN / None: a failed call
+            right.setdefault((t["run_id"], scenario, seed, t["agent"]), []).append(ok)
+    per: dict[tuple[str, int], dict[str, list]] = {}
+    for cell in _parquet("cells"):
+        info, spec = json.loads(cell["info_json"]), runs[cell["run_id"]]
+        for a, entry in enumerate(info["agents"]):
+            acc = per.setdefault((spec["dataset"], a), {"name": [], "model": [], "cal": [], "test": [], "best": []})
+            acc["name"].append(entry["name"])
+            acc["model"].append(spec["agents"][a])
+            acc["cal"].append(info["calibration_accuracy"][a])
+            turns = right[(cell["run_id"], cell["scenario"], cell["seed"], a)]
+            acc["test"].append(sum(turns) / len(turns))
+            acc["best"].append(info["best_agent"] == a)
+    out: dict[str, list[str]] = {}
+    for (dataset, a), acc in sorted(per.items()):
+        assert len(set(acc["name"])) == 1 and len(set(acc["model"])) == 1
+        out.setdefault(dataset, []).append(
+            f"| {'ABCDEFGH'[a]} | {acc['name'][0]} | {acc['model'][0]} | {_cell_text(acc['cal'])} | "
+            f"{_cell_text(acc['test'])} | {sum(acc['best'])} of {len(acc['best'])} |")
+    return out
+
+
+def test_the_agents_tables_of_the_shipped_export_hold_the_numbers_of_its_parquet_files(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    expected = _expected_rows()
+    assert set(expected) == {"ddxplus8", "medqa-tri"}
+    assert dcem_main(["report", "--from-export", str(EXPORT), "--markdown"]) == 0
+    printed = capsys.readouterr().out
+    block = reproduction_block((ROOT / "REPRODUCTION.md").read_text(encoding="utf-8"), "dcem-clinical")
+    for text in (printed, block):
+        assert text.count(AGENTS_TITLE) == len(expected)
+        for dataset, rows in expected.items():
+            part = text.split(f"(`{dataset}`)", 1)[1].split("#### ", 1)[0]
+            table = part.split(AGENTS_TITLE, 1)[1].split("| CAL-best |", 1)[1]
+            assert [ln for ln in table.strip().splitlines()[1:] if ln.startswith("| ")] == rows, dataset

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from dcem.analysis.clinical_markdown import render_clinical_markdown
+from dcem.analysis.clinical_agents import export_agent_rows
+from dcem.analysis.clinical_markdown import AGENTS_TITLE, render_clinical_markdown
 from dcem.cli import main as dcem_main
 from dcem.store.run_export import load_run_export
 from dcem_clinical.cli import main as clinical_main
@@ -63,8 +64,13 @@ def test_report_from_export_prints_markdown(export_dir: Path, capsys: pytest.Cap
     assert dcem_main(["report", "--from-export", str(export_dir), "--markdown"]) == 0
     out = capsys.readouterr().out
     export = load_run_export(export_dir)
-    assert out == render_clinical_markdown(export.metrics, export.manifest)
+    assert out == render_clinical_markdown(export.metrics, export.manifest, agents=export_agent_rows(export))
     assert out.startswith("Commands:") and "| fake-a | — | — | — |" in out
+    # one agents table per dataset, one row per panel member with its model key
+    assert out.count(AGENTS_TITLE) == 2
+    for dataset in ("ddxplus8", "medqa-tri"):
+        block = out.split(f"(`{dataset}`)", 1)[1].split("#### ", 1)[0]
+        assert "| A | Agent A | fake-a | " in block and "| B | Agent B | fake-b | " in block
 
 
 @pytest.mark.parametrize("args, needle", [
