@@ -10,9 +10,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from dcem.analysis.reproduction import replace_block
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run as a script from anywhere: the project's packages come first
 
-FILE = Path(__file__).resolve().parents[1] / "REPRODUCTION.md"
+from dcem.analysis.reproduction import replace_block  # noqa: E402
+
+FILE = ROOT / "REPRODUCTION.md"
 
 
 def main(argv: list[str]) -> int:
