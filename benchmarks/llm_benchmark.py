@@ -60,7 +60,6 @@ import os
 import platform
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Sequence
@@ -70,18 +69,15 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import llama_cpp  # noqa: E402
-from llm_bench_util import CountingBackend, cold_score, maxrss_mb, med, pick_cases, raw_eval, rss_mb, timed  # noqa: E402
+from llm_bench_e2e import bench_reuse_pair  # noqa: E402
+from llm_bench_util import cold_score, maxrss_mb, med, pick_cases, raw_eval, rss_mb, timed  # noqa: E402
 
 import runtime.llama_backend as llama_backend  # noqa: E402
 from clinical.datasets import ClinicalCase, load_dataset  # noqa: E402
-from dcem.core.config import MediatorConfig  # noqa: E402
-from dcem.store.database import Store  # noqa: E402
 from dcem_clinical.agent import DiagnosticAgent  # noqa: E402
-from dcem_clinical.call_log import call_count  # noqa: E402
-from dcem_clinical.cell import run_clinical_cell  # noqa: E402
 from dcem_clinical.prompts import continue_note, letters  # noqa: E402
-from dcem_clinical.run import ClinicalSpec, make_backend, run_clinical  # noqa: E402
-from runtime.kv_cache import KvSnapshots, kv_cache_mb  # noqa: E402
+from dcem_clinical.run import make_backend  # noqa: E402
+from runtime.kv_cache import KvSnapshots  # noqa: E402
 from runtime.llama_backend import LlamaCppBackend  # noqa: E402
 
 SMOL, GEMMA = "smollm2-135m", "gemma3-270m"
@@ -190,76 +186,6 @@ def bench_blocks(backend: LlamaCppBackend, agent: DiagnosticAgent, cases: list[C
                                 "reuse_s": med(samples[name]["reuse_s"]),
                                 "median_reused": med(samples[name]["reused"])}
                          for name, nt, b in variants}}
-
-
-# ------------------------------------------------------------------ 3. end to end
-def bench_end_to_end(backend: LlamaCppBackend, args: argparse.Namespace) -> dict[str, Any]:
-    spec = ClinicalSpec(dataset="ddxplus8", scenarios=("S1",), seeds=(0,), n_cal=args.n_cal,
-                        n_test=args.n_test, agents=(SMOL, SMOL), free_rounds=args.free_rounds,
-                        base_config=MediatorConfig(prior="empirical", t_max=args.t_max))
-    counting = CountingBackend(backend)
-    shared = [counting, counting]  # what run_clinical builds for the same key twice: one model
-    with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "bench.duckdb") as store:
-        backend.llm.reset()
-        start = time.perf_counter()
-        wall_start = time.time()
-        summary = run_clinical(store, spec, backends=shared, n_threads=args.threads)
-        total_s = time.perf_counter() - start
-        calls = store.con.cursor().execute(
-            "SELECT case_id, purpose, duration_s, epoch(created_at) FROM llm_calls WHERE run_id = ?",
-            [summary.run_id]).fetchall()
-        n_calls = call_count(store)
-        cal_end = max(c[3] for c in calls if c[0].split("-", 3)[2] == "cal")
-        # created_at is naive local time; convert the wall clock the same way
-        local_offset = (time.mktime(time.localtime(wall_start)) - time.mktime(time.gmtime(wall_start)))
-        cal_s = max(0.0, cal_end - (wall_start + local_offset))
-        model_by = {}
-        for phase in ("cal", "test"):
-            for purpose in ("classify", "cues"):
-                sel = [c[2] for c in calls if c[0].split("-", 3)[2] == phase and c[1] == purpose]
-                model_by[f"{phase}_{purpose}"] = {"calls": len(sel), "model_s": float(sum(sel))}
-        dataset = load_dataset(spec.dataset)
-        rerun_s, _ = timed(lambda: run_clinical_cell(store, summary.run_id, dataset, "S1", 0, shared,
-                                                     spec.settings()))
-        rerun_new_calls = call_count(store) - n_calls
-    test_s = total_s - cal_s
-    return {"spec": {"n_cal": args.n_cal, "n_test": args.n_test, "t_max": args.t_max,
-                     "free_rounds": args.free_rounds, "scenario": "S1", "seed": 0,
-                     "agents": [SMOL, SMOL], "threads": args.threads},
-            "total_s": total_s, "cal_s": cal_s, "test_s": test_s,
-            "test_cases_per_min": args.n_test / (total_s / 60.0),
-            "test_cases_per_min_test_phase": args.n_test / (test_s / 60.0) if test_s > 0 else float("nan"),
-            "model_calls": n_calls, "calls_by_phase": model_by, "backend_stats": counting.stats,
-            "rerun_s": rerun_s, "rerun_new_calls": rerun_new_calls,
-            "rerun_test_cases_per_min": args.n_test / (rerun_s / 60.0)}
-
-
-def bench_reuse_pair(backend: LlamaCppBackend, args: argparse.Namespace) -> dict[str, Any]:
-    """The end-to-end run with the saved KV states off, then on (see part 3)."""
-    out: dict[str, Any] = {}
-    for label, mb in (("reuse_off", 0), ("reuse_on", kv_cache_mb(None))):
-        backend.kv = KvSnapshots(mb << 20, llama_backend.BLOCK)
-        backend.forget()
-        print(f"  end to end, saved KV states {'off' if mb == 0 else f'on ({mb} MB)'}", flush=True)
-        out[label] = bench_end_to_end(backend, args)
-        out[label]["kv_stats"] = backend.kv.stats()
-        out[label]["maxrss_mb"] = maxrss_mb()
-        e = out[label]
-        print(f"    {e['test_cases_per_min']:.2f} TEST cases/min in {e['total_s']:.0f}s; "
-              f"reused {_share(e['backend_stats']):.1%} of prompt tokens", flush=True)
-    on, off = out["reuse_on"], out["reuse_off"]
-    stats = on["backend_stats"]
-    out["reuse_speedup"] = on["test_cases_per_min"] / off["test_cases_per_min"]
-    out["reused_token_share"] = _share(stats)
-    out["reused_token_share_scored"] = stats["score_reused_tokens"] / max(stats["prompt_tokens"], 1)
-    out["reused_token_share_off"] = _share(off["backend_stats"])
-    out["peak_rss_mb"] = maxrss_mb()
-    return out
-
-
-def _share(stats: dict[str, Any]) -> float:
-    """Prompt tokens from the KV cache / all prompt tokens the model evaluated."""
-    return stats["reused_tokens"] / max(stats["prompt_tokens"] + stats["generate_prompt_tokens"], 1)
 
 
 # ------------------------------------------------------------- background load
