@@ -9,7 +9,9 @@ Protocol, per seed:
    the thresholds (eps_safe, eps_low, m_safe, delta) are fitted on those trajectories by
    the eq. (1) objective.  Everything is frozen for TEST.
 3. TEST: D-CEM and D-CEM without escalation deliberate live (``t_max`` rounds, fixed
-   horizon; the outcome is the first terminal action); Free discussion plays
+   horizon; the outcome is the first terminal action; with ``stop_when_decided`` a case's
+   agents are asked nothing after that action and its later rounds repeat its last
+   reports, see :func:`dcem.core.deliberation.deliberate`); Free discussion plays
    ``free_rounds`` rounds in which each agent sees the other's previous answer and
    decides by the log-pool Bayes decision of its last round; Single is the CAL-best
    agent's round-1 answer; Pool is the one-shot fixed-weight log pool of round 1.
@@ -65,10 +67,11 @@ class CellSettings:
 
     def __init__(self, *, base_config: MediatorConfig, mode: str = "scored", temperature: float = 0.0,
                  free_rounds: int = 6, n_cal: int | None = None, n_test: int | None = None,
-                 few_shot_k: int = 0, n_ctx: int = 2048) -> None:
+                 few_shot_k: int = 0, n_ctx: int = 2048, stop_when_decided: bool = False) -> None:
         self.base_config, self.mode, self.temperature = base_config, mode, temperature
         self.free_rounds, self.n_cal, self.n_test = free_rounds, n_cal, n_test
         self.few_shot_k, self.n_ctx = few_shot_k, n_ctx  # solved CAL examples per prompt (dcem_clinical.few_shot)
+        self.stop_when_decided = stop_when_decided  # TEST: a decided case's agents are asked nothing more
 
 
 def turns_per_cell(n_cal: int, n_test: int, n_agents: int, t_max: int, free_rounds: int) -> int:
@@ -173,7 +176,8 @@ def _mediated(cell: _Cell, panel: Panel, cfg: MediatorConfig, truth: np.ndarray
     first_panel: LlmPanel | None = None
     for method, escalates in mediated_methods().items():
         llm = cell.panel("test")
-        live = deliberate(panel, llm, cfg.with_changes(escalation=escalates), method=method)
+        live = deliberate(panel, llm, cfg.with_changes(escalation=escalates), method=method,
+                          stop_when_decided=cell.settings.stop_when_decided)
         assert live.trajectory is not None
         runs[method] = _evaluated(live, llm.turns, truth, cell.dataset,
                                   action_mix(live.trajectory.action, live.outcome_round))
@@ -220,7 +224,8 @@ def run_clinical_cell(store: Store, run_id: str, dataset: ClinicalDataset, scena
         "calibration_accuracy": [float(v) for v in cal_acc], "best_agent": best_agent(cal_acc),
         "n_cal": len(cell.cal), "n_test": len(cell.test), "split_notes": cell.notes,
         "threshold_fit": fit.report, "free_rounds": settings.free_rounds, "mode": settings.mode,
-        "temperature": settings.temperature, "cal_parse_error_rate": _error_rate(cal_panel.turns),
+        "temperature": settings.temperature, "stop_when_decided": settings.stop_when_decided,
+        "cal_parse_error_rate": _error_rate(cal_panel.turns),
         "cues_listed": sum(len(v) for v in dcem_panel.cues.values()), "seconds": time.perf_counter() - started,
     }
     n = len(cell.test)

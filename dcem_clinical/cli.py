@@ -42,7 +42,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                         seeds=tuple(range(args.seed_start, args.seed_start + args.seeds)),
                         n_cal=args.cal_cases, n_test=args.cases, agents=agents,  # type: ignore[arg-type]
                         mode=args.mode, temperature=args.temperature, free_rounds=args.free_rounds,
-                        n_ctx=args.n_ctx, few_shot_k=args.few_shot,
+                        n_ctx=args.n_ctx, few_shot_k=args.few_shot, stop_when_decided=args.stop_when_decided,
                         base_config=MediatorConfig(prior="empirical", t_max=args.t_max))
     bar, progress = progress_bar(f"{spec.dataset}", "turn", quiet=args.quiet)
     with Store(args.db) as store:
@@ -112,6 +112,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="scored-calibrated: scored answers divided by the agent's content-free distribution")
     p.add_argument("--few-shot", type=int, default=0, metavar="K",
                    help="show each agent the K most similar solved CAL cases of the seed (0 = none)")
+    p.add_argument("--stop-when-decided", action="store_true",
+                   help="on TEST, ask a case's agents nothing after D-CEM certifies or escalates it (the "
+                        "paper's protocol; default: every case plays all --t-max rounds, so a what-if can "
+                        "replay later stops)")
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--t-max", type=int, default=6, help="mediator round budget")
     p.add_argument("--free-rounds", type=int, default=6, help="rounds of free discussion")

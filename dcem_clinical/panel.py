@@ -61,7 +61,8 @@ class LlmPanel:
         self.cache_hits = 0
         self.cues: dict[tuple[int, int], list[str]] = {}
         self.turns: list[dict[str, Any]] = []
-        self.progress = progress  # called with no argument after every agent turn
+        self.progress = progress  # called with no argument after every agent turn (or skipped turn)
+        self._retired = np.zeros(n, dtype=bool)  # decided cases, asked nothing more (stop when decided)
 
     @property
     def n_agents(self) -> int:
@@ -104,23 +105,36 @@ class LlmPanel:
             self.progress()
         return probs
 
+    def retire(self, cases: np.ndarray) -> None:
+        """Ask nothing more for these cases: they report their last answers again, with no
+        turn recorded (the mediator stopped them, see ``deliberate(stop_when_decided=True)``)."""
+        self._retired[np.asarray(cases, dtype=np.int64)] = True
+
     def report(self, t: int) -> np.ndarray:
-        out = np.empty_like(self._last)
+        out = self._last.copy()  # a retired case keeps its last answers
+        live = np.flatnonzero(~self._retired).tolist()
         # agent by agent: consecutive prompts of one agent share its system prompt and the
         # category list, which the backend keeps in its KV cache (same scores either way);
         # an agent on a server fleet sends its cases of the round together
         for a, member in enumerate(self.agents):
             notes = [self._notes[case][a] if t > 1 else None for case in range(self.n_cases)]
             if _batches(member):
-                items = [(self.texts[case], notes[case], self._context(case, a, t)) for case in range(self.n_cases)]
-                for case, answer in enumerate(member.classify_many(items)):
+                items = [(self.texts[case], notes[case], self._context(case, a, t)) for case in live]
+                for case, answer in zip(live, member.classify_many(items)):
                     out[case, a] = self._keep(case, a, t, notes[case], answer)
-                continue
-            for case in range(self.n_cases):
-                out[case, a] = self._turn(case, a, t, notes[case])
+            else:
+                for case in live:
+                    out[case, a] = self._turn(case, a, t, notes[case])
+            self._skipped(self.n_cases - len(live))
         self._last = out
         self._next_notes(out)
         return out
+
+    def _skipped(self, turns: int) -> None:
+        """Count skipped turns of retired cases on the progress bar (its total counts every turn)."""
+        if self.progress is not None:
+            for _ in range(turns):
+                self.progress()
 
     def _next_notes(self, out: np.ndarray) -> None:
         """Default note for the next round: look again (CONTINUE)."""

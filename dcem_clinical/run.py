@@ -43,7 +43,9 @@ class ClinicalSpec:
     ``stat`` / ``stat:KIND`` (a statistical agent); mode : ``scored``, ``json`` or
     ``scored-calibrated`` (contextual calibration, :mod:`dcem_clinical.contextual`);
     few_shot_k : solved CAL cases of the seed shown in each prompt (0 = none,
-    :mod:`dcem_clinical.few_shot`; left out of the run id when 0).
+    :mod:`dcem_clinical.few_shot`; left out of the run id when 0); stop_when_decided :
+    on TEST, ask a case's agents nothing after D-CEM's first terminal action (the paper's
+    protocol; default False keeps the fixed horizon; left out of the run id when False).
     """
 
     dataset: str = "ddxplus8"
@@ -57,6 +59,7 @@ class ClinicalSpec:
     free_rounds: int = 6
     n_ctx: int = 2048
     few_shot_k: int = 0
+    stop_when_decided: bool = False
     base_config: MediatorConfig = field(default_factory=lambda: MediatorConfig(prior="empirical", t_max=6))
 
     def __post_init__(self) -> None:
@@ -82,6 +85,8 @@ class ClinicalSpec:
         if not isinstance(self.n_ctx, int) or self.n_ctx < 256:
             raise ConfigError("n_ctx", f"must be an integer >= 256, got {self.n_ctx!r}")
         FewShotConfig(k=self.few_shot_k, n_ctx=self.n_ctx)  # checks few_shot_k
+        if not isinstance(self.stop_when_decided, bool):
+            raise ConfigError("stop_when_decided", f"must be true or false, got {self.stop_when_decided!r}")
 
     def _check_agents(self) -> None:
         if isinstance(self.agents, list):
@@ -100,6 +105,8 @@ class ClinicalSpec:
         d["base_config"] = self.base_config.to_dict()
         if not self.few_shot_k:  # off: the run ids of earlier specs stay as they were
             d.pop("few_shot_k")
+        if not self.stop_when_decided:
+            d.pop("stop_when_decided")
         return d
 
     def run_id(self) -> str:
@@ -109,7 +116,8 @@ class ClinicalSpec:
     def settings(self) -> CellSettings:
         return CellSettings(base_config=self.base_config, mode=self.mode, temperature=self.temperature,
                             free_rounds=self.free_rounds, n_cal=self.n_cal, n_test=self.n_test,
-                            few_shot_k=self.few_shot_k, n_ctx=self.n_ctx)
+                            few_shot_k=self.few_shot_k, n_ctx=self.n_ctx,
+                            stop_when_decided=self.stop_when_decided)
 
 
 def run_clinical(store: Store, spec: ClinicalSpec, *, backends: Sequence[Member] | None = None,

@@ -1,6 +1,7 @@
 """Loss and thresholds (what-if): re-score a whole stored run as the settings change."""
 import streamlit as st
 
+from dcem.analysis.run_compare import stopped_note
 from dcem.analysis.whatif_controls import (inert_parameters, losses_differ, parameter_notes, per_cell_values,
                                            run_settings, scope_note, settings_changes)
 from dcem.core.panel import three_level_loss
@@ -36,6 +37,8 @@ with st.spinner("Loading the run's trajectories ..."):
         st.stop()
 if any(cell.probabilities is not None for cell in replay.cells):
     st.caption("This run's agents reported probability vectors: those are re-scored, round by round.")
+if (stopped := stopped_note(db, run_id)) is not None:
+    st.warning(stopped)
 replay = calibration_choice(replay)
 first = replay.cells[0]
 labels = list(first.panel.labels)

@@ -11,7 +11,7 @@ from dcem.analysis.report import comparison_table
 from dcem.store.database import Store
 
 __all__ = ["round_curves", "settings_diff", "metric_deltas", "changed_outcomes", "export_tables",
-           "with_label_names", "to_csv_bytes", "to_parquet_bytes"]
+           "with_label_names", "to_csv_bytes", "to_parquet_bytes", "stopped_note", "STOPPED_NOTE"]
 
 # Columns of the exported tables that hold an index into the cell's label set.
 LABEL_COLUMNS = ("truth", "decision")
@@ -41,6 +41,16 @@ def _spec(store: Store, run_id: str) -> dict[str, Any]:
     store.check_run(run_id)
     row = store.con.execute("SELECT spec_json FROM runs WHERE run_id = ?", [run_id]).fetchone()
     return json.loads(row[0]) if row else {}
+
+
+STOPPED_NOTE = ("This run stopped each case when D-CEM first certified or escalated it: the agents were not "
+                "asked after that round, and the rounds after it repeat the last answers. Settings that would "
+                "stop a case later re-score those repeated answers, not new ones.")
+
+
+def stopped_note(store: Store, run_id: str) -> str | None:
+    """:data:`STOPPED_NOTE` for a clinical run made with ``stop_when_decided``, else None."""
+    return STOPPED_NOTE if _spec(store, run_id).get("stop_when_decided") else None
 
 
 def _flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:

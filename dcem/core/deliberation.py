@@ -24,6 +24,14 @@ keep deliberating as in the fixed-horizon ablation of Appendix F.  With
 re-sample).  Either way the recorded actions of every round equal what replay computes
 from the recorded reports, because the policy only reads reports and the history of
 issued challenges.
+
+Stopping when decided.  With ``stop_when_decided=True`` a case leaves the deliberation
+at its first terminal action, as in the paper's main protocol: its agents are asked
+nothing more (``agents.retire(cases)`` is called with the newly finished cases, so the
+batch must implement it) and get no steers.  Its later rounds are not played; the
+agents' reports of those rounds repeat the last played round's, so the recorded arrays
+keep their (N, T) shape and the recorded actions still equal replay.  A what-if that
+would stop such a case later sees those repeated reports, not new answers.
 """
 from __future__ import annotations
 
@@ -42,7 +50,7 @@ from dcem.core.results import MethodRun
 from dcem.core.state import RoundState, assess_probabilities, assess_reports
 from dcem.errors import InputError
 
-__all__ = ["SteerRequest", "Agents", "deliberate", "first_terminal"]
+__all__ = ["SteerRequest", "Agents", "RetiringAgents", "deliberate", "first_terminal"]
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +88,15 @@ class Agents(Protocol):
 
     def steer(self, request: SteerRequest) -> Sequence[tuple[str, ...]]:
         """Deliver the round's challenges; return S(t) (feature/rule names) per row."""
+        ...
+
+
+class RetiringAgents(Agents, Protocol):
+    """Agents that can stop answering for decided cases (``stop_when_decided``)."""
+
+    def retire(self, cases: np.ndarray) -> None:
+        """Ask nothing more for these case indices (whatever is reported for them later is
+        replaced by their last played reports)."""
         ...
 
 
@@ -173,11 +190,12 @@ def _policy_round(state: RoundState, cfg: MediatorConfig, t: int, buf: _Buffers)
 
 
 def _steer_round(agents: Agents, state: RoundState, step: StepResult, t: int, buf: _Buffers,
-                 steer_after_terminal: bool, features: dict[tuple[int, int], tuple[str, ...]]) -> None:
+                 steer_after_terminal: bool, features: dict[tuple[int, int], tuple[str, ...]]) -> np.ndarray:
     """Record round t's challenges as issued, deliver them, then mark terminal cases finished.
 
     Steers go to every steered case, or (``steer_after_terminal=False``) only to cases
     without an earlier terminal action; S(t) of each delivered row goes into ``features``.
+    Returns the indices of the cases whose first terminal action is this round's.
     """
     hit = np.flatnonzero(step.action == Action.DIFFERENTIAL_STEER)
     if hit.size:
@@ -189,7 +207,10 @@ def _steer_round(agents: Agents, state: RoundState, step: StepResult, t: int, bu
         names = agents.steer(request)
         for case, s in zip(send.tolist(), names):
             features[(case, t)] = tuple(s)
-    buf.finished |= (step.action == Action.STOP_AND_DECIDE) | (step.action == Action.STOP_AND_ESCALATE)
+    terminal = (step.action == Action.STOP_AND_DECIDE) | (step.action == Action.STOP_AND_ESCALATE)
+    newly = np.flatnonzero(terminal & ~buf.finished)
+    buf.finished |= terminal
+    return newly
 
 
 def _live_run(buf: _Buffers, n: int, features: dict[tuple[int, int], tuple[str, ...]], method: str) -> MethodRun:
@@ -207,7 +228,7 @@ def _live_run(buf: _Buffers, n: int, features: dict[tuple[int, int], tuple[str, 
 
 
 def deliberate(panel: Panel, agents: Agents, cfg: MediatorConfig, *, method: str = "dcem",
-               steer_after_terminal: bool = True) -> MethodRun:
+               steer_after_terminal: bool = True, stop_when_decided: bool = False) -> MethodRun:
     """Play ``cfg.t_max`` rounds of mediated deliberation for every case.
 
     Parameters
@@ -217,24 +238,34 @@ def deliberate(panel: Panel, agents: Agents, cfg: MediatorConfig, *, method: str
     cfg : MediatorConfig (its t_max is the horizon)
     method : the method key the run is stored under
     steer_after_terminal : keep delivering steers after a case's first terminal action
+    stop_when_decided : ask a case's agents nothing after its first terminal action
+        (``agents`` must implement :class:`RetiringAgents`; see the module note)
 
     Returns a :class:`MethodRun` (no metrics yet) whose ``trajectory`` holds every round.
     """
     if agents.n_agents != panel.n_agents:
         raise InputError("agents", f"panel has {panel.n_agents} agents, got {agents.n_agents}")
     n, a, k, horizon = agents.n_cases, panel.n_agents, panel.n_labels, cfg.t_max
+    if stop_when_decided and not callable(getattr(agents, "retire", None)):
+        raise InputError("agents", "these agents cannot stop a decided case early (they have no retire method)")
     soft = bool(getattr(agents, "soft_reports", False))
     buf = _empty_buffers(n, horizon, a, k, soft)
     features: dict[tuple[int, int], tuple[str, ...]] = {}
+    prev: np.ndarray | None = None
     for i in range(horizon):
         t = i + 1
-        got = np.asarray(agents.report(t))
+        got = np.array(agents.report(t))
+        if prev is not None and stop_when_decided and got.shape == prev.shape:
+            got[buf.finished] = prev[buf.finished]  # a decided case's reports repeat its last played ones
+        prev = got
         if soft:
             state = _soft_round(panel, got, cfg, t, (n, a, k), buf)
         else:
             state = _label_round(panel, got, cfg, t, (n, a), buf)
         step = _policy_round(state, cfg, t, buf)
-        _steer_round(agents, state, step, t, buf, steer_after_terminal, features)
+        newly = _steer_round(agents, state, step, t, buf, steer_after_terminal and not stop_when_decided, features)
+        if stop_when_decided and newly.size:
+            agents.retire(newly)  # type: ignore[attr-defined]
     log.debug("deliberated %d cases x %d rounds: %d steers", n, horizon,
               int((buf.action == Action.DIFFERENTIAL_STEER).sum()))
     return _live_run(buf, n, features, method)

@@ -70,6 +70,21 @@ def test_untouched_page_reproduces_the_run_and_one_slider_moves_a_delta(page: tu
                for i in at.info)
 
 
+def test_a_run_stopped_when_decided_is_flagged(clinical_db: Path, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    at, db = _open(clinical_db, tmp_path, monkeypatch)
+    at.run()
+    assert not any("stopped each case" in w.value for w in at.warning)
+    run = at.selectbox(key="wi_run").value
+    with Store(db) as store:
+        spec = json.loads(store.con.execute("SELECT spec_json FROM runs WHERE run_id = ?", [run]).fetchone()[0])
+        store.con.execute("UPDATE runs SET spec_json = ? WHERE run_id = ?",
+                          [json.dumps({**spec, "stop_when_decided": True}), run])
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    assert not at.exception
+    assert any("stopped each case when D-CEM first certified or escalated it" in w.value for w in at.warning)
+
+
 def test_untouched_clinical_run_shows_no_change(clinical_db: Path, tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     at = _open(clinical_db, tmp_path, monkeypatch)[0].run()

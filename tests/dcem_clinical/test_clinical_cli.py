@@ -74,3 +74,21 @@ def test_dcem_report_prints_tables_6_7_1_for_clinical_runs(tmp_path: Path,
     t7 = {(r["scenario"], r["metric"]): r["mean"] for r in data["table7"]}
     assert 1.0 <= t7[("S1", "avg_rounds")] <= 3.0
     assert {r["method"] for r in data["table6"]} == {"single", "free", "pool", "dcem"}
+
+
+def test_stop_when_decided_from_the_command_line_with_statistical_agents(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    db = str(tmp_path / "s.duckdb")
+    args = ["run", "--dataset", "ddxplus8", "--agents", "stat,stat:lr-evidence", "--cal-cases", "24", "--cases", "10",
+            "--t-max", "4", "--free-rounds", "2", "--quiet", "--db", db]
+    assert sag_main([*args, "--stop-when-decided"]) == 0
+    assert sag_main(args) == 0
+    with Store(db, read_only=True) as store:
+        specs = store.con.execute("SELECT run_id, spec_json FROM runs ORDER BY run_id").fetchall()
+        assert len(specs) == 2
+        flags = sorted(json.loads(s).get("stop_when_decided", False) for _, s in specs)
+        assert flags == [False, True]
+        turns = store.con.execute("SELECT r.spec_json LIKE '%stop_when_decided%' AS stopped, count(*) FROM "
+                                  "agent_turns t JOIN runs r USING (run_id) WHERE t.method = 'dcem' GROUP BY ALL "
+                                  "ORDER BY stopped").fetchall()
+    assert turns[1][1] < turns[0][1] == 2 * 10 * 4  # the fixed horizon asks every round; the stopped run less

@@ -133,3 +133,32 @@ def test_spec_refuses_bad_settings_with_the_field(bad: dict[str, object], field:
     with pytest.raises(ConfigError) as exc:
         _spec(**bad)
     assert exc.value.field == field
+
+
+def test_stop_when_decided_keeps_the_outcomes_and_asks_less(store: Store) -> None:
+    def members() -> list[ScriptedBackend]:
+        return [oracle_backend("ddxplus8", tag="a"), oracle_backend("ddxplus8", anchor=GERD, tag="b")]
+
+    fixed_backends, stop_backends = members(), members()
+    spec = _spec(stop_when_decided=True)
+    assert spec.run_id() != _spec().run_id() and "stop_when_decided" not in _spec().to_dict()
+    ticks: list[tuple[int, int]] = []
+    stopped = run_clinical(store, spec, backends=stop_backends, progress=lambda d, t, s: ticks.append((d, t))).run_id
+    assert ticks[-1][0] == ticks[-1][1]  # skipped turns still count on the progress bar
+    fixed = run_clinical(store, _spec(), backends=fixed_backends).run_id
+    # the fixed horizon still had to ask the rounds after the outcomes (the rest came from the call log)
+    assert _calls(stop_backends) > 0 and _calls(fixed_backends) > 0
+    turns = store.con.execute("SELECT method, case_id, count(*) AS n FROM agent_turns WHERE run_id = ? "
+                              "GROUP BY ALL", [stopped]).df()
+    for method in ("dcem", "dcem_noesc"):
+        a = store.outcomes(fixed, method).set_index("case_id").sort_index()
+        b = store.outcomes(stopped, method).set_index("case_id").sort_index()
+        assert (a[["action", "rounds", "decision"]].values == b[["action", "rounds", "decision"]].values).all()
+        asked = turns[turns["method"] == method].set_index("case_id")["n"]
+        assert (asked.loc[b.index] == 2 * b["rounds"]).all()  # two agents, each round up to the outcome
+    assert (store.outcomes(stopped, "dcem")["rounds"] < 4).any()
+    info = json.loads(store.con.execute("SELECT info_json FROM cells WHERE run_id = ?", [stopped]).fetchone()[0])
+    assert info["stop_when_decided"] is True
+    with pytest.raises(ConfigError) as exc:
+        _spec(stop_when_decided="yes")
+    assert exc.value.field == "stop_when_decided"
