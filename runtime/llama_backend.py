@@ -89,7 +89,7 @@ def detect_gpu_layers(requested: int | None) -> int:
 class LlamaCppBackend:
     """In-process llama.cpp model.
 
-    Parameters: path to a .gguf file, n_ctx, n_threads (default: all cores), seed,
+    Parameters: path to a .gguf file, n_ctx, n_threads (generation and prompt evaluation; default: all cores), seed,
     n_gpu_layers (None = detect: all layers on a GPU build, 0 otherwise), kv_cache_mb
     (saved KV states, see the module docstring; None = ``DCEM_KV_CACHE_MB`` or 1024, 0 = off).
     Raises :class:`BackendError` for a missing or unreadable model file.
@@ -109,7 +109,8 @@ class LlamaCppBackend:
             raise BackendError(f"llama-cpp-python is not installed ({exc})") from None
         self.n_gpu_layers = detect_gpu_layers(n_gpu_layers)
         try:
-            self.llm = Llama(model_path=str(self.path), n_ctx=n_ctx, n_threads=n_threads or os.cpu_count(),
+            threads = n_threads or os.cpu_count()  # prompt (batch) evaluation too: llama's default is every core
+            self.llm = Llama(model_path=str(self.path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
                              seed=seed, n_gpu_layers=self.n_gpu_layers, verbose=False)
         except (ValueError, RuntimeError) as exc:
             raise BackendError(f"cannot load {self.path.name}: {exc}") from None

@@ -104,3 +104,9 @@ def test_base_model_without_chat_template_uses_a_plain_transcript(tmp_path: Path
     assert scored.probabilities.sum() == pytest.approx(1.0) and 0 <= scored.label < 3
     structured = DiagnosticAgent(gemma, labels, mode="json").classify("Runny nose and sneezing for two days.")
     assert 0 <= structured.label < 3 and structured.probabilities.sum() == pytest.approx(1.0)
+
+
+def test_the_thread_count_covers_prompt_evaluation_too() -> None:
+    one = LlamaCppBackend(MODEL, n_ctx=256, n_threads=1)
+    params = one.llm.context_params
+    assert (params.n_threads, params.n_threads_batch) == (1, 1)  # llama's own default would be every core
