@@ -38,7 +38,9 @@ other jobs on the machine affects both sides alike.  Reported values are medians
    ``reused_token_share`` = prompt tokens taken from the KV cache / all prompt tokens the
    model evaluated in the run with reuse on (scored calls and cue generations; the scored
    calls alone under ``reused_token_share_scored``), ``peak_rss_mb`` the process's peak.
-   ``--reuse-only`` runs just this pair.
+   A third run keeps the states on and stops each TEST case when D-CEM decides it
+   (``stop_when_decided``): ``stop_speedup`` = its TEST cases/min / reuse off's.
+   ``--reuse-only`` runs just these.
 4. Peak memory, ``resource.getrusage(RUSAGE_SELF).ru_maxrss``, after loading each model
    and after the end-to-end run (plus the current RSS from /proc/self/status).
 
@@ -301,7 +303,8 @@ def run(args: argparse.Namespace, models: list[str], blocks: list[int], began: f
             pair = bench_reuse_pair(backend, args)
             result["end_to_end"] = pair["reuse_on"]
             result["end_to_end_reuse_off"] = pair["reuse_off"]
-            for key_ in ("reuse_speedup", "reused_token_share", "reused_token_share_scored",
+            result["end_to_end_stop"] = pair["reuse_on_stop"]
+            for key_ in ("reuse_speedup", "stop_speedup", "reused_token_share", "reused_token_share_scored",
                          "reused_token_share_off", "peak_rss_mb"):
                 result[key_] = pair[key_]
             result["memory_mb"]["after_end_to_end"] = {"maxrss": maxrss_mb(), "rss": rss_mb()}
@@ -342,6 +345,8 @@ def run(args: argparse.Namespace, models: list[str], blocks: list[int], began: f
               f"{result['reuse_speedup']:.2f}x; reused_token_share {result['reused_token_share']:.1%} "
               f"(scored calls {result['reused_token_share_scored']:.1%}; off "
               f"{result['reused_token_share_off']:.1%}); peak RSS {result['peak_rss_mb']:.0f} MB")
+        print(f"with TEST cases stopped when decided: {result['end_to_end_stop']['test_cases_per_min']:.2f} "
+              f"TEST cases/min, stop_speedup {result['stop_speedup']:.2f}x (against reuse off)")
     if "end_to_end" in result:
         e = result["end_to_end"]
         print(f"\nend to end ({e['spec']}):")
