@@ -1,9 +1,9 @@
-"""REPRODUCTION.md's clinical block is the markdown of the shipped run export.
+"""REPRODUCTION.md's clinical blocks are the markdown of the shipped run exports.
 
-The export lives in ``data/results/dcem_clinical/`` (``python -m dcem_clinical export``);
-the block between ``<!-- dcem-clinical:begin -->`` and ``<!-- dcem-clinical:end -->`` is
-``python -m dcem report --from-export data/results/dcem_clinical --markdown``, and its
-agents tables hold the numbers the export's Parquet files give directly.
+Each export lives in ``data/results/<name>/`` (``python -m dcem_clinical export``); its
+block between ``<!-- <block>:begin -->`` and ``<!-- <block>:end -->`` is
+``python -m dcem report --from-export data/results/<name> --markdown``, and its agents
+tables hold the numbers the export's Parquet files give directly.
 """
 from __future__ import annotations
 
@@ -22,24 +22,27 @@ from dcem.cli import main as dcem_main
 from dcem.store.run_export import load_run_export
 
 ROOT = Path(__file__).resolve().parents[2]
-EXPORT = ROOT / "data" / "results" / "dcem_clinical"
+RESULTS = ROOT / "data" / "results"
+# (export directory, REPRODUCTION block) of every shipped clinical export
+SHIPPED = [(RESULTS / "dcem_clinical", "dcem-clinical")]
 
 
-def test_reproduction_prints_the_tables_of_the_shipped_clinical_export() -> None:
-    assert (EXPORT / "manifest.json").exists(), (
-        f"the shipped clinical run export is missing: {EXPORT.relative_to(ROOT)}/manifest.json "
-        "(make it with python -m dcem_clinical export --run ... --out data/results/dcem_clinical --command ...)")
-    export = load_run_export(EXPORT)
+@pytest.mark.parametrize("export_dir, block_name", SHIPPED)
+def test_reproduction_prints_the_tables_of_the_shipped_clinical_export(export_dir: Path, block_name: str) -> None:
+    assert (export_dir / "manifest.json").exists(), (
+        f"a shipped clinical run export is missing: {export_dir.relative_to(ROOT)}/manifest.json "
+        f"(make it with python -m dcem_clinical export --run ... --out {export_dir.relative_to(ROOT)} --command ...)")
+    export = load_run_export(export_dir)
     assert metric_mismatches(export).empty
-    block = reproduction_block((ROOT / "REPRODUCTION.md").read_text(encoding="utf-8"), "dcem-clinical")
+    block = reproduction_block((ROOT / "REPRODUCTION.md").read_text(encoding="utf-8"), block_name)
     assert block.strip() == render_clinical_markdown(export.metrics, export.manifest,
                                                      agents=export_agent_rows(export)).strip()
 
 
-def _parquet(name: str) -> list[dict[str, object]]:
+def _parquet(export_dir: Path, name: str) -> list[dict[str, object]]:
     con = duckdb.connect()
     try:
-        frame = con.execute("SELECT * FROM read_parquet(?)", [str(EXPORT / f"{name}.parquet")]).df()
+        frame = con.execute("SELECT * FROM read_parquet(?)", [str(export_dir / f"{name}.parquet")]).df()
     finally:
         con.close()
     return frame.to_dict("records")
@@ -53,19 +56,20 @@ def _cell_text(values: list[float]) -> str:
     return f"{mean:.2f} ± {std[1:] if std.startswith('0.') else std}"
 
 
-def _expected_rows() -> dict[str, list[str]]:
+def _expected_rows(export_dir: Path) -> dict[str, list[str]]:
     """dataset -> the agents table's rows, computed from the Parquet files and the manifest."""
-    runs = {r["run_id"]: r["spec"] for r in json.loads((EXPORT / "manifest.json").read_text("utf-8"))["runs"]}
-    truth = {(c["run_id"], c["case_id"]): (c["scenario"], c["seed"], c["truth"]) for c in _parquet("cases")}
+    runs = {r["run_id"]: r["spec"] for r in json.loads((export_dir / "manifest.json").read_text("utf-8"))["runs"]}
+    truth = {(c["run_id"], c["case_id"]): (c["scenario"], c["seed"], c["truth"])
+             for c in _parquet(export_dir, "cases")}
     right: dict[tuple[object, ...], list[bool]] = {}
-    for t in _parquet("turns"):
+    for t in _parquet(export_dir, "turns"):
         if t["method"] == "dcem" and t["round"] == 1:
             scenario, seed, answer = truth[(t["run_id"], t["case_id"])]
             label = t["label"]
             ok = label is not None and label == label and int(label) == int(answer)  # NaN / None: a failed call
             right.setdefault((t["run_id"], scenario, seed, t["agent"]), []).append(ok)
     per: dict[tuple[str, int], dict[str, list]] = {}
-    for cell in _parquet("cells"):
+    for cell in _parquet(export_dir, "cells"):
         info, spec = json.loads(cell["info_json"]), runs[cell["run_id"]]
         for a, entry in enumerate(info["agents"]):
             acc = per.setdefault((spec["dataset"], a), {"name": [], "model": [], "cal": [], "test": [], "best": []})
@@ -84,13 +88,14 @@ def _expected_rows() -> dict[str, list[str]]:
     return out
 
 
+@pytest.mark.parametrize("export_dir, block_name", SHIPPED)
 def test_the_agents_tables_of_the_shipped_export_hold_the_numbers_of_its_parquet_files(
-        capsys: pytest.CaptureFixture[str]) -> None:
-    expected = _expected_rows()
-    assert set(expected) == {"ddxplus8", "medqa-tri"}
-    assert dcem_main(["report", "--from-export", str(EXPORT), "--markdown"]) == 0
+        capsys: pytest.CaptureFixture[str], export_dir: Path, block_name: str) -> None:
+    expected = _expected_rows(export_dir)
+    assert expected and set(expected) <= {"ddxplus8", "medqa-tri"}
+    assert dcem_main(["report", "--from-export", str(export_dir), "--markdown"]) == 0
     printed = capsys.readouterr().out
-    block = reproduction_block((ROOT / "REPRODUCTION.md").read_text(encoding="utf-8"), "dcem-clinical")
+    block = reproduction_block((ROOT / "REPRODUCTION.md").read_text(encoding="utf-8"), block_name)
     for text in (printed, block):
         assert text.count(AGENTS_TITLE) == len(expected)
         for dataset, rows in expected.items():
