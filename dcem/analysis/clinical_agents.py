@@ -12,7 +12,11 @@
   case's truth; a turn without a label (a failed call) counts as wrong; NaN when the
   cell has no such turns;
 - ``best``: whether the member was the cell's CAL-best agent (``best_agent``, the Single
-  baseline's agent).
+  baseline's agent);
+- ``split_cases`` and ``split_sided``: among the cell's TEST cases whose members' labels
+  disagree at D-CEM's outcome round, how many there are and in how many D-CEM's pooled
+  decision there is this member's label (who the mediator follows when the panel is
+  split; 0 and 0 without outcomes and traces).
 
 :func:`export_agent_rows` applies it to a loaded run export (None when the export has no
 cells, cases or turns); :func:`dcem.analysis.clinical_markdown.render_clinical_markdown`
@@ -27,10 +31,10 @@ from typing import Any, Mapping
 import pandas as pd
 
 __all__ = ["AGENT_ROW_COLUMNS", "FIRST_ROUND_METHOD", "STAT_BACKEND", "agent_rows", "export_agent_rows",
-           "first_round_accuracy", "position_letter"]
+           "first_round_accuracy", "split_following", "position_letter"]
 
 AGENT_ROW_COLUMNS = ["dataset", "run_id", "scenario", "seed", "agent", "name", "model", "cal_accuracy",
-                     "test_accuracy", "best"]
+                     "test_accuracy", "best", "split_cases", "split_sided"]
 FIRST_ROUND_METHOD = "dcem"
 STAT_BACKEND = "stat"  # the backend name a statistical member's info records (dcem_clinical.stat_agent)
 _CELL = ["run_id", "scenario", "seed"]
@@ -93,21 +97,45 @@ def first_round_accuracy(cases: pd.DataFrame, turns: pd.DataFrame) -> pd.DataFra
     return keyed.groupby([*_CELL, "agent"], sort=True)["test_accuracy"].mean().reset_index()
 
 
-def agent_rows(cells: pd.DataFrame, cases: pd.DataFrame, turns: pd.DataFrame,
-               manifest: Mapping[str, Any]) -> pd.DataFrame:
+def split_following(outcomes: pd.DataFrame, traces: pd.DataFrame) -> pd.DataFrame:
+    """Columns run_id, scenario, seed, agent, split_cases, split_sided: per cell and member,
+    the D-CEM TEST cases whose labels disagree at the outcome round and how many of them
+    D-CEM decided with this member's label."""
+    cols = [*_CELL, "agent", "split_cases", "split_sided"]
+    out = outcomes[outcomes["method"] == FIRST_ROUND_METHOD][["run_id", "case_id", "scenario", "seed", "rounds",
+                                                              "decision"]]
+    rounds = traces[traces["method"] == FIRST_ROUND_METHOD][["run_id", "case_id", "round", "reports"]]
+    at = out.merge(rounds, left_on=["run_id", "case_id", "rounds"], right_on=["run_id", "case_id", "round"])
+    rows = [(r.run_id, r.scenario, int(r.seed), a, 1, int(int(label) == int(r.decision)))
+            for r in at.itertuples(index=False) if len(set(labels := [int(v) for v in r.reports])) > 1
+            for a, label in enumerate(labels)]
+    if not rows:
+        return pd.DataFrame(columns=cols)
+    return pd.DataFrame(rows, columns=cols).groupby([*_CELL, "agent"], sort=True).sum().reset_index()
+
+
+def agent_rows(cells: pd.DataFrame, cases: pd.DataFrame, turns: pd.DataFrame, manifest: Mapping[str, Any], *,
+               outcomes: pd.DataFrame | None = None, traces: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per (cell, panel position), columns :data:`AGENT_ROW_COLUMNS`.
 
     cells, cases, turns : a run export's tables; manifest : its manifest (each run's
-    spec gives the dataset and the members' model keys).
+    spec gives the dataset and the members' model keys); outcomes, traces : the export's
+    tables for the split columns (:func:`split_following`; zeros when either is None).
     """
     specs = {str(r.get("run_id")): r.get("spec") or {} for r in manifest.get("runs", [])}
     members = [m for _, cell in cells.iterrows() for m in _cell_members(cell, specs.get(str(cell["run_id"]), {}))]
-    rows = pd.DataFrame(members, columns=[c for c in AGENT_ROW_COLUMNS if c != "test_accuracy"])
+    rows = pd.DataFrame(members, columns=AGENT_ROW_COLUMNS[:AGENT_ROW_COLUMNS.index("best") + 1])
+    rows = rows.drop(columns="test_accuracy")
     if rows.empty:
         return pd.DataFrame(columns=AGENT_ROW_COLUMNS)
     rows = rows.astype({"seed": int, "agent": int})
     test = first_round_accuracy(cases, turns)
     out = rows.merge(test, on=[*_CELL, "agent"], how="left")
+    if outcomes is not None and traces is not None and not outcomes.empty and not traces.empty:
+        split = split_following(outcomes, traces).astype({"seed": int, "agent": int})
+        out = out.merge(split, on=[*_CELL, "agent"], how="left")
+    out = out.reindex(columns=AGENT_ROW_COLUMNS)
+    out[["split_cases", "split_sided"]] = out[["split_cases", "split_sided"]].fillna(0).astype(int)
     return out[AGENT_ROW_COLUMNS].sort_values(["dataset", *_CELL, "agent"]).reset_index(drop=True)
 
 
@@ -116,4 +144,5 @@ def export_agent_rows(export: Any) -> pd.DataFrame | None:
     None when it has no cells, cases or turns (then the markdown has no agents table)."""
     if any(getattr(export, t).empty for t in ("cells", "cases", "turns")):
         return None
-    return agent_rows(export.cells, export.cases, export.turns, export.manifest)
+    return agent_rows(export.cells, export.cases, export.turns, export.manifest, outcomes=export.outcomes,
+                      traces=export.traces)

@@ -41,7 +41,9 @@ DASH = "—"
 AGENTS_TITLE = "Agents: accuracy of each member's own first-round answer"
 _AGENTS_NOTE = ("CAL: accuracy on the cell's calibration cases; TEST: the member's round-1 label under D-CEM, "
                 "before any mediator note, a failed call counted wrong; mean ± std over the cells; CAL-best: "
-                "the cells in which it was the calibration-best agent, Single's agent")
+                "the cells in which it was the calibration-best agent, Single's agent; sided with: of the TEST "
+                "cases whose members' labels disagree at D-CEM's outcome round, those D-CEM decided with this "
+                "member's label")
 Ours = dict[tuple[str, str, str], tuple[float, float, int]]
 
 
@@ -124,10 +126,16 @@ def _agents_table(rows: pd.DataFrame) -> list[str]:
     of one dataset (one per cell and position)."""
     body = [[position_letter(int(agent)), _distinct(group["name"]), _distinct(group["model"]),
              _ours_cell(_mean_std_n(group["cal_accuracy"])), _ours_cell(_mean_std_n(group["test_accuracy"])),
-             f"{int(group['best'].astype(bool).sum())} of {len(group)}"]
+             f"{int(group['best'].astype(bool).sum())} of {len(group)}", _sided(group)]
             for agent, group in rows.groupby("agent", sort=True)]
     return [f"{AGENTS_TITLE} ({_AGENTS_NOTE}):", "",
-            _table(["agent", "name", "model", "CAL accuracy", "TEST accuracy", "CAL-best"], body), ""]
+            _table(["agent", "name", "model", "CAL accuracy", "TEST accuracy", "CAL-best", "sided with"], body), ""]
+
+
+def _sided(group: pd.DataFrame) -> str:
+    """'k of n' split cases over the member's cells; a dash when the panel never split."""
+    cases = int(group["split_cases"].sum()) if "split_cases" in group else 0
+    return DASH if cases == 0 else f"{int(group['split_sided'].sum())} of {cases}"
 
 
 def _heading(dataset: str, frame: pd.DataFrame, manifest: Mapping[str, Any], paper: Mapping[str, Any]) -> str:

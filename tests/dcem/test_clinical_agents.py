@@ -1,6 +1,7 @@
 """The agents table of the clinical markdown: each member's CAL accuracy, the accuracy of
-its own round-1 D-CEM answer on TEST (a failed call is wrong) and how often it was the
-CAL-best agent, on a small hand-made export."""
+its own round-1 D-CEM answer on TEST (a failed call is wrong), how often it was the
+CAL-best agent and how often D-CEM sided with it when the panel split, on a small
+hand-made export."""
 from __future__ import annotations
 
 import json
@@ -15,7 +16,7 @@ import pytest
 from dcem.analysis.clinical_agents import AGENT_ROW_COLUMNS, agent_rows, export_agent_rows, position_letter
 from dcem.analysis.clinical_markdown import AGENTS_TITLE, render_clinical_markdown
 
-HEADER = "| agent | name | model | CAL accuracy | TEST accuracy | CAL-best |"
+HEADER = "| agent | name | model | CAL accuracy | TEST accuracy | CAL-best | sided with |"
 STAT = {"name": "Agent B", "model": "stat:nb-evidence", "backend": "stat", "model_sha256": "f" * 64}
 
 
@@ -59,6 +60,28 @@ def _cases_and_turns() -> tuple[pd.DataFrame, pd.DataFrame]:
     return pd.DataFrame(cases), frame.assign(label=frame["label"].astype("Int32"))
 
 
+# D-CEM outcomes of r1: cell -> (outcome round, reports at that round, decision) per case;
+# round 1 of an outcome at round 2 is a decoy split; r2 has no traces (no split counted)
+OUTCOMES = {
+    ("r1", "S1", 0): [(2, [0, 0], 0), (2, [1, 2], 1), (2, [2, 3], 3), (2, [0, 1], 1)],  # A 1 of 3, B 2 of 3
+    ("r1", "S2", 0): [(1, [4, 4], 4), (1, [0, 5], 5), (1, [0, 6], 6), (1, [0, 7], 2)],  # A 0 of 3, B 2 of 3
+}
+
+
+def _outcomes_and_traces() -> tuple[pd.DataFrame, pd.DataFrame]:
+    outcomes, traces = [], []
+    for (run_id, scenario, seed), rows in OUTCOMES.items():
+        for i, (rounds, reports, decision) in enumerate(rows):
+            case_id = f"{scenario}-s{seed}-test-{i}"
+            for method in ("dcem", "dcem_noesc"):  # only D-CEM's own outcomes count
+                outcomes.append({"run_id": run_id, "case_id": case_id, "method": method, "scenario": scenario,
+                                 "seed": seed, "rounds": rounds, "decision": decision if method == "dcem" else 9})
+            for rnd in range(1, rounds + 1):
+                traces.append({"run_id": run_id, "case_id": case_id, "method": "dcem", "round": rnd,
+                               "reports": reports if rnd == rounds else [5, 6]})
+    return pd.DataFrame(outcomes), pd.DataFrame(traces)
+
+
 def _export() -> SimpleNamespace:
     cells = pd.DataFrame([
         _cell("r1", "S1", 0, [_llm("Agent A", "SmolLM2.gguf"), STAT], [0.5, 0.8], 1),
@@ -72,7 +95,9 @@ def _export() -> SimpleNamespace:
                                                       "agents": ["gemma3-270m", "smollm2-135m"]}}]}
     metrics = pd.DataFrame([{"run_id": r, "scenario": s, "seed": seed, "method": m, "metric": "accuracy",
                              "value": 0.5} for (r, s, seed) in TRUTH for m in ("single", "dcem")])
-    return SimpleNamespace(cells=cells, cases=cases, turns=turns, manifest=manifest, metrics=metrics)
+    outcomes, traces = _outcomes_and_traces()
+    return SimpleNamespace(cells=cells, cases=cases, turns=turns, manifest=manifest, metrics=metrics,
+                           outcomes=outcomes, traces=traces)
 
 
 def _agents_table(markdown: str, dataset: str) -> list[str]:
@@ -93,6 +118,14 @@ def test_rows_per_cell_count_a_failed_call_wrong_and_mark_the_cal_best_agent() -
     assert got[("r1", "S2", 0)][3:] == (0.25, False) and got[("r1", "S2", 1)][3:] == (1.0, True)
     assert got[("r2", "S1", 0)] == ("medqa-tri", "gemma3-270m", 0.3, 0.5, False)
     assert got[("r2", "S1", 1)][1:] == ("smollm2-135m", 0.6, 0.0, True)
+    assert (rows["split_cases"] == 0).all()  # without outcomes and traces
+    split = agent_rows(export.cells, export.cases, export.turns, export.manifest, outcomes=export.outcomes,
+                       traces=export.traces).set_index(["run_id", "scenario", "agent"])
+    assert split.loc[("r1", "S1", 0), ["split_cases", "split_sided"]].tolist() == [3, 1]
+    assert split.loc[("r1", "S1", 1), ["split_cases", "split_sided"]].tolist() == [3, 2]
+    assert split.loc[("r1", "S2", 0), ["split_cases", "split_sided"]].tolist() == [3, 0]
+    assert split.loc[("r1", "S2", 1), ["split_cases", "split_sided"]].tolist() == [3, 2]
+    assert split.loc[("r2", "S1", 0), ["split_cases", "split_sided"]].tolist() == [0, 0]
 
 
 def test_markdown_has_one_agents_table_per_dataset_with_mean_and_spread_over_cells() -> None:
@@ -104,12 +137,12 @@ def test_markdown_has_one_agents_table_per_dataset_with_mean_and_spread_over_cel
     assert ddx.index("D-CEM action mix over the rounds played") < ddx.index(AGENTS_TITLE)
     assert _agents_table(markdown, "ddxplus8") == [
         # CAL 0.5, 0.7 -> 0.60 ± .10; TEST 3/4, 1/4 -> 0.50 ± .25; never CAL-best
-        "| A | Agent A | smollm2-135m | 0.60 ± .10 | 0.50 ± .25 | 0 of 2 |",
+        "| A | Agent A | smollm2-135m | 0.60 ± .10 | 0.50 ± .25 | 0 of 2 | 1 of 6 |",
         # CAL 0.8, 0.9 -> 0.85 ± .05; TEST 2/4 (one failed call), 4/4 -> 0.75 ± .25; best in both cells
-        "| B | Agent B | stat:nb-evidence | 0.85 ± .05 | 0.75 ± .25 | 2 of 2 |"]
+        "| B | Agent B | stat:nb-evidence | 0.85 ± .05 | 0.75 ± .25 | 2 of 2 | 4 of 6 |"]
     assert _agents_table(markdown, "medqa-tri") == [  # one cell: no spread
-        "| A | Agent A | gemma3-270m | 0.30 | 0.50 | 0 of 1 |",
-        "| B | Agent B | smollm2-135m | 0.60 | 0.00 | 1 of 1 |"]
+        "| A | Agent A | gemma3-270m | 0.30 | 0.50 | 0 of 1 | — |",
+        "| B | Agent B | smollm2-135m | 0.60 | 0.00 | 1 of 1 | — |"]
 
 
 def test_without_agents_input_the_markdown_is_unchanged_and_has_no_agents_table() -> None:

@@ -56,6 +56,25 @@ def _cell_text(values: list[float]) -> str:
     return f"{mean:.2f} ± {std[1:] if std.startswith('0.') else std}"
 
 
+def _split_counts(export_dir: Path) -> dict[tuple[object, ...], list[int]]:
+    """(run, scenario, seed, agent) -> [split cases, cases D-CEM decided with the agent's label]."""
+    outcome = {(o["run_id"], o["case_id"]): o for o in _parquet(export_dir, "outcomes") if o["method"] == "dcem"}
+    counts: dict[tuple[object, ...], list[int]] = {}
+    for t in _parquet(export_dir, "traces"):
+        o = outcome.get((t["run_id"], t["case_id"]))
+        if t["method"] != "dcem" or o is None or t["round"] != o["rounds"] or len(set(t["reports"])) < 2:
+            continue
+        for a, label in enumerate(t["reports"]):
+            c = counts.setdefault((t["run_id"], o["scenario"], o["seed"], a), [0, 0])
+            c[0] += 1
+            c[1] += int(label == o["decision"])
+    return counts
+
+
+def _sided(split: list[int]) -> str:
+    return f"{split[1]} of {split[0]}" if split[0] else "—"
+
+
 def _expected_rows(export_dir: Path) -> dict[str, list[str]]:
     """dataset -> the agents table's rows, computed from the Parquet files and the manifest."""
     runs = {r["run_id"]: r["spec"] for r in json.loads((export_dir / "manifest.json").read_text("utf-8"))["runs"]}
@@ -69,12 +88,16 @@ def _expected_rows(export_dir: Path) -> dict[str, list[str]]:
             ok = label is not None and label == label and int(label) == int(answer)  # NaN / None: a failed call
             right.setdefault((t["run_id"], scenario, seed, t["agent"]), []).append(ok)
     per: dict[tuple[str, int], dict[str, list]] = {}
+    split = _split_counts(export_dir)
     for cell in _parquet(export_dir, "cells"):
         info, spec = json.loads(cell["info_json"]), runs[cell["run_id"]]
         for a, entry in enumerate(info["agents"]):
-            acc = per.setdefault((spec["dataset"], a), {"name": [], "model": [], "cal": [], "test": [], "best": []})
+            acc = per.setdefault((spec["dataset"], a), {"name": [], "model": [], "cal": [], "test": [], "best": [],
+                                                        "split": [0, 0]})
             acc["name"].append(entry["name"])
-            acc["model"].append(spec["agents"][a])
+            acc["model"].append(entry["model"] if entry.get("backend") == "stat" else spec["agents"][a])
+            cases, sided = split.get((cell["run_id"], cell["scenario"], cell["seed"], a), [0, 0])
+            acc["split"] = [acc["split"][0] + cases, acc["split"][1] + sided]
             acc["cal"].append(info["calibration_accuracy"][a])
             turns = right[(cell["run_id"], cell["scenario"], cell["seed"], a)]
             acc["test"].append(sum(turns) / len(turns))
@@ -84,7 +107,7 @@ def _expected_rows(export_dir: Path) -> dict[str, list[str]]:
         assert len(set(acc["name"])) == 1 and len(set(acc["model"])) == 1
         out.setdefault(dataset, []).append(
             f"| {'ABCDEFGH'[a]} | {acc['name'][0]} | {acc['model'][0]} | {_cell_text(acc['cal'])} | "
-            f"{_cell_text(acc['test'])} | {sum(acc['best'])} of {len(acc['best'])} |")
+            f"{_cell_text(acc['test'])} | {sum(acc['best'])} of {len(acc['best'])} | {_sided(acc['split'])} |")
     return out
 
 
