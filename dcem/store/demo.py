@@ -1,8 +1,9 @@
 """Demo data for a fresh store: the two run exports the project ships.
 
-``data/results/dcem_synthetic`` holds two synthetic runs of the full grid and
-``data/results/dcem_clinical`` two clinical runs of language-model agents (both written by
-``python -m dcem export``).  :func:`ensure_demo` imports them into a store that holds no
+``data/results/dcem_synthetic`` holds two synthetic runs of the full grid,
+``data/results/dcem_clinical`` two clinical runs of language-model agents and the
+informative-panel exports (:data:`PANEL_EXPORTS`) clinical runs whose panel has an
+informative member (written by ``python -m dcem export`` / ``python -m dcem_clinical export``).  :func:`ensure_demo` imports them into a store that holds no
 runs, so the dashboard opens on ready content; a store with runs is never touched.
 """
 from __future__ import annotations
@@ -13,10 +14,12 @@ from common.db import PROJECT_ROOT
 from dcem.store.database import Store
 from dcem.store.run_import import import_run_export, stored_run_ids
 
-__all__ = ["DEMO_EXPORTS", "ensure_demo"]
+__all__ = ["DEMO_EXPORTS", "PANEL_EXPORTS", "ensure_demo"]
 
-DEMO_EXPORTS: tuple[Path, ...] = (PROJECT_ROOT / "data" / "results" / "dcem_synthetic",
-                                  PROJECT_ROOT / "data" / "results" / "dcem_clinical")
+_RESULTS = PROJECT_ROOT / "data" / "results"
+# a statistical agent fit on CAL beside SmolLM2, both datasets (REPRODUCTION.md, "Informative panels")
+PANEL_EXPORTS: tuple[Path, ...] = (_RESULTS / "dcem_clinical_mixed",)
+DEMO_EXPORTS: tuple[Path, ...] = (_RESULTS / "dcem_synthetic", _RESULTS / "dcem_clinical", *PANEL_EXPORTS)
 
 
 def ensure_demo(store: Store, exports: tuple[Path, ...] = DEMO_EXPORTS) -> list[str]:

@@ -1,8 +1,8 @@
 """Stored runs as a small, checkable directory: ``manifest.json`` plus Parquet tables.
 
 :func:`write_run_export` copies the rows of the given runs that the reports read (cells,
-cases with their text, per-round traces, outcomes, metrics, each agent turn's
-parse error, and the synthetic compliance ablation) with DuckDB's own Parquet writer (ZSTD), and writes a manifest with the
+cases with their text, per-round traces, outcomes, metrics, each agent turn's note,
+reply and parse error, and the synthetic compliance ablation) with DuckDB's own Parquet writer (ZSTD), and writes a manifest with the
 format tag :data:`FORMAT`, every run's kind, spec and config, the exact command that
 made the runs, the model files (name, size, sha256) and the sha256 of every file
 written.  :func:`load_run_export` reads it back with DuckDB's ``read_parquet`` (no
@@ -53,7 +53,7 @@ _QUERIES: dict[str, str] = {
                 f"WHERE o.{_IN_RUNS} ORDER BY o.run_id, o.case_id, o.method",
     "metrics": "SELECT run_id, scenario, seed, method, metric, value FROM metrics "
                f"WHERE {_IN_RUNS} ORDER BY run_id, scenario, seed, method, metric",
-    "turns": "SELECT run_id, case_id, method, round, agent, label, error, cached FROM agent_turns "
+    "turns": "SELECT run_id, case_id, method, round, agent, note, reply, label, error, cached FROM agent_turns "
              f"WHERE {_IN_RUNS} ORDER BY run_id, case_id, method, round, agent",
     "ablation": "SELECT run_id, scenario, seed, xi, horizon, metric, value FROM ablation "
                 f"WHERE {_IN_RUNS} ORDER BY run_id, scenario, seed, xi, horizon, metric",

@@ -21,7 +21,7 @@ from dcem.store.demo import DEMO_EXPORTS, ensure_demo
 from dcem.store.run_export import load_run_export
 from dcem.store.run_import import import_run_export, stored_run_ids
 
-SYNTHETIC, CLINICAL = DEMO_EXPORTS
+SYNTHETIC, CLINICAL, *PANELS = DEMO_EXPORTS
 _TABLES = ("runs", "cells", "cases", "case_texts", "traces", "outcomes", "metrics", "ablation", "agent_turns")
 
 
@@ -43,14 +43,14 @@ def demo_store(demo: tuple[Store, list[str]]) -> Store:
     return demo[0]
 
 
-def test_demo_imports_both_shipped_exports(demo: tuple[Store, list[str]]) -> None:
+def test_demo_imports_every_shipped_export(demo: tuple[Store, list[str]]) -> None:
     demo_store, imported = demo
-    expected = load_run_export(SYNTHETIC).run_ids + load_run_export(CLINICAL).run_ids
-    assert imported == expected
-    assert len(expected) == 4 and stored_run_ids(demo_store) == set(expected)
+    expected = [r for d in DEMO_EXPORTS for r in load_run_export(d).run_ids]
+    assert PANELS and imported == expected
+    assert len(expected) == 4 + 2 * len(PANELS) and stored_run_ids(demo_store) == set(expected)
 
 
-@pytest.mark.parametrize("directory", DEMO_EXPORTS, ids=["synthetic", "clinical"])
+@pytest.mark.parametrize("directory", DEMO_EXPORTS, ids=[d.name for d in DEMO_EXPORTS])
 def test_imported_metrics_equal_the_exports_metrics(demo_store: Store, directory: Path) -> None:
     export = load_run_export(directory)
     for run_id in export.run_ids:
@@ -95,6 +95,9 @@ def test_walkthrough_reads_an_imported_clinical_run(demo_store: Store) -> None:
                                              & (export.outcomes["method"] == "dcem")])
     turns = agent_turns(demo_store, run_id, str(cases["case_id"].iloc[0]), "dcem")
     assert not turns.empty and all(p is not None and abs(sum(p) - 1) < 1e-6 for p in turns["probabilities"])
+    # the notes the agents received travel with the export (the walkthrough shows them)
+    later = turns[turns["round"] > 1]
+    assert not later.empty and later["note"].notna().all() and turns["reply"].notna().any()
     assert load_run_replay(demo_store, run_id).n_cases == len(cases)
 
 

@@ -1,0 +1,77 @@
+"""The shipped informative-panel exports in the dashboard: the Overview lists their runs,
+and the walkthrough opens a certified, a steered and an escalated case of them, each
+with what the mediator did in words."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dcem.store.database import Store
+from dcem.store.demo import DEMO_EXPORTS, PANEL_EXPORTS
+from dcem.store.run_export import load_run_export
+from dcem.store.run_import import import_run_export
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+CASES = {  # kind -> (query for (run, case, round), the notice's kind, what it says)
+    "certified": ("SELECT run_id, case_id, rounds FROM outcomes WHERE method = 'dcem' AND action = 'STOP_AND_DECIDE' "
+                  "AND certified ORDER BY run_id, case_id LIMIT 1", "success", "(certified)."),
+    "steered": ("SELECT t.run_id, t.case_id, t.round FROM traces t JOIN outcomes o USING (run_id, case_id, method) "
+                "WHERE t.method = 'dcem' AND t.action = 'DIFFERENTIAL_STEER' AND t.round <= o.rounds "
+                "ORDER BY t.run_id, t.case_id, t.round LIMIT 1", "warning", "Challenge to Agent"),
+    "escalated": ("SELECT run_id, case_id, rounds FROM outcomes WHERE method = 'dcem' "
+                  "AND action = 'STOP_AND_ESCALATE' ORDER BY run_id, case_id LIMIT 1", "error",
+                  "Escalated: the case goes to a human reviewer"),
+}
+
+
+@pytest.fixture(scope="module")
+def panels_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, tuple[str, str, int]]]:
+    """The panel exports imported into a store, and per kind of case the first one:
+    (run, case, the round that shows it)."""
+    path = tmp_path_factory.mktemp("panels") / "panels.duckdb"
+    found: dict[str, tuple[str, str, int]] = {}
+    with Store(path) as store:
+        for directory in PANEL_EXPORTS:
+            import_run_export(store, directory)
+        for kind, (sql, _, _) in CASES.items():
+            row = store.con.execute(sql).fetchone()
+            assert row is not None, f"the panel exports hold no {kind} case"
+            found[kind] = (str(row[0]), str(row[1]), int(row[2]))
+    return path, found
+
+
+def test_the_panel_exports_ship_with_the_demo() -> None:
+    assert PANEL_EXPORTS and set(PANEL_EXPORTS) <= set(DEMO_EXPORTS)
+    for directory in PANEL_EXPORTS:
+        assert load_run_export(directory).run_ids
+
+
+@pytest.mark.parametrize("kind", list(CASES))
+def test_the_walkthrough_opens_a_certified_a_steered_and_an_escalated_case(
+        panels_db: tuple[Path, dict[str, tuple[str, str, int]]], monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    _, notice, text = CASES[kind]
+    run, case, rnd = panels_db[1][kind]
+    monkeypatch.setenv("DCEM_DB", str(panels_db[0]))
+    at = AppTest.from_file(str(ROOT / "pages" / "walkthrough.py"), default_timeout=120).run()
+    at.selectbox(key="run_id").set_value(run).run()
+    at.selectbox(key="walk_case").set_value(case).run()
+    if rnd > 1:
+        at.slider(key="walk_round").set_value(rnd).run()
+    assert not at.exception and not any("Traceback" in e.value for e in at.error)
+    assert at.subheader[0].value.startswith(f"Round {rnd} of ")
+    shown = [n.value for n in getattr(at, notice)]
+    assert any(text in value for value in shown), shown
+    assert at.expander[0].label.startswith("Case text")
+
+
+def test_the_overview_lists_the_panel_runs(panels_db: tuple[Path, dict[str, tuple[str, str, int]]],
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DCEM_DB", str(panels_db[0]))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    assert not at.exception
+    runs = set(at.dataframe[-1].value["run_id"])
+    assert runs == {r for d in PANEL_EXPORTS for r in load_run_export(d).run_ids}
