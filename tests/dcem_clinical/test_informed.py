@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -205,3 +207,15 @@ def test_cli_flags_reach_the_spec() -> None:
     args = _parser().parse_args(["run", "--few-shot", "3", "--mode", "scored-calibrated"])
     assert args.few_shot == 3 and args.mode == CALIBRATED
     assert _parser().parse_args(["run"]).few_shot == 0
+
+
+def test_building_an_example_index_prints_no_debug_line() -> None:
+    code = ("import logging; logging.basicConfig(level=logging.DEBUG)\n"
+            "from clinical.datasets import load_dataset\n"
+            "from dcem_clinical.few_shot import ExampleIndex\n"
+            "cal, _, _ = load_dataset('ddxplus8').split(0, 10, 6)\n"
+            "print(len(ExampleIndex(cal)))\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "10" and "Building index" not in done.stderr
