@@ -271,3 +271,24 @@ def test_a_panel_over_fake_http_servers_sends_a_round_concurrently(tmp_path: Pat
         assert a.max_in_flight == b.max_in_flight == 1
     else:
         assert a.max_in_flight + b.max_in_flight >= 3
+
+
+STOP_CFG = MediatorConfig(t_max=4, eps_safe=2.0, eps_low=9.0, s_asym=0.3, m_safe=0.0)
+
+
+def test_a_fleet_panel_that_stops_decided_cases_asks_only_the_live_ones(tmp_path: Path) -> None:
+    gauge, plain_gauge = Gauge(), Gauge()
+    fleet = fake_fleet_backend(gauge)
+    with Store(tmp_path / "fleet.duckdb") as fleet_store, Store(tmp_path / "plain.duckdb") as plain_store:
+        panel = LlmPanel(_members([fleet, fleet], fleet_store), CASE_IDS, TEXTS, run_id="r")
+        run = deliberate(_mediator(), panel, STOP_CFG, stop_when_decided=True)
+        plain = PlainBackend(fleet, plain_gauge)
+        ref = LlmPanel(_members([plain, plain], plain_store), CASE_IDS, TEXTS, run_id="r")
+        ref_run = deliberate(_mediator(), ref, STOP_CFG, stop_when_decided=True)
+        ends = run.outcome_round
+        assert (ends < STOP_CFG.t_max).any() and (ends > 1).any()  # some cases stop early, some go on
+        np.testing.assert_array_equal(run.probabilities, ref_run.probabilities)
+        assert _turns(panel) == _turns(ref) and _rows(fleet_store) == _rows(plain_store)
+        for case in range(len(CASE_IDS)):  # each agent answered a case up to its outcome round only
+            rounds = sorted({t["round"] for t in panel.turns if t["case"] == case})
+            assert rounds == list(range(1, int(ends[case]) + 1))
