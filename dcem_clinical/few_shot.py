@@ -29,23 +29,20 @@ The examples are shown most similar last, next to the case.
 """
 from __future__ import annotations
 
-import logging
 import re
 from dataclasses import dataclass
 from typing import Any, Collection, Sequence
 
-import bm25s
 import numpy as np
-from bm25s.stopwords import STOPWORDS_EN_PLUS
 
 from clinical.datasets import ClinicalCase
+from common.bm25 import STOPWORDS_EN_PLUS, bm25s
 from dcem.errors import ConfigError, InputError
 from dcem_clinical.prompts import examples_block
 
 __all__ = ["Example", "ExampleIndex", "FewShot", "FewShotConfig", "fit_texts", "clip_text", "tokenize",
            "CHARS_PER_TOKEN", "TEMPLATE_TOKENS", "MAX_EXAMPLE_CHARS", "MIN_EXAMPLE_CHARS", "TRUNCATION_MARK"]
 
-logging.getLogger("bm25s").setLevel(logging.WARNING)  # bm25s sets DEBUG: no "Building index" line on a run's output
 
 CHARS_PER_TOKEN = 2.5
 TEMPLATE_TOKENS = 64  # chat-template tokens and the answer's first token

@@ -32,19 +32,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Collection, Iterable, Mapping
 
-import bm25s
 import numpy as np
-from bm25s.stopwords import STOPWORDS_EN_PLUS
 
 from clinical.corpora import CORPORA, Passage, corpus_digest, load_corpus
+from common.bm25 import STOPWORDS_EN_PLUS, bm25s
 from common.errors import ConfigError, InputError
 
 __all__ = ["Hit", "Retriever", "retrievers", "query_for", "tokenize", "default_cache_dir",
            "CACHE_ENV", "MAX_QUERY_CHARS", "TOKENIZER_VERSION"]
 
 log = logging.getLogger(__name__)
-# bm25s sets its own logger to DEBUG, which floods any program that logs at INFO or lower
-logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 CACHE_ENV = "DCEM_INDEX_CACHE"
 MAX_QUERY_CHARS = 1500

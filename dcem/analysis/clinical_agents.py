@@ -38,6 +38,7 @@ AGENT_ROW_COLUMNS = ["dataset", "run_id", "scenario", "seed", "agent", "name", "
 FIRST_ROUND_METHOD = "dcem"
 STAT_BACKEND = "stat"  # the backend name a statistical member's info records (dcem_clinical.stat_agent)
 _CELL = ["run_id", "scenario", "seed"]
+_MEMBER_COLUMNS = ["dataset", *_CELL, "agent", "name", "model", "cal_accuracy", "best"]  # what a cell's info gives
 
 
 def position_letter(agent: int) -> str:
@@ -124,8 +125,7 @@ def agent_rows(cells: pd.DataFrame, cases: pd.DataFrame, turns: pd.DataFrame, ma
     """
     specs = {str(r.get("run_id")): r.get("spec") or {} for r in manifest.get("runs", [])}
     members = [m for _, cell in cells.iterrows() for m in _cell_members(cell, specs.get(str(cell["run_id"]), {}))]
-    rows = pd.DataFrame(members, columns=AGENT_ROW_COLUMNS[:AGENT_ROW_COLUMNS.index("best") + 1])
-    rows = rows.drop(columns="test_accuracy")
+    rows = pd.DataFrame(members, columns=_MEMBER_COLUMNS)
     if rows.empty:
         return pd.DataFrame(columns=AGENT_ROW_COLUMNS)
     rows = rows.astype({"seed": int, "agent": int})

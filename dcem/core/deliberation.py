@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import Protocol, Sequence, cast
 
 import numpy as np
 
@@ -265,7 +265,7 @@ def deliberate(panel: Panel, agents: Agents, cfg: MediatorConfig, *, method: str
         step = _policy_round(state, cfg, t, buf)
         newly = _steer_round(agents, state, step, t, buf, steer_after_terminal and not stop_when_decided, features)
         if stop_when_decided and newly.size:
-            agents.retire(newly)  # type: ignore[attr-defined]
+            cast(RetiringAgents, agents).retire(newly)
     log.debug("deliberated %d cases x %d rounds: %d steers", n, horizon,
               int((buf.action == Action.DIFFERENTIAL_STEER).sum()))
     return _live_run(buf, n, features, method)
