@@ -1,4 +1,4 @@
-"""Command line: ``python -m dcem explain | run synthetic | report | runs``.
+"""Command line: ``python -m dcem explain | run synthetic | report | runs | export | ceilings | merge``.
 
 Bad input exits with status 2 and a one-line message on stderr, never a traceback.
 """
@@ -8,13 +8,14 @@ import argparse
 import json
 import logging
 import sys
+from pathlib import Path
 from typing import Any, Callable, NoReturn, Sequence
 
 from dcem import strict_json
 from dcem.core.config import MediatorConfig
 from dcem.errors import DcemError
 
-__all__ = ["main", "run_command", "Parser", "progress_bar", "base_config"]
+__all__ = ["main", "run_command", "Parser", "progress_bar", "base_config", "add_merge_command"]
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -282,6 +283,29 @@ def _cmd_runs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_merge(args: argparse.Namespace) -> int:
+    from common.db import Database, default_db_path
+    from common.store_merge import merge_store
+
+    target = args.db if args.db is not None else default_db_path()
+    if not Path(target).is_file():
+        raise DcemError(f"no store file {target} to merge into; copy the first part there instead of merging it")
+    with Database(target) as db:
+        for source in args.source:
+            print("\n".join(merge_store(db, source).lines()))
+    return 0
+
+
+def add_merge_command(sub: Any) -> None:
+    """``merge SOURCE ... --db TARGET``: the rows of other store files that TARGET lacks
+    (:mod:`common.store_merge`); shared by the project's command lines."""
+    p = sub.add_parser("merge", help="copy into --db the rows of other store files it lacks (a run split "
+                                     "over processes or machines)")
+    p.add_argument("source", nargs="+", help="store file(s) to merge in; only read, and refused while in use")
+    p.add_argument("--db", default=None, help="the store to merge into (default: $DCEM_DB or data/dcem.duckdb)")
+    p.set_defaults(func=_cmd_merge, verbose=False)
+
+
 def _export_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--from-export", default=None, metavar="DIR",
                    help="report the clinical runs of a run export (python -m dcem_clinical export)")
@@ -338,6 +362,7 @@ def _parser() -> argparse.ArgumentParser:
 
     for p in sub.choices.values():
         p.add_argument("--db", default=None, help="DuckDB file (default: $DCEM_DB or data/dcem.duckdb)")
+    add_merge_command(sub)
     return parser
 
 

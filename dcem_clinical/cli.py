@@ -1,10 +1,11 @@
-"""Command line: ``python -m dcem_clinical run | models | export``.
+"""Command line: ``python -m dcem_clinical run | models | export | cache | merge``.
 
 ``run`` runs the clinical LLM experiment (a progress bar counts agent turns,
 cache hits included) and resumes when the same command is repeated.  ``export`` writes
 stored runs, the command that made them and their model files' sha256 into a small
 directory (:mod:`dcem.store.run_export`) from which ``python -m dcem report --from-export``
-prints the tables.  Bad input exits with status 2 and a one-line message on stderr,
+prints the tables.  ``merge PART.duckdb --db STORE`` copies into STORE the rows of another
+store file it lacks (a grid split over processes or machines, one dataset each).  Bad input exits with status 2 and a one-line message on stderr,
 never a traceback.
 """
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Sequence
 
-from dcem.cli import Parser, progress_bar, run_command
+from dcem.cli import Parser, add_merge_command, progress_bar, run_command
 from dcem.errors import DcemError
 
 __all__ = ["main"]
@@ -138,6 +139,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--db", default=None, help="DuckDB file (default: $DCEM_DB or data/dcem.duckdb)")
     p.set_defaults(func=_cmd_export)
     _cache_parser(sub)
+    add_merge_command(sub)
     return parser
 
 

@@ -6,6 +6,8 @@
   model calls.
 - ``eval --suite core --groups single,vote-6,sag-6 --items 10``: the clinical-utility
   suite (:mod:`sag.evaluation`), resumable, one process per group.
+- ``merge PART.duckdb --db STORE``: the rows of another store file that STORE lacks (an
+  evaluation split over processes or machines, one group each).
 - ``report``: accuracy with a 95 % interval per benchmark and group, rounds, calls,
   tokens and seconds per item; ``report --eval [ID]``: the seed's Tables 2-7 with this
   project's numbers beside them.
@@ -21,7 +23,7 @@ from pathlib import Path
 from typing import Sequence
 
 from common.errors import ConfigError
-from dcem.cli import Parser, progress_bar, run_command
+from dcem.cli import Parser, add_merge_command, progress_bar, run_command
 from sag.config import GroupConfig, preset
 
 __all__ = ["main", "group_from_args"]
@@ -174,6 +176,7 @@ def _parser() -> Parser:
     report.add_argument("--db", default=None)
     report.add_argument("-v", "--verbose", action="store_true")
     report.set_defaults(func=_cmd_report)
+    add_merge_command(sub)
     return parser
 
 
