@@ -14,7 +14,7 @@ import hashlib
 import resource
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from clinical.questions import QuestionItem
 from common.errors import ConfigError
@@ -63,6 +63,22 @@ def calibration_items(source: str, subsets: Subsets, n: int) -> tuple[QuestionIt
     return tuple(by_id[i] for i in ids[:n])
 
 
+def _cannot_answer(cfg: GroupConfig, part: Part, subsets: Subsets) -> bool:
+    """D-CEM needs one label set: a part (or its calibration items) mixing option counts
+    (MMLU-Pro items have 3 to 10 options) is skipped for the dcem method."""
+    if cfg.method != "dcem":
+        return False
+    cal = calibration_items(part.calibration_source, subsets, cfg.n_cal)
+    return len({len(it.options) for it in part.items + cal}) > 1
+
+
+def _plan(parts: Sequence[Part], skipped: Sequence[str]) -> dict[str, int]:
+    """What the whole group will answer, kept with every part: a report on a store whose
+    later parts have not begun yet tells that the group is unfinished, and by how much."""
+    return {"group_parts": len(parts) - len(skipped),
+            "group_items": sum(len(p.items) for p in parts if p.key not in skipped)}
+
+
 def model_weights(cfg: GroupConfig) -> dict[str, Any]:
     """Size (MB) and parameters of each local model of the group, and agents per model;
     models behind an HTTP server have neither (``null``)."""
@@ -108,19 +124,19 @@ def run_group_eval(store: SagStore, spec: SuiteSpec, cfg: GroupConfig, *, subset
     indexes = _Once((lambda _c: retrievers) if isinstance(retrievers, Mapping)
                     else (lambda _c: (retrievers or default_retrievers)(corpora_of(cfg))))
     done_before = answered = calls = cached = 0
-    skipped: list[str] = []
+    skipped = [p.key for p in parts if _cannot_answer(cfg, p, subsets)]
+    plan = _plan(parts, skipped)
     for position, part in enumerate(parts):
         if cancel is not None and cancel():
             break
-        cal = calibration_items(part.calibration_source, subsets, cfg.n_cal) if cfg.method == "dcem" else ()
-        if cfg.method == "dcem" and len({len(it.options) for it in part.items + cal}) > 1:
-            skipped.append(part.key)  # the mediator needs one label set: MMLU-Pro items have 3 to 10 options
+        if part.key in skipped:
             done_before += len(part.items)
             continue
+        cal = calibration_items(part.calibration_source, subsets, cfg.n_cal) if cfg.method == "dcem" else ()
         pcfg = part_config(cfg, part)
         run_id = part_run_id(pcfg, part)
         record_part(store, eval_id=spec.eval_id, group=cfg.name, part=part.key, metric=part.metric, run_id=run_id,
-                    spec=spec.to_dict(), config=pcfg.to_dict(), extra={"pointed": dict(part.pointed)},
+                    spec=spec.to_dict(), config=pcfg.to_dict(), extra={"pointed": dict(part.pointed), **plan},
                     position=position)
         offset = done_before
 

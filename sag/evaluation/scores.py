@@ -26,6 +26,7 @@ agents and judges (every answering agent when there are none).
 """
 from __future__ import annotations
 
+import json
 import math
 import re
 from typing import Any, Sequence
@@ -180,6 +181,22 @@ def _deployment(outs: Sequence[pd.DataFrame], msgs: Sequence[pd.DataFrame], cost
     return res
 
 
+def _progress(frame: pd.DataFrame) -> dict[str, Any]:
+    """Whether a group's evaluation is complete, and its items answered of those planned.
+
+    Every part records the group's plan (parts and items, the runner's ``group_parts`` and
+    ``group_items``); a group whose later parts have not begun is incomplete even when
+    each part begun is answered.  Parts stored before plans were kept give no plan: then
+    only the parts begun count (``items_planned`` is None)."""
+    plans = [json.loads(x) for x in frame["extra_json"]]
+    parts = max((p["group_parts"] for p in plans if "group_parts" in p), default=None)
+    planned = max((p["group_items"] for p in plans if "group_items" in p), default=None)
+    begun = bool((frame["answered"] == frame["items"]).all())
+    return {"complete": begun and (parts is None or len(frame) >= parts),
+            "items_answered": int(frame["answered"].sum()),
+            "items_planned": int(planned) if planned is not None else None}
+
+
 def score_evaluation(store: SagStore, eval_id: str) -> dict[str, Any]:
     """Every metric of every group of ``eval_id`` (module docstring)."""
     import json
@@ -196,7 +213,7 @@ def score_evaluation(store: SagStore, eval_id: str) -> dict[str, Any]:
         need_msgs = [p for p in runs if p.startswith(("relevance/", "safety/", "accuracy/"))]
         msgs = {p: run_messages(store, runs[p]) for p in need_msgs}
         g: dict[str, Any] = {"config": json.loads(frame.iloc[0]["config_json"]), "runs": runs,
-                             "complete": bool((frame["answered"] == frame["items"]).all())}
+                             **_progress(frame)}
         acc = {p.split("/", 1)[1]: _rate_of(outs[p], runs[p], asked[p]) for p in runs if p.startswith("accuracy/")}
         g["accuracy"] = acc
         g["gap"] = gap([v["value"] for v in acc.values() if v["n"]])

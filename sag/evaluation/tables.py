@@ -16,7 +16,7 @@ from typing import Any, Iterable, Sequence
 
 from clinical.questions import DEFAULT_DATA_DIR
 
-__all__ = ["render_report", "load_seed_tables", "SEED_TABLES_FILE", "BENCH_COLUMNS"]
+__all__ = ["render_report", "unfinished_note", "load_seed_tables", "SEED_TABLES_FILE", "BENCH_COLUMNS"]
 
 SEED_TABLES_FILE = DEFAULT_DATA_DIR / "sag_eval" / "seed_tables.json"
 BENCH_COLUMNS = (("medqa", "M-QA"), ("medmcqa", "MCQA"), ("agentclinic", "AgentClinic*"),
@@ -179,6 +179,20 @@ def _reading(scored: dict[str, Any]) -> list[str]:
     return ["## Reading", ""] + [f"- {line}" for line in honest_reading(scored)] + [""]
 
 
+def unfinished_note(scored: dict[str, Any]) -> str:
+    """One sentence naming the unfinished groups with their items answered of those
+    planned (the count alone for a store that kept no plan); empty when all are done."""
+    said = []
+    for name, group in scored["groups"].items():
+        if group.get("complete"):
+            continue
+        done, planned = group.get("items_answered"), group.get("items_planned")
+        count = (f" ({done} of {planned} items)" if done is not None and planned
+                 else f" ({done} items so far)" if done is not None else "")
+        said.append(f"{name}{count}")
+    return f"Not finished yet (numbers cover the items answered so far): {', '.join(said)}." if said else ""
+
+
 def render_report(scored: dict[str, Any], seed: dict[str, Any] | None = None, *, level: int = 1) -> str:
     """The whole report (module docstring); ``level`` is the Markdown level of its title
     (sections one below), so it can sit inside a longer document."""
@@ -187,9 +201,9 @@ def render_report(scored: dict[str, Any], seed: dict[str, Any] | None = None, *,
     lines = [f"# SAG evaluation {scored['eval_id']}", "",
              f"Suite {spec.get('suite', '?')}: {spec.get('n_items', '?')} items per subset, consistency on "
              f"{spec.get('consistency_items', '?')} items; groups: {', '.join(scored['groups'])}.", ""]
-    incomplete = [g for g, v in scored["groups"].items() if not v.get("complete")]
-    if incomplete:
-        lines += [f"Not finished yet (numbers cover the items answered so far): {', '.join(incomplete)}.", ""]
+    note = unfinished_note(scored)
+    if note:
+        lines += [note, ""]
     for section in (_correctness, _ablations, _relevance, _fairness, _safety, _robustness, _consistency,
                     _deployment):
         lines += section(scored, seed)

@@ -18,7 +18,7 @@ import pandas as pd
 
 from common.errors import InputError, ProjectError
 from sag.config import GroupConfig
-from sag.evaluation.tables import BENCH_COLUMNS, render_report
+from sag.evaluation.tables import BENCH_COLUMNS, render_report, unfinished_note
 
 __all__ = ["NO_EVAL_HINT", "SETTINGS", "CONDITIONS", "check_scored", "pct", "accuracy_frame", "metric_frames",
            "roc_points", "robustness_points", "consistency_points", "size_backbone_points", "parts_of",
@@ -263,10 +263,8 @@ def summary_line(scored: Mapping[str, Any]) -> str:
     names = [g for g, _ in _groups(scored)]
     text = (f"Evaluation {scored.get('eval_id', '?')}: suite {spec.get('suite', '?')}, {spec.get('n_items', '?')} "
             f"item(s) per subset, groups {', '.join(names)}.")
-    unfinished = [g for g, v in _groups(scored) if not v.get("complete")]
-    if unfinished:
-        text += f" Not finished yet (numbers cover the items answered so far): {', '.join(unfinished)}."
-    return text
+    note = unfinished_note(dict(scored))
+    return f"{text} {note}" if note else text
 
 
 def seed_report(scored: Mapping[str, Any]) -> str:

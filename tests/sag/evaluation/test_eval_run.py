@@ -133,3 +133,50 @@ def test_nan_never_reaches_the_export(evaluated: Path) -> None:
     with SagStore(evaluated) as store:
         text = json.dumps(build_export(store, SPEC.eval_id), allow_nan=False)
     assert not math.isnan(len(text))
+
+
+def test_a_group_stopped_between_two_parts_is_reported_unfinished(tmp_path: Path) -> None:
+    """Parts are recorded as the group reaches them: stopped right after its first part,
+    the group has begun one part only, every item of which is answered; the plan each
+    part keeps says the group is far from done."""
+    from sag.evaluation.scores import score_evaluation
+    from sag.evaluation.tables import unfinished_note
+    from sag.evaluation.views import summary_line
+
+    spec = SuiteSpec("accuracy", n_items=2)
+    cfg = preset("single")
+    with SagStore(tmp_path / "e.duckdb") as store:
+        def first_part_done() -> bool:
+            return store.con.cursor().execute("SELECT count(*) FROM sag_outcomes").fetchone()[0] >= 2
+
+        runner = ScriptedTurns(policy)
+        stopped = run_group_eval(store, spec, cfg, runners={m: runner for m in cfg.models()}, measure_memory=False,
+                                 cancel=first_part_done)
+        assert not stopped.complete
+        parts = eval_parts(store, spec.eval_id)
+        assert len(parts) == 1 and (parts["answered"] == parts["items"]).all()
+        scored = score_evaluation(store, spec.eval_id)
+        single = scored["groups"]["single"]
+        assert (single["complete"], single["items_answered"], single["items_planned"]) == (False, 2, 12)
+        note = "Not finished yet (numbers cover the items answered so far): single (2 of 12 items)."
+        assert unfinished_note(scored) == note and note in summary_line(scored) and note in render_report(scored)
+        rest = run_group_eval(store, spec, cfg, runners={m: runner for m in cfg.models()}, measure_memory=False)
+        scored = score_evaluation(store, spec.eval_id)
+        assert rest.complete and scored["groups"]["single"]["complete"] and unfinished_note(scored) == ""
+        assert scored["groups"]["single"]["items_answered"] == scored["groups"]["single"]["items_planned"] == 12
+
+
+def test_the_plan_of_a_mediated_group_leaves_out_the_parts_it_cannot_answer(tmp_path: Path) -> None:
+    """D-CEM needs one label set, so the MMLU-Pro parts (3 to 10 options) are skipped and
+    are not owed: the group is complete without them."""
+    from sag.evaluation.scores import score_evaluation
+
+    spec = SuiteSpec("accuracy", n_items=1)
+    cfg = preset("sag-6-dcem").with_changes(n_cal=4)
+    with SagStore(tmp_path / "e.duckdb") as store:
+        runner = ScriptedTurns(policy)
+        summary = run_group_eval(store, spec, cfg, runners={m: runner for m in cfg.models()}, measure_memory=False)
+        group = score_evaluation(store, spec.eval_id)["groups"][cfg.name]
+    assert summary.complete and set(summary.skipped) == {"accuracy/mmlu-pro-health", "accuracy/mmlu-pro-biology"}
+    assert group["complete"] and group["items_answered"] == group["items_planned"] == 4
+    assert set(group["accuracy"]) == {"medqa", "medmcqa", "mmlu-medical", "agentclinic"}
