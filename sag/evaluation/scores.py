@@ -199,8 +199,6 @@ def _progress(frame: pd.DataFrame) -> dict[str, Any]:
 
 def score_evaluation(store: SagStore, eval_id: str) -> dict[str, Any]:
     """Every metric of every group of ``eval_id`` (module docstring)."""
-    import json
-
     parts = eval_parts(store, eval_id)
     costs = eval_costs(store, eval_id)
     groups: dict[str, Any] = {}
