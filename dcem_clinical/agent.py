@@ -28,7 +28,9 @@ log-probabilities from a broken backend) raises :class:`runtime.backends.Backend
 the panel records the turn as a failed call and the run goes on.
 
 ``n_agents`` is the size of the agent's panel (2 to 26, default 2); the system prompt
-names it ("one of three agents").
+names it ("one of three agents").  ``layout`` places the agent's name and role in the
+system turn (``agent-first``, the default) or after the case (``case-first``), see
+:mod:`dcem_clinical.prompts`.
 """
 from __future__ import annotations
 
@@ -42,11 +44,13 @@ import numpy as np
 from dcem.errors import ConfigError
 from dcem_clinical.contextual import CONTENT_FREE_INPUTS, calibrate, content_free_distribution
 from dcem_clinical.few_shot import Example, FewShot
-from dcem_clinical.prompts import MAX_AGENTS, case_prompt, cue_request, letters, system_prompt
+from dcem_clinical.prompts import (AGENT_FIRST, CASE_FIRST, MAX_AGENTS, agent_part, case_prompt, check_layout,
+                                   cue_request, letters, system_prompt)
 from runtime.backends import Backend, BackendError
 from runtime.messages import GenerationOptions, Message, Role
 
-__all__ = ["AgentReport", "DiagnosticAgent", "MODES", "CALIBRATED", "parse_json_reply", "parse_cues"]
+__all__ = ["AgentReport", "DiagnosticAgent", "MODES", "CALIBRATED", "parse_json_reply", "parse_cues",
+           "cues_complete"]
 
 CALIBRATED = "scored-calibrated"
 MODES = ("scored", "json", CALIBRATED)
@@ -121,13 +125,22 @@ def parse_cues(text: str) -> list[str]:
     return cues
 
 
+def cues_complete(text: str) -> bool:
+    """Whether the finished lines of a reply being decoded already give :func:`parse_cues`
+    its three cues: then the rest of the reply cannot change what it returns, and decoding
+    can stop (``GenerationOptions.until``)."""
+    if "\n" not in text:
+        return False
+    return len(parse_cues(text.rsplit("\n", 1)[0])) >= MAX_CUES
+
+
 class DiagnosticAgent:
     """An agent over a fixed label set, backed by any :class:`~runtime.backends.Backend`."""
 
     def __init__(self, backend: Backend, labels: Sequence[str], *, name: str = "Agent A",
                  role: str = "", mode: str = "scored", options: GenerationOptions | None = None,
                  few_shot: FewShot | None = None, content_free: Sequence[float] | None = None,
-                 n_agents: int = 2) -> None:
+                 n_agents: int = 2, layout: str = AGENT_FIRST) -> None:
         if mode not in MODES:
             raise ConfigError("mode", f"must be one of {MODES}, got {mode!r}")
         if len(labels) < 2:
@@ -136,6 +149,10 @@ class DiagnosticAgent:
             raise ConfigError("n_agents", f"a panel has 2 to {MAX_AGENTS} agents, got {n_agents!r}")
         self.backend, self.labels, self.name, self.role, self.mode = backend, tuple(labels), name, role, mode
         self.n_agents = n_agents  # the panel's size, named in the system prompt
+        try:
+            self.layout = check_layout(layout)
+        except ValueError as exc:
+            raise ConfigError("layout", str(exc)) from None
         self.options = options or GenerationOptions()
         self.few_shot = few_shot if few_shot is not None and few_shot.config.k > 0 else None
         self.content_free: np.ndarray | None = None
@@ -148,17 +165,21 @@ class DiagnosticAgent:
             return []
         fmt = "json" if self.mode == "json" else "letter"
         used = len(self.system_prompt()) + len(case_prompt(self.labels, case_text, note,
-                                                                           answer_format=fmt))
+                                                           answer_format=fmt, agent=self.agent_paragraph()))
         return self.few_shot.select(case_text, self.labels, used)
 
     def system_prompt(self) -> str:
-        """This agent's system turn (its name, role and the panel's size)."""
-        return system_prompt(self.name, self.role, n_agents=self.n_agents)
+        """This agent's system turn (the panel's size; its name and role when ``agent-first``)."""
+        return system_prompt(self.name, self.role, n_agents=self.n_agents, layout=self.layout)
+
+    def agent_paragraph(self) -> str | None:
+        """The paragraph after the case naming this agent and its role (``case-first`` only)."""
+        return agent_part(self.name, self.role) if self.layout == CASE_FIRST else None
 
     def cue_messages(self, case_text: str, current: str, alternative: str) -> list[Message]:
         """The messages of the cue call of a DIFFERENTIAL_STEER (see :meth:`cues`)."""
         return cue_request((current, alternative), case_text, self.name, self.role, n_agents=self.n_agents,
-                           labels=self.labels)
+                           labels=self.labels, layout=self.layout)
 
     def messages(self, case_text: str, note: str | None = None) -> list[Message]:
         return self._messages(case_text, note, self.examples(case_text, note))
@@ -167,7 +188,8 @@ class DiagnosticAgent:
         fmt = "json" if self.mode == "json" else "letter"
         pairs = [(e.text, e.label) for e in shown]
         return [Message(Role.SYSTEM, self.system_prompt()),
-                Message(Role.USER, case_prompt(self.labels, case_text, note, answer_format=fmt, examples=pairs))]
+                Message(Role.USER, case_prompt(self.labels, case_text, note, answer_format=fmt, examples=pairs,
+                                               agent=self.agent_paragraph()))]
 
     def content_free_messages(self) -> list[list[Message]]:
         """The prompts of :data:`~dcem_clinical.contextual.CONTENT_FREE_INPUTS` (no note)."""
@@ -232,7 +254,8 @@ class DiagnosticAgent:
             label, probs = parse_json_reply(reply.text, self.labels)
         except ValueError as exc:
             pairs = [(e.text, e.label) for e in shown]
-            letter_turn = Message(Role.USER, case_prompt(self.labels, case_text, note, examples=pairs))
+            letter_turn = Message(Role.USER, case_prompt(self.labels, case_text, note, examples=pairs,
+                                                         agent=self.agent_paragraph()))
             fallback = self._scored([msgs[0], letter_turn])
             return AgentReport(fallback.label, fallback.probabilities, tuple(msgs), raw=reply.text,
                                error=f"unparseable reply ({exc}); used the scored fallback",
@@ -246,7 +269,8 @@ class DiagnosticAgent:
         """Ask the agent, in a separate call, for cues separating two labels (Appendix G)."""
         msgs = self.cue_messages(case_text, current, alternative)
         reply = self.backend.generate(msgs, GenerationOptions(temperature=self.options.temperature,
-                                                              seed=self.options.seed, max_tokens=CUE_TOKENS))
+                                                              seed=self.options.seed, max_tokens=CUE_TOKENS,
+                                                              until=cues_complete))
         cues = parse_cues(reply.text)
         report = AgentReport(-1, np.zeros(0), tuple(msgs), raw=reply.text,
                              error=None if cues else "no cues in the reply",

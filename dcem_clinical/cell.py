@@ -50,6 +50,7 @@ from dcem_clinical.agent import DiagnosticAgent
 from dcem_clinical.call_log import PanelMember
 from dcem_clinical.informed import RecordingAgent, make_few_shot
 from dcem_clinical.panel import FreeTalkPanel, LlmPanel
+from dcem_clinical.prompts import AGENT_FIRST
 from dcem_clinical.roles import scenario_roles
 from dcem_clinical.stat_agent import StatMember, fit_stat_agent
 from runtime.backends import Backend
@@ -67,11 +68,13 @@ class CellSettings:
 
     def __init__(self, *, base_config: MediatorConfig, mode: str = "scored", temperature: float = 0.0,
                  free_rounds: int = 6, n_cal: int | None = None, n_test: int | None = None,
-                 few_shot_k: int = 0, n_ctx: int = 2048, stop_when_decided: bool = False) -> None:
+                 few_shot_k: int = 0, n_ctx: int = 2048, stop_when_decided: bool = False,
+                 layout: str = AGENT_FIRST) -> None:
         self.base_config, self.mode, self.temperature = base_config, mode, temperature
         self.free_rounds, self.n_cal, self.n_test = free_rounds, n_cal, n_test
         self.few_shot_k, self.n_ctx = few_shot_k, n_ctx  # solved CAL examples per prompt (dcem_clinical.few_shot)
         self.stop_when_decided = stop_when_decided  # TEST: a decided case's agents are asked nothing more
+        self.layout = layout  # where an LLM agent's name and role stand (dcem_clinical.prompts)
 
 
 def turns_per_cell(n_cal: int, n_test: int, n_agents: int, t_max: int, free_rounds: int) -> int:
@@ -137,7 +140,8 @@ class _Cell:
             else:
                 out.append(RecordingAgent(DiagnosticAgent(member, self.dataset.labels, name=names[a],
                                                           role=self.roles[a], mode=settings.mode, options=options,
-                                                          few_shot=few_shot, n_agents=len(members)),
+                                                          few_shot=few_shot, n_agents=len(members),
+                                                          layout=settings.layout),
                                           store, run_id=self.run_id))
         return out
 

@@ -44,6 +44,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                         n_cal=args.cal_cases, n_test=args.cases, agents=agents,  # type: ignore[arg-type]
                         mode=args.mode, temperature=args.temperature, free_rounds=args.free_rounds,
                         n_ctx=args.n_ctx, few_shot_k=args.few_shot, stop_when_decided=args.stop_when_decided,
+                        layout=args.layout,
                         base_config=MediatorConfig(prior="empirical", t_max=args.t_max))
     bar, progress = progress_bar(f"{spec.dataset}", "turn", quiet=args.quiet)
     with Store(args.db) as store:
@@ -95,7 +96,25 @@ def _parser() -> argparse.ArgumentParser:
     parser = Parser(prog="python -m dcem_clinical", description="Local LLM agents on clinical datasets under D-CEM.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    _run_parser(sub)
 
+    p = sub.add_parser("models", help="list the model registry")
+    p.add_argument("--info", action="store_true", help="also read each file's GGUF metadata and sha256")
+    p.set_defaults(func=_cmd_models)
+
+    p = sub.add_parser("export", help="write stored runs, their command and model sha256 into a directory")
+    p.add_argument("--run", action="append", required=True, help="run id (repeat for several runs)")
+    p.add_argument("--out", required=True, help="directory of the export (manifest.json and Parquet files)")
+    p.add_argument("--command", required=True, help="the exact command(s) that made the runs")
+    p.add_argument("--db", default=None, help="DuckDB file (default: $DCEM_DB or data/dcem.duckdb)")
+    p.set_defaults(func=_cmd_export)
+    _cache_parser(sub)
+    add_merge_command(sub)
+    return parser
+
+
+def _run_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the ``run`` command and its options."""
     p = sub.add_parser("run", help="run a clinical experiment into the store")
     p.add_argument("--dataset", choices=["ddxplus8", "medqa-tri"], default="ddxplus8")
     p.add_argument("--scenario", default="S1", help="S1, S2, S3a, S3b, a comma list, or all")
@@ -117,6 +136,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="on TEST, ask a case's agents nothing after D-CEM certifies or escalates it (the "
                         "paper's protocol; default: every case plays all --t-max rounds, so a what-if can "
                         "replay later stops)")
+    p.add_argument("--layout", choices=["agent-first", "case-first"], default="agent-first",
+                   help="where each agent's name and role stand in its prompt: agent-first (the system turn; "
+                        "every shipped run) or case-first (after the case, so agents on one model evaluate "
+                        "a case once between them)")
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--t-max", type=int, default=6, help="mediator round budget")
     p.add_argument("--free-rounds", type=int, default=6, help="rounds of free discussion")
@@ -127,20 +150,6 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--db", default=None, help="DuckDB file (default: $DCEM_DB or data/dcem.duckdb)")
     p.set_defaults(func=_cmd_run)
-
-    p = sub.add_parser("models", help="list the model registry")
-    p.add_argument("--info", action="store_true", help="also read each file's GGUF metadata and sha256")
-    p.set_defaults(func=_cmd_models)
-
-    p = sub.add_parser("export", help="write stored runs, their command and model sha256 into a directory")
-    p.add_argument("--run", action="append", required=True, help="run id (repeat for several runs)")
-    p.add_argument("--out", required=True, help="directory of the export (manifest.json and Parquet files)")
-    p.add_argument("--command", required=True, help="the exact command(s) that made the runs")
-    p.add_argument("--db", default=None, help="DuckDB file (default: $DCEM_DB or data/dcem.duckdb)")
-    p.set_defaults(func=_cmd_export)
-    _cache_parser(sub)
-    add_merge_command(sub)
-    return parser
 
 
 def _cmd_cache(args: argparse.Namespace) -> int:

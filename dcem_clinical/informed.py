@@ -33,6 +33,7 @@ from dcem_clinical.agent import CALIBRATED, AgentReport, DiagnosticAgent
 from dcem_clinical.call_log import CallContext, LoggedAgent, call_cache_key
 from dcem_clinical.contextual import CONTENT_FREE_INPUTS, FLOOR, content_free_distribution
 from dcem_clinical.few_shot import FewShot, FewShotConfig
+from dcem_clinical.prompts import AGENT_FIRST
 
 __all__ = ["RecordingAgent", "make_few_shot", "turn_examples", "EXAMPLE_COLUMNS"]
 
@@ -82,6 +83,8 @@ class RecordingAgent(LoggedAgent):
             cfg = few_shot.config
             out["few_shot"] = {"k": cfg.k, "n_ctx": cfg.n_ctx, "max_example_chars": cfg.max_example_chars,
                                "indexed_cases": len(few_shot.index)}
+        if self.agent.layout != AGENT_FIRST:  # agent-first: the info of earlier runs, unchanged
+            out["layout"] = self.agent.layout
         if self.agent.mode == CALIBRATED and self.agent.content_free is not None:
             out["content_free"] = [float(v) for v in self.agent.content_free]
             out["content_free_inputs"], out["content_free_floor"] = list(CONTENT_FREE_INPUTS), FLOOR

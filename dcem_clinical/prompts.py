@@ -6,6 +6,14 @@ option is on (:mod:`dcem_clinical.few_shot`): then the user turn shows solved CA
 of the same seed with their true category before the case.  The system turn names the
 panel's size in words ("one of three agents"); a two-agent panel's text is the one its
 shipped call logs were cached under.  Nothing here asks for or gives treatment advice.
+
+Two layouts (:data:`LAYOUTS`).  ``agent-first`` (the default, the one every shipped run
+used) names the agent and its role in the system turn, so two agents' prompts for a case
+differ from the fourth token on.  ``case-first`` keeps the system turn the same for every
+agent of a panel and names the agent and its role in the user turn, after the case and
+before the mediator's note: two agents on one model then share the prompt up to the end
+of the case, and a model that keeps saved KV states (:mod:`runtime.kv_cache`) evaluates a
+case once for both.
 """
 from __future__ import annotations
 
@@ -14,9 +22,19 @@ from typing import Sequence
 from runtime.messages import Message, Role
 
 __all__ = ["letters", "number_word", "system_prompt", "MAX_AGENTS", "case_prompt", "examples_block",
-           "continue_note", "steer_note", "cue_request", "peer_note", "ROLE_NEUTRAL"]
+           "continue_note", "steer_note", "cue_request", "peer_note", "ROLE_NEUTRAL", "LAYOUTS",
+           "AGENT_FIRST", "CASE_FIRST", "agent_part", "check_layout"]
 
 ROLE_NEUTRAL = "You are an experienced senior clinician with no preferred diagnosis."
+AGENT_FIRST, CASE_FIRST = "agent-first", "case-first"
+LAYOUTS = (AGENT_FIRST, CASE_FIRST)
+
+
+def check_layout(layout: object) -> str:
+    """``layout`` if it is one of :data:`LAYOUTS`, else a ValueError naming them."""
+    if layout not in LAYOUTS:
+        raise ValueError(f"the prompt layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
+    return str(layout)
 
 
 def letters(n: int) -> list[str]:
@@ -41,17 +59,27 @@ def number_word(n: int) -> str:
     return tens if n % 10 == 0 else f"{tens}-{_UNITS[n % 10]}"
 
 
-def system_prompt(agent_name: str, role: str, *, n_agents: int = 2) -> str:
+def system_prompt(agent_name: str, role: str, *, n_agents: int = 2, layout: str = AGENT_FIRST) -> str:
     """The agent's system turn: "one of N agents" with N in words (2 to 26).
 
-    The two-agent text is the one every shipped call log was cached under; it must not change.
+    ``agent-first``: the agent's name and role are in it; the two-agent text is the one
+    every shipped call log was cached under, it must not change.  ``case-first``: the same
+    text for every agent of the panel (its name and role follow the case, :func:`agent_part`).
     """
     if isinstance(n_agents, bool) or not isinstance(n_agents, int) or not 2 <= n_agents <= MAX_AGENTS:
         raise ValueError(f"a panel has 2 to {MAX_AGENTS} agents, got {n_agents!r}")
+    rules = ("Pick exactly one category from the list you are given, never invent a new one, and be honest "
+             "when the case is unclear. Do not give treatment advice.")
+    if check_layout(layout) == CASE_FIRST:
+        return (f"You are one of {number_word(n_agents)} agents sorting clinical cases into a fixed set of "
+                f"categories for a research study. Your name and your role follow each case. {rules}")
     return (f"You are {agent_name}, one of {number_word(n_agents)} agents sorting clinical cases into a fixed "
-            f"set of categories for a research study. {role} Pick exactly one category from the list you "
-            "are given, never invent a new one, and be honest when the case is unclear. Do not give "
-            "treatment advice.")
+            f"set of categories for a research study. {role} {rules}")
+
+
+def agent_part(agent_name: str, role: str) -> str:
+    """The ``case-first`` layout's paragraph after the case: who answers, in which role."""
+    return f"You are {agent_name}. {role}".strip()
 
 
 def examples_block(labels: Sequence[str], examples: Sequence[tuple[str, int]]) -> str:
@@ -63,19 +91,23 @@ def examples_block(labels: Sequence[str], examples: Sequence[tuple[str, int]]) -
 
 
 def case_prompt(labels: Sequence[str], case_text: str, note: str | None = None, *,
-                answer_format: str = "letter", examples: Sequence[tuple[str, int]] = ()) -> str:
+                answer_format: str = "letter", examples: Sequence[tuple[str, int]] = (),
+                agent: str | None = None) -> str:
     """The user turn: the lettered label list, solved examples (if any), the case, the
-    mediator note (round 2 on).
+    agent's paragraph (``case-first`` layout), the mediator note (round 2 on).
 
     answer_format "letter" ends with a request for one letter (scored mode); "json" asks
     for the JSON object of the structured mode.  ``examples`` are (text, true label
     index) pairs shown by :func:`examples_block`; none gives the zero-shot prompt.
+    ``agent`` is :func:`agent_part`'s paragraph; None (``agent-first``) leaves it out.
     """
     options = "\n".join(f"{letter}. {label}" for letter, label in zip(letters(len(labels)), labels))
     parts = [f"Categories:\n{options}"]
     if examples:
         parts.append(examples_block(labels, examples))
     parts.append(f"Case:\n{case_text.strip()}")
+    if agent:
+        parts.append(agent.strip())
     if note:
         parts.append(f"Note from the mediator:\n{note.strip()}")
     if answer_format == "json":
@@ -109,13 +141,18 @@ def steer_note(current: str, alternative: str, cues: Sequence[str]) -> str:
 
 
 def cue_request(labels_pair: tuple[str, str], case_text: str, agent_name: str, role: str, *,
-                n_agents: int = 2, labels: Sequence[str] = ()) -> list[Message]:
+                n_agents: int = 2, labels: Sequence[str] = (), layout: str = AGENT_FIRST) -> list[Message]:
     """A separate call in which the targeted agent (of a panel of ``n_agents``) lists cues
     separating two categories.  With ``labels`` the user turn starts with the category
-    list and the case exactly as the agent's zero-shot classification prompt does, so a
-    model that keeps the KV state of that prompt evaluates only the question."""
+    list and the case (and, ``case-first``, the agent's paragraph) exactly as the agent's
+    zero-shot classification prompt does, so a model that keeps the KV state of that
+    prompt evaluates only the question."""
     current, alternative = labels_pair
-    head = case_prompt(labels, case_text).rsplit("\n\n", 1)[0] if labels else f"Case:\n{case_text.strip()}"
-    return [Message(Role.SYSTEM, system_prompt(agent_name, role, n_agents=n_agents)),
+    agent = agent_part(agent_name, role) if check_layout(layout) == CASE_FIRST else None
+    if labels:
+        head = case_prompt(labels, case_text, agent=agent).rsplit("\n\n", 1)[0]
+    else:
+        head = "\n\n".join([f"Case:\n{case_text.strip()}"] + ([agent] if agent else []))
+    return [Message(Role.SYSTEM, system_prompt(agent_name, role, n_agents=n_agents, layout=layout)),
             Message(Role.USER, f"{head}\n\nList up to three short findings that would "
                                f"tell {current} apart from {alternative}, one per line, no explanations.")]

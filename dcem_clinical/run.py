@@ -23,6 +23,7 @@ from dcem.store.grid import GridPlan, Progress, RunSummary, run_grid
 from dcem_clinical.agent import MODES
 from dcem_clinical.cell import CellSettings, Member, run_clinical_cell, turns_per_cell
 from dcem_clinical.few_shot import FewShotConfig
+from dcem_clinical.prompts import AGENT_FIRST, check_layout
 from dcem_clinical.stat_agent import is_stat_key, stat_key_help, stat_member
 from runtime.backends import Backend, BackendError
 from runtime.factory import make_backend
@@ -45,7 +46,11 @@ class ClinicalSpec:
     few_shot_k : solved CAL cases of the seed shown in each prompt (0 = none,
     :mod:`dcem_clinical.few_shot`; left out of the run id when 0); stop_when_decided :
     on TEST, ask a case's agents nothing after D-CEM's first terminal action (the paper's
-    protocol; default False keeps the fixed horizon; left out of the run id when False).
+    protocol; default False keeps the fixed horizon; left out of the run id when False);
+    layout : where an LLM agent's name and role stand, ``agent-first`` (the system turn;
+    every shipped run) or ``case-first`` (after the case, so agents on one model share the
+    case's KV state; :mod:`dcem_clinical.prompts`; left out of the run id when
+    ``agent-first``).
     """
 
     dataset: str = "ddxplus8"
@@ -60,6 +65,7 @@ class ClinicalSpec:
     n_ctx: int = 2048
     few_shot_k: int = 0
     stop_when_decided: bool = False
+    layout: str = AGENT_FIRST
     base_config: MediatorConfig = field(default_factory=lambda: MediatorConfig(prior="empirical", t_max=6))
 
     def __post_init__(self) -> None:
@@ -87,6 +93,10 @@ class ClinicalSpec:
         FewShotConfig(k=self.few_shot_k, n_ctx=self.n_ctx)  # checks few_shot_k
         if not isinstance(self.stop_when_decided, bool):
             raise ConfigError("stop_when_decided", f"must be true or false, got {self.stop_when_decided!r}")
+        try:
+            check_layout(self.layout)
+        except ValueError as exc:
+            raise ConfigError("layout", str(exc)) from None
 
     def _check_agents(self) -> None:
         if isinstance(self.agents, list):
@@ -107,6 +117,8 @@ class ClinicalSpec:
             d.pop("few_shot_k")
         if not self.stop_when_decided:
             d.pop("stop_when_decided")
+        if self.layout == AGENT_FIRST:
+            d.pop("layout")
         return d
 
     def run_id(self) -> str:
@@ -117,7 +129,7 @@ class ClinicalSpec:
         return CellSettings(base_config=self.base_config, mode=self.mode, temperature=self.temperature,
                             free_rounds=self.free_rounds, n_cal=self.n_cal, n_test=self.n_test,
                             few_shot_k=self.few_shot_k, n_ctx=self.n_ctx,
-                            stop_when_decided=self.stop_when_decided)
+                            stop_when_decided=self.stop_when_decided, layout=self.layout)
 
 
 def run_clinical(store: Store, spec: ClinicalSpec, *, backends: Sequence[Member] | None = None,

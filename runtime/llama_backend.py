@@ -167,7 +167,8 @@ class LlamaCppBackend:
         """Evaluate the prompt like a scored one (reusing cached blocks), then decode one
         token at a time: greedy at temperature 0, else sampled with ``options.seed``
         (:func:`runtime.turns.sample_token`, no top-p cut).  Stops at an end-of-generation
-        token, after ``max_tokens`` or at the end of the context."""
+        token, after ``max_tokens``, at the end of the context, or as soon as
+        ``options.until`` holds for the text so far."""
         import llama_cpp
 
         from runtime.turns import sample_token
@@ -188,6 +189,9 @@ class LlamaCppBackend:
                     if llama_cpp.llama_vocab_is_eog(vocab, token):
                         break
                     out.append(token)
+                    if options.until is not None and options.until(
+                            llm.detokenize(out).decode("utf-8", errors="ignore")):
+                        break  # the caller has its answer (GenerationOptions.until)
                     llm.eval([token])
             finally:
                 llm.n_tokens = (len(tokens) - 1) // BLOCK * BLOCK  # keep only blocks evaluated as a cold prompt

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, Callable
 
 __all__ = ["Role", "Message", "GenerationOptions", "Reply", "OptionScores"]
 
@@ -28,13 +28,17 @@ class GenerationOptions:
     """Sampling options; part of every cache key.
 
     temperature 0 means greedy decoding; ``json_schema`` asks the backend for JSON that
-    follows the schema (when it supports constrained decoding).
+    follows the schema (when it supports constrained decoding).  ``until`` is a hint, not
+    part of the cache key: a backend that decodes token by token may stop as soon as
+    ``until(text so far)`` is true (the caller must read the same answer from that text
+    as from the whole reply); other backends return the whole reply.
     """
 
     temperature: float = 0.0
     seed: int = 0
     max_tokens: int = 256
     json_schema: dict[str, Any] | None = None
+    until: Callable[[str], bool] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         from common.errors import ConfigError
