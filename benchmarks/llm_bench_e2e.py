@@ -24,10 +24,13 @@ SMOL = "smollm2-135m"
 
 
 # ------------------------------------------------------------------ 3. end to end
-def bench_end_to_end(backend: LlamaCppBackend, args: argparse.Namespace, *, stop: bool = False) -> dict[str, Any]:
+def bench_end_to_end(backend: LlamaCppBackend, args: argparse.Namespace, *, stop: bool = False,
+                     layout: str = "agent-first") -> dict[str, Any]:
+    few_shot = getattr(args, "few_shot", 0)  # solved CAL cases per prompt (benchmarks/llm_bench_layout.py)
     spec = ClinicalSpec(dataset="ddxplus8", scenarios=("S1",), seeds=(0,), n_cal=args.n_cal,
                         n_test=args.n_test, agents=(SMOL, SMOL), free_rounds=args.free_rounds,
-                        base_config=MediatorConfig(prior="empirical", t_max=args.t_max), stop_when_decided=stop)
+                        base_config=MediatorConfig(prior="empirical", t_max=args.t_max), stop_when_decided=stop,
+                        layout=layout, few_shot_k=few_shot)
     counting = CountingBackend(backend)
     shared = [counting, counting]  # what run_clinical builds for the same key twice: one model
     with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "bench.duckdb") as store:
@@ -56,7 +59,8 @@ def bench_end_to_end(backend: LlamaCppBackend, args: argparse.Namespace, *, stop
     test_s = total_s - cal_s
     return {"spec": {"n_cal": args.n_cal, "n_test": args.n_test, "t_max": args.t_max,
                      "free_rounds": args.free_rounds, "scenario": "S1", "seed": 0,
-                     "agents": [SMOL, SMOL], "threads": args.threads, "stop_when_decided": stop},
+                     "agents": [SMOL, SMOL], "threads": args.threads, "stop_when_decided": stop,
+                     "layout": layout, "few_shot_k": few_shot},
             "total_s": total_s, "cal_s": cal_s, "test_s": test_s,
             "test_cases_per_min": args.n_test / (total_s / 60.0),
             "test_cases_per_min_test_phase": args.n_test / (test_s / 60.0) if test_s > 0 else float("nan"),
@@ -67,15 +71,17 @@ def bench_end_to_end(backend: LlamaCppBackend, args: argparse.Namespace, *, stop
 
 def bench_reuse_pair(backend: LlamaCppBackend, args: argparse.Namespace) -> dict[str, Any]:
     """The end-to-end run with the saved KV states off, then on, then on with the TEST
-    cases stopped when decided (see part 3)."""
+    cases stopped when decided, then that with the case-first prompt layout (see part 3)."""
     out: dict[str, Any] = {}
-    for label, mb, stop in (("reuse_off", 0, False), ("reuse_on", kv_cache_mb(None), False),
-                            ("reuse_on_stop", kv_cache_mb(None), True)):
+    on = kv_cache_mb(None)
+    for label, mb, stop, layout in (("reuse_off", 0, False, "agent-first"), ("reuse_on", on, False, "agent-first"),
+                                    ("reuse_on_stop", on, True, "agent-first"),
+                                    ("reuse_on_stop_case_first", on, True, "case-first")):
         backend.kv = KvSnapshots(mb << 20, llama_backend.BLOCK)
         backend.forget()
         print(f"  end to end, saved KV states {'off' if mb == 0 else f'on ({mb} MB)'}"
-              f"{', stop when decided' if stop else ''}", flush=True)
-        out[label] = bench_end_to_end(backend, args, stop=stop)
+              f"{', stop when decided' if stop else ''}, {layout} prompts", flush=True)
+        out[label] = bench_end_to_end(backend, args, stop=stop, layout=layout)
         out[label]["kv_stats"] = backend.kv.stats()
         out[label]["maxrss_mb"] = maxrss_mb()
         e = out[label]
@@ -85,6 +91,8 @@ def bench_reuse_pair(backend: LlamaCppBackend, args: argparse.Namespace) -> dict
     stats = on["backend_stats"]
     out["reuse_speedup"] = on["test_cases_per_min"] / off["test_cases_per_min"]
     out["stop_speedup"] = out["reuse_on_stop"]["test_cases_per_min"] / off["test_cases_per_min"]
+    out["case_first_speedup"] = out["reuse_on_stop_case_first"]["test_cases_per_min"] / off["test_cases_per_min"]
+    out["reused_token_share_case_first"] = _share(out["reuse_on_stop_case_first"]["backend_stats"])
     out["reused_token_share"] = _share(stats)
     out["reused_token_share_scored"] = stats["score_reused_tokens"] / max(stats["prompt_tokens"], 1)
     out["reused_token_share_off"] = _share(off["backend_stats"])

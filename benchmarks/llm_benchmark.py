@@ -39,7 +39,12 @@ other jobs on the machine affects both sides alike.  Reported values are medians
    model evaluated in the run with reuse on (scored calls and cue generations; the scored
    calls alone under ``reused_token_share_scored``), ``peak_rss_mb`` the process's peak.
    A third run keeps the states on and stops each TEST case when D-CEM decides it
-   (``stop_when_decided``): ``stop_speedup`` = its TEST cases/min / reuse off's.
+   (``stop_when_decided``): ``stop_speedup`` = its TEST cases/min / reuse off's.  A
+   fourth run is the third with the ``case-first`` prompt layout (each agent's name and
+   role after the case, so agent B restores agent A's evaluation of the case):
+   ``case_first_speedup`` = its TEST cases/min / reuse off's, its cached share under
+   ``reused_token_share_case_first``.  (The layout changes the prompts, so its answers
+   may differ from the other runs'.)
    ``--reuse-only`` runs just these.
 4. Peak memory, ``resource.getrusage(RUSAGE_SELF).ru_maxrss``, after loading each model
    and after the end-to-end run (plus the current RSS from /proc/self/status).
@@ -304,8 +309,10 @@ def run(args: argparse.Namespace, models: list[str], blocks: list[int], began: f
             result["end_to_end"] = pair["reuse_on"]
             result["end_to_end_reuse_off"] = pair["reuse_off"]
             result["end_to_end_stop"] = pair["reuse_on_stop"]
-            for key_ in ("reuse_speedup", "stop_speedup", "reused_token_share", "reused_token_share_scored",
-                         "reused_token_share_off", "peak_rss_mb"):
+            result["end_to_end_case_first"] = pair["reuse_on_stop_case_first"]
+            for key_ in ("reuse_speedup", "stop_speedup", "case_first_speedup", "reused_token_share",
+                         "reused_token_share_scored", "reused_token_share_off", "reused_token_share_case_first",
+                         "peak_rss_mb"):
                 result[key_] = pair[key_]
             result["memory_mb"]["after_end_to_end"] = {"maxrss": maxrss_mb(), "rss": rss_mb()}
         result["models"][key] = entry
@@ -347,6 +354,9 @@ def run(args: argparse.Namespace, models: list[str], blocks: list[int], began: f
               f"{result['reused_token_share_off']:.1%}); peak RSS {result['peak_rss_mb']:.0f} MB")
         print(f"with TEST cases stopped when decided: {result['end_to_end_stop']['test_cases_per_min']:.2f} "
               f"TEST cases/min, stop_speedup {result['stop_speedup']:.2f}x (against reuse off)")
+        print(f"and with case-first prompts: {result['end_to_end_case_first']['test_cases_per_min']:.2f} "
+              f"TEST cases/min, case_first_speedup {result['case_first_speedup']:.2f}x (against reuse off); "
+              f"reused {result['reused_token_share_case_first']:.1%} of prompt tokens")
     if "end_to_end" in result:
         e = result["end_to_end"]
         print(f"\nend to end ({e['spec']}):")
