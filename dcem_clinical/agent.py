@@ -149,10 +149,7 @@ class DiagnosticAgent:
             raise ConfigError("n_agents", f"a panel has 2 to {MAX_AGENTS} agents, got {n_agents!r}")
         self.backend, self.labels, self.name, self.role, self.mode = backend, tuple(labels), name, role, mode
         self.n_agents = n_agents  # the panel's size, named in the system prompt
-        try:
-            self.layout = check_layout(layout)
-        except ValueError as exc:
-            raise ConfigError("layout", str(exc)) from None
+        self.layout = check_layout(layout)
         self.options = options or GenerationOptions()
         self.few_shot = few_shot if few_shot is not None and few_shot.config.k > 0 else None
         self.content_free: np.ndarray | None = None

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from dcem.errors import ConfigError
 from runtime.messages import Message, Role
 
 __all__ = ["letters", "number_word", "system_prompt", "MAX_AGENTS", "case_prompt", "examples_block",
@@ -31,9 +32,9 @@ LAYOUTS = (AGENT_FIRST, CASE_FIRST)
 
 
 def check_layout(layout: object) -> str:
-    """``layout`` if it is one of :data:`LAYOUTS`, else a ValueError naming them."""
+    """``layout`` if it is one of :data:`LAYOUTS`, else a ConfigError (field ``layout``) naming them."""
     if layout not in LAYOUTS:
-        raise ValueError(f"the prompt layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
+        raise ConfigError("layout", f"the prompt layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
     return str(layout)
 
 

@@ -93,10 +93,7 @@ class ClinicalSpec:
         FewShotConfig(k=self.few_shot_k, n_ctx=self.n_ctx)  # checks few_shot_k
         if not isinstance(self.stop_when_decided, bool):
             raise ConfigError("stop_when_decided", f"must be true or false, got {self.stop_when_decided!r}")
-        try:
-            check_layout(self.layout)
-        except ValueError as exc:
-            raise ConfigError("layout", str(exc)) from None
+        check_layout(self.layout)
 
     def _check_agents(self) -> None:
         if isinstance(self.agents, list):
