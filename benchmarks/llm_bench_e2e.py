@@ -10,14 +10,13 @@ from typing import Any
 
 from llm_bench_util import CountingBackend, maxrss_mb, timed
 
-import runtime.llama_backend as llama_backend
 from clinical.datasets import load_dataset
 from dcem.core.config import MediatorConfig
 from dcem.store.database import Store
 from dcem_clinical.call_log import call_count
 from dcem_clinical.cell import run_clinical_cell
 from dcem_clinical.run import ClinicalSpec, run_clinical
-from runtime.kv_cache import KvSnapshots, kv_cache_mb
+from runtime.kv_cache import kv_cache_mb
 from runtime.llama_backend import LlamaCppBackend
 
 SMOL = "smollm2-135m"
@@ -60,7 +59,7 @@ def bench_end_to_end(backend: LlamaCppBackend, args: argparse.Namespace, *, stop
     return {"spec": {"n_cal": args.n_cal, "n_test": args.n_test, "t_max": args.t_max,
                      "free_rounds": args.free_rounds, "scenario": "S1", "seed": 0,
                      "agents": [SMOL, SMOL], "threads": args.threads, "stop_when_decided": stop,
-                     "layout": layout, "few_shot_k": few_shot},
+                     "layout": layout, "few_shot_k": few_shot, "split": backend.split.name},
             "total_s": total_s, "cal_s": cal_s, "test_s": test_s,
             "test_cases_per_min": args.n_test / (total_s / 60.0),
             "test_cases_per_min_test_phase": args.n_test / (test_s / 60.0) if test_s > 0 else float("nan"),
@@ -71,16 +70,18 @@ def bench_end_to_end(backend: LlamaCppBackend, args: argparse.Namespace, *, stop
 
 def bench_reuse_pair(backend: LlamaCppBackend, args: argparse.Namespace) -> dict[str, Any]:
     """The end-to-end run with the saved KV states off, then on, then on with the TEST
-    cases stopped when decided, then that with the case-first prompt layout (see part 3)."""
+    cases stopped when decided, then that with the case-first prompt layout, then the
+    stopped agent-first run with paragraph-aligned blocks (see part 3)."""
     out: dict[str, Any] = {}
     on = kv_cache_mb(None)
-    for label, mb, stop, layout in (("reuse_off", 0, False, "agent-first"), ("reuse_on", on, False, "agent-first"),
-                                    ("reuse_on_stop", on, True, "agent-first"),
-                                    ("reuse_on_stop_case_first", on, True, "case-first")):
-        backend.kv = KvSnapshots(mb << 20, llama_backend.BLOCK)
-        backend.forget()
+    for label, mb, stop, layout, split in (
+            ("reuse_off", 0, False, "agent-first", "fixed"), ("reuse_on", on, False, "agent-first", "fixed"),
+            ("reuse_on_stop", on, True, "agent-first", "fixed"),
+            ("reuse_on_stop_case_first", on, True, "case-first", "fixed"),
+            ("reuse_on_stop_paragraph", on, True, "agent-first", "paragraph")):
+        backend.set_split(split, mb)  # fresh states and counts, no state carried over
         print(f"  end to end, saved KV states {'off' if mb == 0 else f'on ({mb} MB)'}"
-              f"{', stop when decided' if stop else ''}, {layout} prompts", flush=True)
+              f"{', stop when decided' if stop else ''}, {layout} prompts, {split} blocks", flush=True)
         out[label] = bench_end_to_end(backend, args, stop=stop, layout=layout)
         out[label]["kv_stats"] = backend.kv.stats()
         out[label]["maxrss_mb"] = maxrss_mb()
@@ -92,6 +93,8 @@ def bench_reuse_pair(backend: LlamaCppBackend, args: argparse.Namespace) -> dict
     out["reuse_speedup"] = on["test_cases_per_min"] / off["test_cases_per_min"]
     out["stop_speedup"] = out["reuse_on_stop"]["test_cases_per_min"] / off["test_cases_per_min"]
     out["case_first_speedup"] = out["reuse_on_stop_case_first"]["test_cases_per_min"] / off["test_cases_per_min"]
+    out["paragraph_speedup"] = out["reuse_on_stop_paragraph"]["test_cases_per_min"] / off["test_cases_per_min"]
+    out["reused_token_share_paragraph"] = _share(out["reuse_on_stop_paragraph"]["backend_stats"])
     out["reused_token_share_case_first"] = _share(out["reuse_on_stop_case_first"]["backend_stats"])
     out["reused_token_share"] = _share(stats)
     out["reused_token_share_scored"] = stats["score_reused_tokens"] / max(stats["prompt_tokens"], 1)

@@ -32,9 +32,7 @@ import llama_cpp  # noqa: E402
 from llm_bench_e2e import SMOL, bench_end_to_end  # noqa: E402
 from llm_bench_util import maxrss_mb, timed  # noqa: E402
 
-import runtime.llama_backend as llama_backend  # noqa: E402
 from runtime.factory import make_backend  # noqa: E402
-from runtime.kv_cache import KvSnapshots, kv_cache_mb  # noqa: E402
 from runtime.llama_backend import LlamaCppBackend  # noqa: E402
 
 
@@ -68,8 +66,7 @@ def main() -> None:
     print(f"{os.cpu_count()} CPUs, load average at start {load_avg[0]:.2f}; threads {args.threads}; "
           f"few-shot {args.few_shot}; n_cal {args.n_cal}, n_test {args.n_test}", flush=True)
     for layout in ("agent-first", "case-first"):
-        backend.kv = KvSnapshots(kv_cache_mb(None) << 20, llama_backend.BLOCK)  # default budget, fresh counts
-        backend.forget()  # no saved state carries over from the previous run
+        backend.set_split("fixed")  # default budget, fresh counts, no state carried over
         run = bench_end_to_end(backend, args, stop=True, layout=layout)
         run.update(per_call(run))
         run["kv_stats"] = backend.kv.stats()

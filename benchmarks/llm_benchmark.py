@@ -44,7 +44,11 @@ other jobs on the machine affects both sides alike.  Reported values are medians
    role after the case, so agent B restores agent A's evaluation of the case):
    ``case_first_speedup`` = its TEST cases/min / reuse off's, its cached share under
    ``reused_token_share_case_first``.  (The layout changes the prompts, so its answers
-   may differ from the other runs'.)
+   may differ from the other runs'.)  A fifth run is the third with paragraph-aligned
+   evaluation blocks (``LlamaCppBackend(split="paragraph")``, the clinical runner's):
+   ``paragraph_speedup`` = its TEST cases/min / reuse off's, its cached share under
+   ``reused_token_share_paragraph``.  (The blocks change llama.cpp's float grouping, so its
+   answers may differ from the third run's by float noise.)
    ``--reuse-only`` runs just these.
 4. Peak memory, ``resource.getrusage(RUSAGE_SELF).ru_maxrss``, after loading each model
    and after the end-to-end run (plus the current RSS from /proc/self/status).
@@ -84,6 +88,7 @@ from clinical.datasets import ClinicalCase, load_dataset  # noqa: E402
 from dcem_clinical.agent import DiagnosticAgent  # noqa: E402
 from dcem_clinical.prompts import continue_note, letters  # noqa: E402
 from dcem_clinical.run import make_backend  # noqa: E402
+from runtime.blocks import FixedSplit  # noqa: E402
 from runtime.kv_cache import KvSnapshots  # noqa: E402
 from runtime.llama_backend import LlamaCppBackend  # noqa: E402
 
@@ -153,7 +158,7 @@ def bench_blocks(backend: LlamaCppBackend, agent: DiagnosticAgent, cases: list[C
     ``one_thread`` also raw and BLOCK 64 on one thread (same context, llama_set_n_threads)."""
     opts = letters(len(agent.labels))
     labels = agent.labels
-    saved, saved_kv = llama_backend.BLOCK, backend.kv
+    saved, saved_split, saved_kv = llama_backend.BLOCK, backend.split, backend.kv
     backend.kv = KvSnapshots(0, 1)  # the saved states assume the default block: off for the sweep
     variants: list[tuple[str, int, int | None]] = [(f"raw/{threads}t", threads, None)]
     variants += [(f"B{b}/{threads}t", threads, b) for b in blocks]
@@ -172,7 +177,7 @@ def bench_blocks(backend: LlamaCppBackend, agent: DiagnosticAgent, cases: list[C
                 if b is None:
                     got[name], _ = timed(lambda: raw_eval(backend, tokens))
                     continue
-                llama_backend.BLOCK = b
+                backend.split = FixedSplit(b)
                 got[name], lp1 = timed(lambda: cold_score(backend, m1, opts))
                 top = np.argsort(-np.asarray(lp1), kind="stable")[:2]
                 m2 = agent.messages(case.text, continue_note(labels[top[0]], labels[top[1]]))
@@ -185,7 +190,7 @@ def bench_blocks(backend: LlamaCppBackend, agent: DiagnosticAgent, cases: list[C
             print(f"  sweep case {i + 1}/{len(cases)} ({len(tokens)} tok): " +
                   "  ".join(f"{name} {got[name]:.2f}s" for name, _, _ in variants), flush=True)
     finally:
-        llama_backend.BLOCK, backend.kv = saved, saved_kv
+        backend.split, backend.kv = saved_split, saved_kv
         set_threads(backend, threads)
     return {"cases": len(cases),
             "variants": {name: {"threads": nt, "block": b, "s": med(samples[name]["s"]),
@@ -310,9 +315,10 @@ def run(args: argparse.Namespace, models: list[str], blocks: list[int], began: f
             result["end_to_end_reuse_off"] = pair["reuse_off"]
             result["end_to_end_stop"] = pair["reuse_on_stop"]
             result["end_to_end_case_first"] = pair["reuse_on_stop_case_first"]
-            for key_ in ("reuse_speedup", "stop_speedup", "case_first_speedup", "reused_token_share",
-                         "reused_token_share_scored", "reused_token_share_off", "reused_token_share_case_first",
-                         "peak_rss_mb"):
+            result["end_to_end_paragraph"] = pair["reuse_on_stop_paragraph"]
+            for key_ in ("reuse_speedup", "stop_speedup", "case_first_speedup", "paragraph_speedup",
+                         "reused_token_share", "reused_token_share_scored", "reused_token_share_off",
+                         "reused_token_share_case_first", "reused_token_share_paragraph", "peak_rss_mb"):
                 result[key_] = pair[key_]
             result["memory_mb"]["after_end_to_end"] = {"maxrss": maxrss_mb(), "rss": rss_mb()}
         result["models"][key] = entry
@@ -357,6 +363,10 @@ def run(args: argparse.Namespace, models: list[str], blocks: list[int], began: f
         print(f"and with case-first prompts: {result['end_to_end_case_first']['test_cases_per_min']:.2f} "
               f"TEST cases/min, case_first_speedup {result['case_first_speedup']:.2f}x (against reuse off); "
               f"reused {result['reused_token_share_case_first']:.1%} of prompt tokens")
+        print(f"stopped, agent-first, paragraph-aligned blocks: "
+              f"{result['end_to_end_paragraph']['test_cases_per_min']:.2f} TEST cases/min, paragraph_speedup "
+              f"{result['paragraph_speedup']:.2f}x (against reuse off); "
+              f"reused {result['reused_token_share_paragraph']:.1%} of prompt tokens")
     if "end_to_end" in result:
         e = result["end_to_end"]
         print(f"\nend to end ({e['spec']}):")

@@ -5,6 +5,10 @@ model keys, or ``stat`` / ``stat:KIND`` for a statistical agent fit on each seed
 split, see :mod:`dcem_clinical.stat_agent`) and the protocol settings; its id hashes that specification (not the machine settings such as GPU
 offload or threads), so the same command resumes: finished (scenario, seed) cells are
 skipped and the call log answers every agent call an interrupted cell already made.
+
+In-process models evaluate prompts in paragraph-aligned blocks (:data:`SPLIT`, see
+:mod:`runtime.blocks`): a round's prompt differs from the previous round's from the
+mediator's note on, a paragraph of its own, so the whole case before it is kept.
 """
 from __future__ import annotations
 
@@ -28,7 +32,9 @@ from dcem_clinical.stat_agent import is_stat_key, stat_key_help, stat_member
 from runtime.backends import Backend, BackendError
 from runtime.factory import make_backend
 
-__all__ = ["ClinicalSpec", "run_clinical", "make_backend", "DEFAULT_AGENTS", "MAX_AGENTS"]
+__all__ = ["ClinicalSpec", "run_clinical", "make_backend", "DEFAULT_AGENTS", "MAX_AGENTS", "SPLIT"]
+
+SPLIT = "paragraph"  # evaluation blocks of in-process models (module docstring)
 
 DEFAULT_AGENTS = ("smollm2-135m", "gemma3-270m")
 MAX_AGENTS = 8
@@ -168,7 +174,8 @@ def _build_backends(spec: ClinicalSpec, *, n_gpu_layers: int | None, n_threads: 
             built[key] = stat_member(key, spec.dataset)
             continue
         try:
-            built[key] = make_backend(key, n_ctx=spec.n_ctx, n_gpu_layers=n_gpu_layers, n_threads=n_threads)
+            built[key] = make_backend(key, n_ctx=spec.n_ctx, n_gpu_layers=n_gpu_layers, n_threads=n_threads,
+                                      split=SPLIT)
         except BackendError as exc:
             if not str(exc).startswith("unknown model key"):
                 raise

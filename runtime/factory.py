@@ -15,9 +15,11 @@ HTTP_PREFIX = "openai:"
 
 
 def make_backend(key: str, *, n_ctx: int = 2048, n_gpu_layers: int | None = None,
-                 n_threads: int | None = None) -> Backend:
+                 n_threads: int | None = None, split: str = "fixed") -> Backend:
     """A backend for a model key: in-process llama.cpp, or ``openai:URL[,URL...]#MODEL``
-    over HTTP (a :class:`~common.errors.ConfigError` when that key is malformed)."""
+    over HTTP (a :class:`~common.errors.ConfigError` when that key is malformed).
+    ``split`` places an in-process model's evaluation blocks (:mod:`runtime.blocks`); a
+    server keeps its own cache."""
     if key.startswith(HTTP_PREFIX):
         from runtime.fleet import parse_openai_key
         from runtime.http_fleet import FleetBackend
@@ -26,4 +28,5 @@ def make_backend(key: str, *, n_ctx: int = 2048, n_gpu_layers: int | None = None
     from runtime.llama_backend import LlamaCppBackend
     from runtime.registry import resolve
 
-    return LlamaCppBackend(resolve(key), n_ctx=n_ctx, n_threads=n_threads, n_gpu_layers=n_gpu_layers)
+    return LlamaCppBackend(resolve(key), n_ctx=n_ctx, n_threads=n_threads, n_gpu_layers=n_gpu_layers,
+                           split=split)

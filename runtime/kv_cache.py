@@ -10,7 +10,8 @@ prefix with it; the backend restores that state and evaluates only the rest.
 Bounded memory: the saved states never hold more than ``max_bytes`` together; the least
 recently used ones are dropped first.  A state is also dropped when a newer one holds all
 but at most one block of the older one's reusable prefix (the whole blocks before its last
-token): the next round of a case replaces the previous round's state, whose tail after
+token; blocks as the backend's :mod:`runtime.blocks` split places them): the next round
+of a case replaces the previous round's state, whose tail after
 the case (the answer request, an older note) the next prompts do not repeat anyway, while
 another case's state, which shares only the system prompt and the categories, stays.
 
@@ -28,8 +29,10 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from common.errors import ConfigError
+from runtime.blocks import BlockSplit, FixedSplit, floor_start
 
-__all__ = ["KvSnapshots", "Snapshot", "DEFAULT_MB", "ENV", "kv_cache_mb", "common_length", "reusable_length"]
+__all__ = ["KvSnapshots", "Snapshot", "DEFAULT_MB", "ENV", "kv_cache_mb", "common_length", "reusable_length",
+           "as_split"]
 
 DEFAULT_MB = 1024
 ENV = "DCEM_KV_CACHE_MB"
@@ -59,21 +62,32 @@ def common_length(a: np.ndarray, b: np.ndarray) -> int:
     return int(differ[0]) if len(differ) else m
 
 
-def reusable_length(tokens: Sequence[int] | np.ndarray, held: Sequence[int] | np.ndarray, block: int) -> int:
+def as_split(split: int | BlockSplit) -> BlockSplit:
+    """A split, or fixed blocks of ``split`` tokens for a number."""
+    return FixedSplit(split) if isinstance(split, (int, np.integer)) else split
+
+
+def reusable_length(tokens: Sequence[int] | np.ndarray, held: Sequence[int] | np.ndarray,
+                    split: int | BlockSplit, starts: np.ndarray | None = None) -> int:
     """KV positions a state holding ``held`` can give a prompt ``tokens`` with numbers
     identical to a cold evaluation: the whole blocks of their common prefix, before the
-    last token of either."""
+    last token of either.  ``split`` places the blocks (a number: fixed blocks of that
+    size); ``starts``, the block starts of ``tokens`` when already known."""
     a, b = np.asarray(tokens, dtype=np.int64), np.asarray(held, dtype=np.int64)
     n = min(common_length(a, b), len(a) - 1, len(b) - 1)
-    return max(n, 0) // block * block
+    if n <= 0:
+        return 0
+    return floor_start(as_split(split).starts(a) if starts is None else starts, n)
 
 
 @dataclass(frozen=True)
 class Snapshot:
-    """A saved state: the tokens its sequence holds and the state's bytes."""
+    """A saved state: the tokens its sequence holds, the state's bytes and the tokens'
+    block starts."""
 
     tokens: np.ndarray
     data: bytes
+    starts: np.ndarray
 
     @property
     def size(self) -> int:
@@ -83,14 +97,15 @@ class Snapshot:
 class KvSnapshots:
     """Saved sequence states, at most ``max_bytes`` together (see the module docstring).
 
-    ``block``: prompts are evaluated in blocks of this many tokens from position 0 and
-    only whole blocks are reused, so a state's reusable prefix ends on a multiple of it.
+    ``split``: where the backend's evaluation blocks start (a number: fixed blocks of that
+    many tokens from position 0); only whole blocks are reused, so a state's reusable
+    prefix ends on a block start.
     """
 
-    def __init__(self, max_bytes: int, block: int) -> None:
-        if max_bytes < 0 or block < 1:
-            raise ConfigError("kv_cache", f"needs max_bytes >= 0 and block >= 1, got {max_bytes}, {block}")
-        self.max_bytes, self.block = int(max_bytes), int(block)
+    def __init__(self, max_bytes: int, split: int | BlockSplit) -> None:
+        if max_bytes < 0:
+            raise ConfigError("kv_cache", f"needs max_bytes >= 0, got {max_bytes}")
+        self.max_bytes, self.split = int(max_bytes), as_split(split)
         self._states: OrderedDict[int, Snapshot] = OrderedDict()
         self._next = 0
         self.bytes = 0
@@ -103,19 +118,14 @@ class KvSnapshots:
     def enabled(self) -> bool:
         return self.max_bytes > 0
 
-    def _reusable(self, tokens: np.ndarray, other: np.ndarray) -> int:
-        """Tokens of ``other``'s state a prompt ``tokens`` can keep: whole blocks of their
-        common prefix before either one's last token (a state's tail after its last whole
-        block was evaluated in shorter pieces than a cold evaluation would use)."""
-        return reusable_length(tokens, other, self.block)
-
     def best(self, tokens: Sequence[int]) -> tuple[Snapshot | None, int]:
         """The saved state to restore for ``tokens`` and how many of its tokens to keep
         (``(None, 0)`` when none shares a whole block); marks it as recently used."""
         query = np.asarray(tokens, dtype=np.int64)
+        starts = self.split.starts(query)
         best_id, best_n = None, 0
         for sid, snap in self._states.items():
-            n = self._reusable(query, snap.tokens)
+            n = reusable_length(query, snap.tokens, self.split, starts)
             if n > best_n:
                 best_id, best_n = sid, n
         if best_id is None:
@@ -127,8 +137,9 @@ class KvSnapshots:
         """Save the state of ``tokens``; False when it alone exceeds the budget."""
         if not self.enabled or len(data) > self.max_bytes:
             return False
-        snap = Snapshot(np.asarray(tokens, dtype=np.int64), bytes(data))
-        for sid in [sid for sid, old in self._states.items() if self._covers(snap.tokens, old.tokens)]:
+        held = np.asarray(tokens, dtype=np.int64)
+        snap = Snapshot(held, bytes(data), self.split.starts(held))
+        for sid in [sid for sid, old in self._states.items() if self._covers(snap, old)]:
             self._drop(sid)
             self.replaced += 1
         self._states[self._next] = snap
@@ -140,12 +151,13 @@ class KvSnapshots:
             self.evicted += 1
         return True
 
-    def _covers(self, new: np.ndarray, old: np.ndarray) -> bool:
+    def _covers(self, new: Snapshot, old: Snapshot) -> bool:
         """Whether the state of ``new`` makes the state of ``old`` not worth its memory: it
         holds all but at most one block of ``old``'s reusable prefix."""
-        whole = (len(old) - 1) // self.block * self.block
-        return reusable_length(new, old, self.block) >= whole - self.block and \
-            (len(new) - 1) // self.block * self.block >= whole - self.block
+        whole = floor_start(old.starts, len(old.tokens) - 1)
+        lower = floor_start(old.starts, whole - 1)  # one block less
+        return reusable_length(new.tokens, old.tokens, self.split, new.starts) >= lower and \
+            floor_start(new.starts, len(new.tokens) - 1) >= lower
 
     def _drop(self, sid: int) -> None:
         self.bytes -= self._states.pop(sid).size

@@ -7,11 +7,15 @@ last position's logits (``llama_get_logits_ith(ctx, -1)``, which works without
 
 Prefix reuse without changing results: llama.cpp's numbers depend slightly on how
 tokens are grouped into batches (measured: up to 0.08 in a log-probability between one
-80-token batch and 79 + 1).  So prompts are always evaluated in fixed blocks of
-:data:`BLOCK` tokens counted from position 0, then the last token alone.  A later call
-that shares a prefix (the same case in the next round) keeps the KV cache up to the
-last whole block they share and evaluates the rest in the same blocks, so a cached and a
-fresh evaluation give identical scores.  ``generate`` of free text on a chat model
+80-token batch and 79 + 1).  So prompts are always evaluated in the same blocks, then
+the last token alone; where blocks start is the backend's ``split`` (:mod:`runtime.blocks`):
+``fixed``, every :data:`BLOCK` tokens from position 0 (the default, the blocks of the
+batched runner :mod:`runtime.llama_batch`), or ``paragraph``, also after every blank
+line.  A later call that shares a prefix (the same case in the next round) keeps the KV
+cache up to the last whole block they share and evaluates the rest in the same blocks, so
+a cached and a fresh evaluation give identical scores.  With ``paragraph`` a call that
+adds a paragraph after a shared one (a new mediator note after the case) keeps the whole
+shared text; with ``fixed`` it re-evaluates the partial block before it.  ``generate`` of free text on a chat model
 evaluates its prompt the same way and then decodes token by token; JSON-constrained
 generation and base models use llama.cpp's completion, which starts from an empty cache
 and leaves an empty one (it evaluates the prompt in other pieces).
@@ -41,6 +45,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from runtime.backends import BackendError
+from runtime.blocks import floor_start, make_split, spans
 from runtime.gguf_info import check_gguf_file
 from runtime.kv_cache import KvSnapshots, kv_cache_mb as kv_budget_mb, reusable_length
 from runtime.messages import GenerationOptions, Message, OptionScores, Reply
@@ -91,17 +96,20 @@ class LlamaCppBackend:
 
     Parameters: path to a .gguf file, n_ctx, n_threads (generation and prompt evaluation; default: all cores), seed,
     n_gpu_layers (None = detect: all layers on a GPU build, 0 otherwise), kv_cache_mb
-    (saved KV states, see the module docstring; None = ``DCEM_KV_CACHE_MB`` or 1024, 0 = off).
-    Raises :class:`BackendError` for a missing or unreadable model file.
+    (saved KV states, see the module docstring; None = ``DCEM_KV_CACHE_MB`` or 1024, 0 = off),
+    split (evaluation blocks: ``fixed`` or ``paragraph``, see the module docstring).
+    Raises :class:`BackendError` for a missing or unreadable model file, a
+    :class:`~common.errors.ConfigError` for a bad setting.
     """
 
     name = "llama.cpp"
 
     def __init__(self, path: str | os.PathLike[str], *, n_ctx: int = 2048, n_threads: int | None = None,
                  seed: int = 0, n_gpu_layers: int | None = None, sha256: str | None = None,
-                 kv_cache_mb: int | None = None) -> None:
+                 kv_cache_mb: int | None = None, split: str = "fixed") -> None:
         self.path = check_gguf_file(Path(path))
-        self.kv = KvSnapshots(kv_budget_mb(kv_cache_mb) << 20, BLOCK)  # ConfigError for a bad size
+        budget = kv_budget_mb(kv_cache_mb) << 20  # ConfigError for a bad size
+        make_split(split, BLOCK, lambda t: b"")  # ConfigError for a bad name, before the model loads
         try:
             from llama_cpp import Llama
             from llama_cpp.llama_chat_format import Jinja2ChatFormatter
@@ -123,6 +131,8 @@ class LlamaCppBackend:
         self._formatter = Jinja2ChatFormatter(
             template=template, eos_token=model.token_get_text(self.llm.token_eos()),
             bos_token=model.token_get_text(self.llm.token_bos())) if template else None
+        self.split = make_split(split, BLOCK, lambda t: self.llm.detokenize([t], special=True))
+        self.kv = KvSnapshots(budget, self.split)
         self._lock = threading.Lock()  # one llama context: calls must not interleave
         self.last_reused = 0  # prompt tokens taken from the KV cache by the last score_options
         self.reused_tokens = self.scored_tokens = 0  # totals over score_options calls
@@ -178,7 +188,8 @@ class LlamaCppBackend:
         with self._lock:
             llm = self.llm
             tokens = self.prompt_tokens(messages)
-            self.last_reused = self._eval_reusing_prefix(tokens)
+            starts = self.split.starts(tokens)
+            self.last_reused = self._eval_reusing_prefix(tokens, starts)
             vocab = llama_cpp.llama_model_get_vocab(llm.model)
             out: list[int] = []
             try:
@@ -194,10 +205,20 @@ class LlamaCppBackend:
                         break  # the caller has its answer (GenerationOptions.until)
                     llm.eval([token])
             finally:
-                llm.n_tokens = (len(tokens) - 1) // BLOCK * BLOCK  # keep only blocks evaluated as a cold prompt
+                llm.n_tokens = floor_start(starts, len(tokens) - 1)  # keep only blocks evaluated as a cold prompt
             text = llm.detokenize(out).decode("utf-8", errors="ignore")
         return Reply(text=text, prompt_tokens=len(tokens), completion_tokens=len(out),
                      duration_s=time.perf_counter() - start)
+
+    def set_split(self, split: str, kv_cache_mb: int | None = None) -> None:
+        """Evaluate from now on in ``split``'s blocks, with a fresh saved-state budget of
+        ``kv_cache_mb`` (None = the setting); every cached state is dropped, since its
+        blocks were placed by the old split."""
+        budget = kv_budget_mb(kv_cache_mb) << 20
+        with self._lock:
+            self.split = make_split(split, BLOCK, lambda t: self.llm.detokenize([t], special=True))
+            self.kv = KvSnapshots(budget, self.split)
+            self.llm.reset()
 
     def forget(self) -> None:
         """Drop every cached KV state (the context's and the saved ones): the next call is
@@ -221,21 +242,23 @@ class LlamaCppBackend:
             raise BackendError(f"option {option!r} has no tokens")
         return int(ids[0])
 
-    def _eval_reusing_prefix(self, tokens: list[int]) -> int:
-        """Evaluate ``tokens`` in fixed blocks, reusing whole blocks from the context or a
-        saved state; returns the number of reused tokens."""
+    def _eval_reusing_prefix(self, tokens: list[int], starts: np.ndarray | None = None) -> int:
+        """Evaluate ``tokens`` in the split's blocks (``starts``, computed when not given),
+        reusing whole blocks from the context or a saved state; returns the number of
+        reused tokens."""
         llm = self.llm
         if len(tokens) > llm.n_ctx():
             raise BackendError(f"prompt of {len(tokens)} tokens exceeds the context of {llm.n_ctx()}")
-        reuse = reusable_length(tokens, llm._input_ids, BLOCK)
+        starts = self.split.starts(tokens) if starts is None else starts
+        reuse = reusable_length(tokens, llm._input_ids, self.split, starts)
         if self.kv.enabled:
             snap, n = self.kv.best(tokens)
             if snap is not None and n > reuse and self._restore(snap.tokens, snap.data):
                 reuse = n
         body = len(tokens) - 1  # the last token is always evaluated alone
         llm.n_tokens = reuse
-        for start in range(reuse, body, BLOCK):
-            llm.eval(tokens[start:min(start + BLOCK, body)])
+        for lo, hi in spans(starts, reuse, body):
+            llm.eval(tokens[lo:hi])
         llm.eval(tokens[body:])
         if self.kv.enabled:
             self.kv.put(tokens, self._state())

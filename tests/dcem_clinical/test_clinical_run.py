@@ -162,3 +162,18 @@ def test_stop_when_decided_keeps_the_outcomes_and_asks_less(store: Store) -> Non
     with pytest.raises(ConfigError) as exc:
         _spec(stop_when_decided="yes")
     assert exc.value.field == "stop_when_decided"
+
+
+def test_in_process_models_are_built_with_paragraph_blocks(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runner's own backends evaluate in paragraph-aligned blocks (dcem_clinical.run.SPLIT)."""
+    import dcem_clinical.run as run_mod
+
+    asked: list[tuple[str, str]] = []
+
+    def fake_make_backend(key: str, **kw: object) -> ScriptedBackend:
+        asked.append((key, str(kw.get("split"))))
+        return oracle_backend("ddxplus8", tag=key)
+
+    monkeypatch.setattr(run_mod, "make_backend", fake_make_backend)
+    run_clinical(store, _spec(scenarios=("S1",)))
+    assert asked and all(split == run_mod.SPLIT == "paragraph" for _, split in asked)

@@ -31,27 +31,35 @@ def _round_major_prompts(backend: LlamaCppBackend, rounds: int = 3, n_cases: int
     return out
 
 
-def test_saved_states_give_the_cold_scores_and_most_tokens_from_the_cache(warm: LlamaCppBackend) -> None:
-    warm.forget()
+@pytest.mark.parametrize("split", ["fixed", "paragraph"])
+def test_saved_states_give_the_cold_scores_and_most_tokens_from_the_cache(warm: LlamaCppBackend,
+                                                                          split: str) -> None:
+    warm.set_split(split)
     opts = letters(8)
-    prompts = _round_major_prompts(warm)
+    prompts = _round_major_prompts(warm, rounds=2, n_cases=2)  # A c0, A c1, B c0, B c1, then round 2
     got = []
     for msgs in prompts:
         got.append((warm.score_options(msgs, opts).logprobs, warm.last_reused))
-        if len(got) == 7:  # a cue call between two scored calls must not disturb the reuse
+        if len(got) == 5:  # a cue call between two scored calls must not disturb the reuse
             warm.generate(prompts[0], GenerationOptions(max_tokens=4))
-    cold = LlamaCppBackend(MODEL, n_ctx=1024, n_threads=1, kv_cache_mb=0, sha256=warm.model_sha256)
+    cold = LlamaCppBackend(MODEL, n_ctx=1024, n_threads=1, kv_cache_mb=0, sha256=warm.model_sha256, split=split)
     for msgs, (logprobs, _) in zip(prompts, got):
         cold.forget()
         assert cold.score_options(msgs, opts).logprobs == logprobs  # bit-identical
         assert cold.last_reused == 0
-    first_round = [r for _, r in got[:6]]
-    later = [r for _, r in got[6:]]
-    assert first_round[0] == 0 and all(r >= 64 for r in first_round[1:3])  # the agent's shared prefix
+    first_round = [r for _, r in got[:4]]
+    later = [r for _, r in got[4:]]
+    assert first_round[0] == 0 and first_round[1] >= 64 and first_round[3] >= 64  # the agent's shared prefix
     assert all(r >= 256 for r in later)  # the case is kept between rounds: only the note is new
-    assert warm.reused_tokens / warm.scored_tokens > 0.5
+    if split == "paragraph":  # ... all of it: the reuse ends exactly where the note's paragraph starts
+        for msgs, r in zip(prompts[4:], later):
+            tokens = warm.prompt_tokens(msgs)
+            assert warm.llm.detokenize(tokens[:r], special=True).endswith(b"\n\n")
+            assert warm.llm.detokenize(tokens[r:], special=True).startswith(b"Note from the mediator")
+    assert sum(r for _, r in got) / sum(len(warm.prompt_tokens(m)) for m in prompts) > 0.4
     stats = warm.kv.stats()
-    assert stats["restored"] >= 12 and stats["states"] <= 6  # one state per (agent, case): older ones replaced
+    assert stats["restored"] >= 4 and stats["states"] <= 4  # one state per (agent, case): older ones replaced
+    warm.set_split("fixed")
 
 
 def test_a_small_budget_evicts_and_still_gives_the_cold_scores(warm: LlamaCppBackend) -> None:
@@ -71,9 +79,14 @@ def test_a_bad_budget_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DCEM_KV_CACHE_MB", "a lot")
     with pytest.raises(ConfigError, match="DCEM_KV_CACHE_MB"):
         LlamaCppBackend(MODEL, n_ctx=256, n_threads=1, sha256="0" * 64)
+    monkeypatch.delenv("DCEM_KV_CACHE_MB")
+    with pytest.raises(ConfigError, match="split.*fixed, paragraph"):
+        LlamaCppBackend(MODEL, n_ctx=256, n_threads=1, sha256="0" * 64, split="sentence")
 
 
-def test_free_text_reuses_the_case_state_and_decodes_like_a_cold_context(warm: LlamaCppBackend) -> None:
+@pytest.mark.parametrize("split", ["fixed", "paragraph"])
+def test_free_text_reuses_the_case_state_and_decodes_like_a_cold_context(warm: LlamaCppBackend, split: str) -> None:
+    warm.set_split(split)
     ds = load_dataset("ddxplus8")
     agent = DiagnosticAgent(warm, ds.labels)
     case = ds.cases[3].text
@@ -90,3 +103,4 @@ def test_free_text_reuses_the_case_state_and_decodes_like_a_cold_context(warm: L
     after = warm.score_options(agent.messages(case), letters(8))  # the context is still sound afterwards
     warm.forget()
     assert warm.score_options(agent.messages(case), letters(8)).logprobs == after.logprobs
+    warm.set_split("fixed")
