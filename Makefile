@@ -6,6 +6,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8501
+# Test processes (pytest-xdist); each test file runs in one of them (0: all in this one).
+TEST_WORKERS ?= 2
 # llama-cpp-python compiles llama.cpp from source.  A portable x86-64 CPU build (AVX2, no
 # AMX): llama.cpp's AMX kernels, chosen by a native build on recent Xeons, crash on some
 # virtual machines.  Set LLAMA_CMAKE_ARGS for a GPU build (e.g. -DGGML_CUDA=ON).
@@ -28,7 +30,7 @@ app: $(STAMP)
 
 test: $(STAMP)
 	./scripts/ensure-chromium
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 clean:
 	rm -rf $(VENV) .pytest_cache
