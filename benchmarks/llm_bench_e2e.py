@@ -3,11 +3,15 @@ with the saved KV states off and then on (see that script's docstring)."""
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import platform
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+import llama_cpp
 from llm_bench_util import CountingBackend, maxrss_mb, timed
 
 from clinical.datasets import load_dataset
@@ -16,10 +20,47 @@ from dcem.store.database import Store
 from dcem_clinical.call_log import call_count
 from dcem_clinical.cell import run_clinical_cell
 from dcem_clinical.run import ClinicalSpec, run_clinical
+from runtime.factory import make_backend
 from runtime.kv_cache import kv_cache_mb
 from runtime.llama_backend import LlamaCppBackend
 
 SMOL = "smollm2-135m"
+
+
+def cell_parser(description: str) -> argparse.ArgumentParser:
+    """The options of a script that runs the end-to-end cell (sizes, threads, --json)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--n-cal", type=int, default=8)
+    parser.add_argument("--n-test", type=int, default=8)
+    parser.add_argument("--t-max", type=int, default=6)
+    parser.add_argument("--free-rounds", type=int, default=6)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--json", type=Path, default=None, help="also write the JSON result here")
+    return parser
+
+
+def start_cell_benchmark(name: str, args: argparse.Namespace) -> tuple[LlamaCppBackend, dict[str, Any]]:
+    """Load SmolLM2 and the result's header (machine, versions, load average)."""
+    load_avg = os.getloadavg()
+    load_s, backend = timed(lambda: make_backend(SMOL, n_threads=args.threads))
+    assert isinstance(backend, LlamaCppBackend)
+    print(f"{os.cpu_count()} CPUs, load average at start {load_avg[0]:.2f}; threads {args.threads}; "
+          f"n_cal {args.n_cal}, n_test {args.n_test}", flush=True)
+    return backend, {"benchmark": name, "date": time.strftime("%Y-%m-%d"), "cpus": os.cpu_count(),
+                     "threads": args.threads, "python": platform.python_version(),
+                     "llama_cpp_python": llama_cpp.__version__, "loadavg_start": load_avg, "load_s": load_s,
+                     "began": time.perf_counter()}
+
+
+def finish_cell_benchmark(result: dict[str, Any], args: argparse.Namespace) -> None:
+    """Peak RSS, load average and total time into ``result``; print it as one JSON line
+    (and write it to ``--json``)."""
+    result["peak_rss_mb"], result["loadavg_end"] = maxrss_mb(), os.getloadavg()
+    result["total_s"] = time.perf_counter() - result.pop("began")
+    line = json.dumps(result)
+    print(line)
+    if args.json is not None:
+        args.json.write_text(line + "\n")
 
 
 # ------------------------------------------------------------------ 3. end to end
@@ -68,6 +109,16 @@ def bench_end_to_end(backend: LlamaCppBackend, args: argparse.Namespace, *, stop
             "rerun_test_cases_per_min": args.n_test / (rerun_s / 60.0)}
 
 
+def fresh_run(backend: LlamaCppBackend, args: argparse.Namespace, *, split: str = "fixed", mb: int | None = None,
+              stop: bool = False, layout: str = "agent-first") -> dict[str, Any]:
+    """The end-to-end cell with ``split`` blocks and fresh saved states of ``mb`` MB (None:
+    the default budget), nothing carried over from an earlier run; with the states' counts."""
+    backend.set_split(split, mb)
+    run = bench_end_to_end(backend, args, stop=stop, layout=layout)
+    run["kv_stats"] = backend.kv.stats()
+    return run
+
+
 def bench_reuse_pair(backend: LlamaCppBackend, args: argparse.Namespace) -> dict[str, Any]:
     """The end-to-end run with the saved KV states off, then on, then on with the TEST
     cases stopped when decided, then that with the case-first prompt layout, then the
@@ -79,11 +130,9 @@ def bench_reuse_pair(backend: LlamaCppBackend, args: argparse.Namespace) -> dict
             ("reuse_on_stop", on, True, "agent-first", "fixed"),
             ("reuse_on_stop_case_first", on, True, "case-first", "fixed"),
             ("reuse_on_stop_paragraph", on, True, "agent-first", "paragraph")):
-        backend.set_split(split, mb)  # fresh states and counts, no state carried over
         print(f"  end to end, saved KV states {'off' if mb == 0 else f'on ({mb} MB)'}"
               f"{', stop when decided' if stop else ''}, {layout} prompts, {split} blocks", flush=True)
-        out[label] = bench_end_to_end(backend, args, stop=stop, layout=layout)
-        out[label]["kv_stats"] = backend.kv.stats()
+        out[label] = fresh_run(backend, args, split=split, mb=mb, stop=stop, layout=layout)
         out[label]["maxrss_mb"] = maxrss_mb()
         e = out[label]
         print(f"    {e['test_cases_per_min']:.2f} TEST cases/min in {e['total_s']:.0f}s; "

@@ -17,23 +17,13 @@ Prints one line per run and one JSON line (also written to ``--json`` when given
 """
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import platform
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import llama_cpp  # noqa: E402
-from llm_bench_e2e import SMOL, bench_end_to_end  # noqa: E402
-from llm_bench_util import maxrss_mb, timed  # noqa: E402
-
-from runtime.factory import make_backend  # noqa: E402
-from runtime.llama_backend import LlamaCppBackend  # noqa: E402
+from llm_bench_e2e import cell_parser, fresh_run, finish_cell_benchmark, start_cell_benchmark  # noqa: E402
 
 
 def per_call(run: dict[str, Any]) -> dict[str, float]:
@@ -46,45 +36,23 @@ def per_call(run: dict[str, Any]) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = cell_parser(__doc__.splitlines()[0])
     parser.add_argument("--few-shot", type=int, default=3, help="solved CAL cases per prompt (default 3)")
-    parser.add_argument("--n-cal", type=int, default=8)
-    parser.add_argument("--n-test", type=int, default=8)
-    parser.add_argument("--t-max", type=int, default=6)
-    parser.add_argument("--free-rounds", type=int, default=6)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--json", type=Path, default=None, help="also write the JSON result here")
     args = parser.parse_args()
-    began = time.perf_counter()
-    load_avg = os.getloadavg()
-    load_s, backend = timed(lambda: make_backend(SMOL, n_threads=args.threads))
-    assert isinstance(backend, LlamaCppBackend)
-    result: dict[str, Any] = {"benchmark": "llm_layout", "date": time.strftime("%Y-%m-%d"),
-                              "cpus": os.cpu_count(), "threads": args.threads,
-                              "python": platform.python_version(), "llama_cpp_python": llama_cpp.__version__,
-                              "loadavg_start": load_avg, "load_s": load_s, "few_shot_k": args.few_shot}
-    print(f"{os.cpu_count()} CPUs, load average at start {load_avg[0]:.2f}; threads {args.threads}; "
-          f"few-shot {args.few_shot}; n_cal {args.n_cal}, n_test {args.n_test}", flush=True)
+    backend, result = start_cell_benchmark("llm_layout", args)
+    result["few_shot_k"] = args.few_shot
     for layout in ("agent-first", "case-first"):
-        backend.set_split("fixed")  # default budget, fresh counts, no state carried over
-        run = bench_end_to_end(backend, args, stop=True, layout=layout)
+        result[layout] = run = fresh_run(backend, args, stop=True, layout=layout)
         run.update(per_call(run))
-        run["kv_stats"] = backend.kv.stats()
-        result[layout] = run
         print(f"  {layout}: {run['test_cases_per_min']:.2f} TEST cases/min in {run['total_s']:.0f}s, "
               f"{run['backend_stats']['score_calls']} scored calls at {run['score_s_per_call']:.3f}s, "
               f"{run['scored_reused_share']:.1%} of scored prompt tokens restored", flush=True)
     first, case = result["agent-first"], result["case-first"]
     result["layout_speedup"] = case["test_cases_per_min"] / first["test_cases_per_min"]
     result["score_call_speedup"] = first["score_s_per_call"] / case["score_s_per_call"]
-    result["peak_rss_mb"], result["loadavg_end"] = maxrss_mb(), os.getloadavg()
-    result["total_s"] = time.perf_counter() - began
     print(f"case-first / agent-first: {result['layout_speedup']:.2f}x TEST cases/min, "
           f"{result['score_call_speedup']:.2f}x per scored call")
-    line = json.dumps(result)
-    print(line)
-    if args.json is not None:
-        args.json.write_text(line + "\n")
+    finish_cell_benchmark(result, args)
 
 
 if __name__ == "__main__":
