@@ -26,7 +26,7 @@ import numpy as np
 
 from common.errors import ConfigError
 
-__all__ = ["BlockSplit", "FixedSplit", "ParagraphSplit", "SPLITS", "floor_start", "make_split", "spans"]
+__all__ = ["BlockSplit", "FixedSplit", "ParagraphSplit", "SPLITS", "check_split", "floor_start", "make_split", "spans"]
 
 SPLITS = ("fixed", "paragraph")
 
@@ -114,12 +114,17 @@ def spans(starts: np.ndarray, begin: int, end: int) -> list[tuple[int, int]]:
     return list(zip(edges[:-1], edges[1:]))
 
 
+def check_split(name: object) -> str:
+    """``name`` if it is one of :data:`SPLITS`, else a :class:`~common.errors.ConfigError`."""
+    if name not in SPLITS:
+        raise ConfigError("split", f"must be one of {', '.join(SPLITS)}, got {name!r}")
+    return str(name)
+
+
 def make_split(name: str, size: int, piece: Callable[[int], bytes] | None = None) -> BlockSplit:
     """The split called ``name`` (one of :data:`SPLITS`); ``paragraph`` needs ``piece``."""
-    if name == "fixed":
+    if check_split(name) == "fixed":
         return FixedSplit(size)
-    if name == "paragraph":
-        if piece is None:
-            raise ConfigError("split", "the paragraph split needs the model's token pieces")
-        return ParagraphSplit(piece, size)
-    raise ConfigError("split", f"must be one of {', '.join(SPLITS)}, got {name!r}")
+    if piece is None:
+        raise ConfigError("split", "the paragraph split needs the model's token pieces")
+    return ParagraphSplit(piece, size)

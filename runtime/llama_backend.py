@@ -45,7 +45,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from runtime.backends import BackendError
-from runtime.blocks import floor_start, make_split, spans
+from runtime.blocks import check_split, floor_start, make_split, spans
 from runtime.gguf_info import check_gguf_file
 from runtime.kv_cache import KvSnapshots, kv_cache_mb as kv_budget_mb, reusable_length
 from runtime.messages import GenerationOptions, Message, OptionScores, Reply
@@ -109,7 +109,7 @@ class LlamaCppBackend:
                  kv_cache_mb: int | None = None, split: str = "fixed") -> None:
         self.path = check_gguf_file(Path(path))
         budget = kv_budget_mb(kv_cache_mb) << 20  # ConfigError for a bad size
-        make_split(split, BLOCK, lambda t: b"")  # ConfigError for a bad name, before the model loads
+        check_split(split)  # ConfigError for a bad name, before the model loads
         try:
             from llama_cpp import Llama
             from llama_cpp.llama_chat_format import Jinja2ChatFormatter
