@@ -1,6 +1,8 @@
-"""Saved KV states on the packaged SmolLM2: interleaved agents, cases and rounds give the
+"""Saved KV states on the packaged models: interleaved agents, cases and rounds give the
 scores of a cold evaluation while most prompt tokens come from saved states."""
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -104,3 +106,25 @@ def test_free_text_reuses_the_case_state_and_decodes_like_a_cold_context(warm: L
     warm.forget()
     assert warm.score_options(agent.messages(case), letters(8)).logprobs == after.logprobs
     warm.set_split("fixed")
+
+
+@pytest.mark.slow
+def test_paragraph_blocks_on_the_base_model_keep_the_case_and_give_the_cold_scores(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Gemma (no chat template: a plain transcript, "\\n\\n" a token of its own), the
+    informative-panel grid's second model, under the clinical runner's split."""
+    from runtime.registry import resolve
+
+    monkeypatch.setenv("DCEM_MODEL_CACHE", str(tmp_path))
+    gemma = LlamaCppBackend(resolve("gemma3-270m"), n_ctx=1024, n_threads=1, split="paragraph")
+    ds = load_dataset("ddxplus8")
+    agent = DiagnosticAgent(gemma, ds.labels)
+    case = ds.cases[0].text
+    gemma.score_options(agent.messages(case), letters(8))
+    noted = agent.messages(case, continue_note(ds.labels[0], ds.labels[1]))
+    warm = gemma.score_options(noted, letters(8)).logprobs
+    tokens, kept = gemma.prompt_tokens(noted), gemma.last_reused
+    assert gemma.llm.detokenize(tokens[:kept], special=True).endswith(b"\n\n")
+    assert gemma.llm.detokenize(tokens[kept:], special=True).startswith(b"Note from the mediator")
+    gemma.forget()
+    assert gemma.score_options(noted, letters(8)).logprobs == warm and gemma.last_reused == 0
