@@ -8,7 +8,10 @@ one transaction: all of it or, on any error, nothing.
 
 - A row whose key both files hold is kept as the target has it.  Those whose content
   differs are counted per table and reported (for example a run row still marked
-  'running' in one file); nothing is overwritten.
+  'running' in one file); nothing is overwritten, except in the tables of
+  :data:`LARGER_WINS`, which hold a peak measured by each process: there the row with
+  the larger value is kept, as the process that measured it would have kept it (the
+  peak RSS of an evaluation group run in two processes is the larger of the two).
 - Both files must hold the same tables: every migration the source has applied must be
   applied in the target, and each table must have the same columns in both (open the
   target once with the command that wrote the source to upgrade it).
@@ -27,21 +30,25 @@ import duckdb
 
 from common.db import Database, StoreBusyError, StoreError
 
-__all__ = ["TableMerge", "MergeReport", "merge_store"]
+__all__ = ["LARGER_WINS", "TableMerge", "MergeReport", "merge_store"]
 
 _ALIAS = "merge_source"
 _MIGRATIONS = "schema_migrations"
+# table -> the column whose larger value decides which of two rows with one key is kept
+LARGER_WINS: dict[str, str] = {"sag_eval_cost": "peak_rss_mb"}
 
 
 @dataclass(frozen=True)
 class TableMerge:
     """What merging did to one table: rows added, source rows whose key the target
-    already held, and how many of those differ in content (kept as the target has them)."""
+    already held, how many of those differ in content (kept as the target has them) and
+    how many replaced the target's row (a larger value in a :data:`LARGER_WINS` column)."""
 
     table: str
     added: int
     present: int
     differing: int
+    replaced: int = 0
 
 
 @dataclass(frozen=True)
@@ -59,15 +66,22 @@ class MergeReport:
     def differing(self) -> int:
         return sum(t.differing for t in self.tables)
 
+    @property
+    def replaced(self) -> int:
+        return sum(t.replaced for t in self.tables)
+
     def lines(self) -> list[str]:
         """One line per table with rows in the source, then a total."""
         out = []
         for t in self.tables:
             if t.added or t.present:
                 note = f"; {t.differing} of them differ, kept as the target has them" if t.differing else ""
+                if t.replaced:
+                    note += f"; {t.replaced} replaced by the source's larger {LARGER_WINS.get(t.table, 'value')}"
                 out.append(f"  {t.table}: {t.added} added, {t.present} already there{note}")
         out.append(f"{_rows(self.added)} added from {self.source.name}"
-                   + (f"; {_rows(self.differing)} differ and were left as they were" if self.differing else ""))
+                   + (f"; {_rows(self.differing)} differ and were left as they were" if self.differing else "")
+                   + (f"; {_rows(self.replaced)} replaced by larger measurements" if self.replaced else ""))
         return out
 
 
@@ -143,9 +157,22 @@ def _merge_table(cur: duckdb.DuckDBPyConnection, table: str, key: list[str]) -> 
     present = cur.execute(f"SELECT count(*) FROM {theirs} s WHERE {held}").fetchone()[0]  # noqa: S608
     same = cur.execute(f"SELECT count(*) FROM (SELECT * FROM {theirs} INTERSECT "  # noqa: S608
                        f"SELECT * FROM {mine})").fetchone()[0]
-    if total > present:
+    replaced = _drop_smaller(cur, table, match) if table in LARGER_WINS else 0
+    if total > present or replaced:
         cur.execute(f"INSERT INTO {mine} SELECT * FROM {theirs} s WHERE NOT {held}")  # noqa: S608
-    return TableMerge(table, int(total - present), int(present), int(present - same))
+    return TableMerge(table, int(total - present), int(present), int(present - same - replaced), int(replaced))
+
+
+def _drop_smaller(cur: duckdb.DuckDBPyConnection, table: str, match: str) -> int:
+    """Delete the target's rows whose source row has a larger :data:`LARGER_WINS` value
+    (the caller inserts the source's rows in their place); return how many."""
+    column = _quote(LARGER_WINS[table])
+    larger = (f"EXISTS (SELECT 1 FROM {_ALIAS}.{_quote(table)} s WHERE {match} "
+              f"AND s.{column} > t.{column})")
+    count = int(cur.execute(f"SELECT count(*) FROM {_quote(table)} t WHERE {larger}").fetchone()[0])  # noqa: S608
+    if count:
+        cur.execute(f"DELETE FROM {_quote(table)} t WHERE {larger}")  # noqa: S608
+    return count
 
 
 def merge_store(target: Database, source: str | os.PathLike[str]) -> MergeReport:

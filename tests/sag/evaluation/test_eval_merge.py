@@ -11,6 +11,7 @@ from sag.config import preset
 from sag.evaluation.export import build_export
 from sag.evaluation.runner import run_group_eval
 from sag.evaluation.suite import SuiteSpec
+from sag.store.eval_tables import eval_costs, record_cost
 from sag.store.tables import SagStore
 from tests.sag.evaluation.test_eval_run import policy
 from tests.sag.fakes import ScriptedTurns
@@ -51,3 +52,22 @@ def test_two_halves_merged_equal_one_store(tmp_path: Path, capsys: Any) -> None:
         again = run_group_eval(store, SPEC, cfg, runners={m: runner for m in cfg.models()}, measure_memory=False)
         assert again.answered_now == 0 and runner.requests == []
         assert merge_store(store, tmp_path / "b.duckdb").added == 0
+
+
+def test_the_peak_memory_of_a_group_run_in_two_processes_is_the_larger_after_merging(tmp_path: Path) -> None:
+    weights = {"agents": {"smollm2-135m": 6}}
+    for name, peaks in (("a", {"sag-6": 900.0, "vote-6": 700.0}), ("b", {"sag-6": 950.0, "vote-6": 650.0,
+                                                                        "sag-10": 1200.0})):
+        with SagStore(tmp_path / f"{name}.duckdb") as store:
+            for group, peak in peaks.items():
+                record_cost(store, eval_id="e", group=group, peak_rss_mb=peak, weights=weights)
+    with SagStore(tmp_path / "a.duckdb") as store:
+        report = merge_store(store, tmp_path / "b.duckdb")
+        costs = eval_costs(store, "e")
+        again = merge_store(store, tmp_path / "b.duckdb")
+    assert {g: c["peak_rss_mb"] for g, c in costs.items()} == {"sag-6": 950.0, "vote-6": 700.0, "sag-10": 1200.0}
+    table = next(t for t in report.tables if t.table == "sag_eval_cost")
+    assert (table.added, table.present, table.replaced, table.differing) == (1, 2, 1, 1)
+    assert "1 replaced by the source's larger peak_rss_mb" in "\n".join(report.lines())
+    assert report.lines()[-1].endswith("1 row replaced by larger measurements")
+    assert again.replaced == 0 and again.added == 0
