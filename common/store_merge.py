@@ -77,7 +77,7 @@ class MergeReport:
             if t.added or t.present:
                 note = f"; {t.differing} of them differ, kept as the target has them" if t.differing else ""
                 if t.replaced:
-                    note += f"; {t.replaced} replaced by the source's larger {LARGER_WINS.get(t.table, 'value')}"
+                    note += f"; {t.replaced} replaced by the source's larger {LARGER_WINS[t.table]}"
                 out.append(f"  {t.table}: {t.added} added, {t.present} already there{note}")
         out.append(f"{_rows(self.added)} added from {self.source.name}"
                    + (f"; {_rows(self.differing)} differ and were left as they were" if self.differing else "")
@@ -157,22 +157,18 @@ def _merge_table(cur: duckdb.DuckDBPyConnection, table: str, key: list[str]) -> 
     present = cur.execute(f"SELECT count(*) FROM {theirs} s WHERE {held}").fetchone()[0]  # noqa: S608
     same = cur.execute(f"SELECT count(*) FROM (SELECT * FROM {theirs} INTERSECT "  # noqa: S608
                        f"SELECT * FROM {mine})").fetchone()[0]
-    replaced = _drop_smaller(cur, table, match) if table in LARGER_WINS else 0
+    replaced = _drop_smaller(cur, mine, theirs, LARGER_WINS[table], match) if table in LARGER_WINS else 0
     if total > present or replaced:
         cur.execute(f"INSERT INTO {mine} SELECT * FROM {theirs} s WHERE NOT {held}")  # noqa: S608
     return TableMerge(table, int(total - present), int(present), int(present - same - replaced), int(replaced))
 
 
-def _drop_smaller(cur: duckdb.DuckDBPyConnection, table: str, match: str) -> int:
-    """Delete the target's rows whose source row has a larger :data:`LARGER_WINS` value
-    (the caller inserts the source's rows in their place); return how many."""
-    column = _quote(LARGER_WINS[table])
-    larger = (f"EXISTS (SELECT 1 FROM {_ALIAS}.{_quote(table)} s WHERE {match} "
-              f"AND s.{column} > t.{column})")
-    count = int(cur.execute(f"SELECT count(*) FROM {_quote(table)} t WHERE {larger}").fetchone()[0])  # noqa: S608
-    if count:
-        cur.execute(f"DELETE FROM {_quote(table)} t WHERE {larger}")  # noqa: S608
-    return count
+def _drop_smaller(cur: duckdb.DuckDBPyConnection, mine: str, theirs: str, column: str, match: str) -> int:
+    """Delete the target's rows whose source row has a larger ``column`` (the caller
+    inserts the source's rows in their place); return how many."""
+    col = _quote(column)
+    return int(cur.execute(f"DELETE FROM {mine} t WHERE EXISTS (SELECT 1 FROM {theirs} s "  # noqa: S608
+                           f"WHERE {match} AND s.{col} > t.{col})").fetchone()[0])
 
 
 def merge_store(target: Database, source: str | os.PathLike[str]) -> MergeReport:
