@@ -61,13 +61,21 @@ def app_url(run_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
 
 
 @pytest.fixture(scope="session")
-def browser(app_url: str) -> Iterator[object]:
+def chromium() -> Iterator[object]:
+    """The one Chromium of this test process: Playwright's sync API runs one instance per
+    thread, so every browser test of a process (a pytest worker) shares it."""
     from playwright.sync_api import sync_playwright
 
+    _require_chromium()
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+@pytest.fixture(scope="session")
+def browser(app_url: str, chromium: object) -> object:
+    return chromium
 
 
 @pytest.fixture()

@@ -6,7 +6,7 @@ from typing import Iterator
 
 import pytest
 
-from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, _require_chromium, serve_dashboard
+from tests.e2e.conftest import _require_chromium, serve_dashboard
 from tests.sag.group_runs import build_group_runs
 
 pytestmark = pytest.mark.slow
@@ -27,32 +27,28 @@ def _settled(page, charts: int) -> None:  # type: ignore[no-untyped-def]
     page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=30_000)
 
 
-def test_agent_group_timeline_and_chart(group_url: str, shot) -> None:  # type: ignore[no-untyped-def]
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1400})
-        page.goto(f"{group_url}/agent_group")
-        page.get_by_text("Debate timeline", exact=True).wait_for(timeout=60_000)
-        assert "Agent group" in page.locator('[data-testid="stSidebarNav"]').inner_text()
-        assert page.get_by_text("not clinical advice", exact=False).first.is_visible()
-        _settled(page, 2)  # the newest run is the D-CEM one: distributions and energy/action
-        main = page.locator('[data-testid="stMain"]')
-        text = main.inner_text()
-        for lane in ("Reasoning agents (A_R)", "Knowledge agents (A_K)", "Safety agents (A_S)",
-                     "Synthesis and judge agents (A_J)"):
-            assert lane in text
-        assert "Answer distribution of each agent, by round" in text and "D-CEM energy and action" in text
-        assert "R1 → " in text and "Round 2" in text
-        shot(page, "dcem")
-        page.locator('[data-testid="stSelectbox"]', has_text="Run").first.click()
-        page.get_by_role("option", name="medqa · sag-6 · sag", exact=False).click()
-        page.get_by_text("Retrieved passages", exact=True).wait_for(timeout=30_000)
-        page.get_by_text("searched: mlp-", exact=False).first.wait_for(timeout=30_000)
-        page.wait_for_function("(document.querySelector('input[aria-label=\"Item\"]') || {value: ''})"
-                               ".value.includes('answered B, truth')", timeout=30_000)  # an item of this run
-        _settled(page, 1)
-        path = shot(page, "debate")
-        assert path.stat().st_size > 10_000
-        browser.close()
+def test_agent_group_timeline_and_chart(group_url: str, chromium, shot) -> None:  # type: ignore[no-untyped-def]
+    page = chromium.new_page(viewport={"width": 1400, "height": 1400})
+    page.goto(f"{group_url}/agent_group")
+    page.get_by_text("Debate timeline", exact=True).wait_for(timeout=60_000)
+    assert "Agent group" in page.locator('[data-testid="stSidebarNav"]').inner_text()
+    assert page.get_by_text("not clinical advice", exact=False).first.is_visible()
+    _settled(page, 2)  # the newest run is the D-CEM one: distributions and energy/action
+    main = page.locator('[data-testid="stMain"]')
+    text = main.inner_text()
+    for lane in ("Reasoning agents (A_R)", "Knowledge agents (A_K)", "Safety agents (A_S)",
+                 "Synthesis and judge agents (A_J)"):
+        assert lane in text
+    assert "Answer distribution of each agent, by round" in text and "D-CEM energy and action" in text
+    assert "R1 → " in text and "Round 2" in text
+    shot(page, "dcem")
+    page.locator('[data-testid="stSelectbox"]', has_text="Run").first.click()
+    page.get_by_role("option", name="medqa · sag-6 · sag", exact=False).click()
+    page.get_by_text("Retrieved passages", exact=True).wait_for(timeout=30_000)
+    page.get_by_text("searched: mlp-", exact=False).first.wait_for(timeout=30_000)
+    page.wait_for_function("(document.querySelector('input[aria-label=\"Item\"]') || {value: ''})"
+                           ".value.includes('answered B, truth')", timeout=30_000)  # an item of this run
+    _settled(page, 1)
+    path = shot(page, "debate")
+    assert path.stat().st_size > 10_000
+    page.close()
