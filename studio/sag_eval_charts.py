@@ -60,14 +60,20 @@ def consistency_figure(points: pd.DataFrame) -> go.Figure:
 
 
 def size_figure(points: pd.DataFrame) -> go.Figure:
-    """Mean accuracy over the benchmarks (percent) against the number of answering agents,
-    coloured by backbone, each point labelled with its group (``views.size_backbone_points``)."""
-    fig = px.scatter(points, x="agents", y="mean accuracy", color="backbone", text="group",
-                     hover_data={"benchmarks": True},
-                     labels={"agents": "agents in the group", "mean accuracy": "mean accuracy (%)"})
-    fig.update_traces(marker={"size": 14}, textposition="top center")
+    """Mean accuracy over the benchmarks (percent) of each group, one row per group ordered
+    by the number of answering agents (named in the row label), coloured by backbone
+    (``views.size_backbone_points``).  One row a group keeps every label readable however
+    many groups share a size."""
+    frame = points.assign(row=[f"{g} · {int(n)} agent{'s' if int(n) != 1 else ''}"
+                               for g, n in zip(points["group"], points["agents"])])
+    order = frame.sort_values(["agents", "group"], ascending=[False, False])["row"].tolist()
+    fig = px.scatter(frame, x="mean accuracy", y="row", color="backbone",
+                     hover_data={"agents": True, "benchmarks": True, "row": False},
+                     category_orders={"row": order},
+                     labels={"row": "", "mean accuracy": "mean accuracy over the benchmarks (%)"})
+    fig.update_traces(marker={"size": 14})
     top = float(points["mean accuracy"].max()) if len(points) else 0.0
-    fig.update_layout(title="Accuracy by group size and backbone", height=400, margin={"t": 50, "b": 40})
-    fig.update_xaxes(dtick=1, rangemode="tozero")
-    fig.update_yaxes(range=[0, max(top * 1.25, 10.0)])
+    fig.update_layout(title="Accuracy by group size and backbone", height=max(260, 60 + 34 * len(frame)),
+                      margin={"t": 50, "b": 40})
+    fig.update_xaxes(range=[0, max(top * 1.15, 10.0)])
     return fig

@@ -1,0 +1,33 @@
+"""The Group evaluation page's size chart: one row per group, ordered by group size."""
+from __future__ import annotations
+
+import pandas as pd
+
+from studio.sag_eval_charts import size_figure
+
+
+def _points() -> pd.DataFrame:
+    rows = [["sag-6", 6, "smollm2-135m", 18.3, 6], ["vote-6", 6, "smollm2-135m", 18.3, 6],
+            ["sag-6-mixed", 6, "mixed", 21.7, 6], ["single", 1, "smollm2-135m", 20.0, 6],
+            ["sag-10", 10, "smollm2-135m", 16.7, 6]]
+    return pd.DataFrame(rows, columns=["group", "agents", "backbone", "mean accuracy", "benchmarks"])
+
+
+def test_every_group_has_its_own_row_even_at_the_same_size_and_accuracy() -> None:
+    fig = size_figure(_points())
+    placed = {(y, x) for trace in fig.data for x, y in zip(trace.x, trace.y)}
+    assert len(placed) == 5  # sag-6 and vote-6 share size and accuracy but not a row
+    assert ("vote-6 · 6 agents", 18.3) in placed and ("single · 1 agent", 20.0) in placed
+
+
+def test_rows_run_from_the_largest_group_down_to_the_single_model() -> None:
+    axis = size_figure(_points()).layout.yaxis
+    rows = list(axis.categoryarray)  # bottom row first
+    assert axis.categoryorder == "array"
+    assert rows[-1] == "sag-10 · 10 agents" and rows[0] == "single · 1 agent"
+    assert [r.split(" · ")[0] for r in rows[1:4]] == ["sag-6", "sag-6-mixed", "vote-6"]
+
+
+def test_colour_names_the_backbone() -> None:
+    names = {trace.name for trace in size_figure(_points()).data}
+    assert names == {"smollm2-135m", "mixed"}
