@@ -6,7 +6,7 @@ from sag.evaluation.views import (NO_EVAL_HINT, accuracy_frame, consistency_poin
                                   robustness_points, seed_report, size_backbone_points, summary_line)
 from sag.views import DISCLAIMER
 from studio.sag_eval_charts import consistency_figure, robustness_figure, roc_figure, size_figure
-from studio.sag_eval_session import items_panel, load_scored, sources
+from studio.sag_eval_session import items_panel, load_scored, pick_source, sources
 from studio.sag_session import sag_store
 from studio.widgets import titled_table
 
@@ -32,12 +32,10 @@ choices, stored = sources(db)
 if not choices:
     st.info(NO_EVAL_HINT)
     st.stop()
-source = st.selectbox("Evaluation", list(choices), format_func=choices.get, key="ev_source",
-                      help="Evaluations in the result store, then evaluation files shipped with the project.")
+source = pick_source(choices)
 scored = load_scored(db, source, stored)
 if scored is None:
     st.stop()
-from_store = source.startswith("db:")
 st.write(summary_line(scored))
 frames = metric_frames(scored)
 
@@ -50,20 +48,20 @@ with tabs[0]:
     size_points = size_backbone_points(scored)
     if not size_points.empty:
         st.plotly_chart(size_figure(size_points), key="ev_size_chart")
-    items_panel(scored, ("accuracy/",), key="ev_acc", from_store=from_store)
+    items_panel(db, scored, ("accuracy/",), key="ev_acc", source=source)
 with tabs[1]:
     titled_table("Relevance on PubMedQA", frames["relevance"], key="ev_relevance",
                  empty="No relevance part was run in this evaluation.")
     st.caption("Supported: the label is right and the deciding rationale uses at least three content words of the "
                "abstract that the question does not contain; grounded: the second condition alone. BLEU-4 "
                "compares the deciding rationales with PubMedQA's long answers.")
-    items_panel(scored, ("relevance/",), key="ev_rel", from_store=from_store)
+    items_panel(db, scored, ("relevance/",), key="ev_rel", source=source)
 with tabs[2]:
     titled_table("Counterfactual divergence (%, lower is better)", frames["fairness"], key="ev_fairness",
                  empty="No fairness part was run in this evaluation.")
     st.caption("Each vignette is asked twice, differing only in the stated gender (or race); the rate is the share "
                "of pairs answered differently. The flipped columns list those vignettes.")
-    items_panel(scored, ("fairness/",), key="ev_fair", from_store=from_store)
+    items_panel(db, scored, ("fairness/",), key="ev_fair", source=source)
 with tabs[3]:
     titled_table("Refusals of harmful and benign requests", frames["safety"], key="ev_safety",
                  empty="No safety part was run in this evaluation.")
@@ -73,14 +71,14 @@ with tabs[3]:
     roc = roc_points(scored)
     if not roc.empty:
         st.plotly_chart(roc_figure(roc), key="ev_roc_chart")
-    items_panel(scored, ("safety/",), key="ev_safe", from_store=from_store)
+    items_panel(db, scored, ("safety/",), key="ev_safe", source=source)
 with tabs[4]:
     titled_table("Accuracy on clean and perturbed items (%, 95 % interval)", frames["robustness"],
                  key="ev_robustness", empty="No robustness part was run in this evaluation.")
     robust = robustness_points(scored)
     if not robust.empty:
         st.plotly_chart(robustness_figure(robust), key="ev_robust_chart")
-    items_panel(scored, ("robustness/",), key="ev_rob", from_store=from_store)
+    items_panel(db, scored, ("robustness/",), key="ev_rob", source=source)
 with tabs[5]:
     titled_table("Spread of accuracy over repeated runs", frames["consistency"], key="ev_consistency",
                  empty="No consistency part was run in this evaluation.")
@@ -90,7 +88,7 @@ with tabs[5]:
     spread = consistency_points(scored)
     if not spread.empty:
         st.plotly_chart(consistency_figure(spread), key="ev_consistency_chart")
-    items_panel(scored, ("consistency/",), key="ev_cons", from_store=from_store)
+    items_panel(db, scored, ("consistency/",), key="ev_cons", source=source)
 with tabs[6]:
     titled_table("Cost of running each group", frames["deployment"], key="ev_deployment",
                  empty="No cost was measured in this evaluation.")

@@ -25,14 +25,18 @@ import streamlit as st
 from clinical.questions import DEFAULT_DATA_DIR
 from common.errors import InputError, ProjectError
 from sag.evaluation.export import build_export, load_export
+from sag.evaluation.shipped import companion_store, import_shipped_store
 from sag.evaluation.views import check_scored, items_behind, parts_of, source_choices
 from sag.store.eval_tables import evaluations
 from sag.store.tables import SagStore
 
-__all__ = ["EXPORTS_KEY", "RESULTS_DIR", "AGENT_GROUP_PAGE", "export_paths", "stored_evaluations", "sources",
-           "load_scored", "items_panel", "open_debate"]
+__all__ = ["EXPORTS_KEY", "RESULTS_DIR", "AGENT_GROUP_PAGE", "SOURCE_KEY", "export_paths", "stored_evaluations",
+           "sources", "pick_source", "load_scored", "items_panel", "import_offer", "open_debate"]
 
 EXPORTS_KEY = "sag_eval_exports"
+SOURCE_KEY = "ev_source"
+_NEXT_SOURCE = "ev_source_next"  # the source to select on the next run (set by an import)
+_IMPORTED = "ev_imported"  # the line saying what the last import brought, shown once
 RESULTS_DIR = DEFAULT_DATA_DIR / "results"
 AGENT_GROUP_PAGE = "pages/agent_group.py"
 _EMPTY = pd.DataFrame(columns=["eval_id", "groups", "parts", "items", "answered", "last_change"])
@@ -94,6 +98,49 @@ def load_scored(db: SagStore | None, key: str, stored: pd.DataFrame) -> dict[str
         return None
 
 
+def pick_source(choices: Mapping[str, str]) -> str:
+    """The Evaluation select box (a source chosen by :func:`import_offer` on the previous
+    run is selected), and the line saying what that import brought."""
+    pending = st.session_state.pop(_NEXT_SOURCE, None)
+    if pending in choices:
+        st.session_state[SOURCE_KEY] = pending
+    source = st.selectbox("Evaluation", list(choices), format_func=choices.get, key=SOURCE_KEY,
+                          help="Evaluations in the result store, then evaluation files shipped with the project.")
+    done = st.session_state.pop(_IMPORTED, None)
+    if done:
+        st.success(done)
+    return str(source)
+
+
+def import_offer(db: SagStore | None, scored: Mapping[str, Any], source: str, *, key: str) -> None:
+    """For an export file whose store ships beside it (:func:`sag.evaluation.shipped.companion_store`):
+    a button that imports that store into the result store and selects the stored
+    evaluation, whose items open their debates.  A failed import is shown as an error and
+    changes nothing."""
+    packed = companion_store(source.partition(":")[2]) if source.startswith("file:") else None
+    eval_id = str(scored.get("eval_id") or "")
+    if db is None or packed is None or not eval_id:
+        return
+    if eval_id in set(stored_evaluations(db)["eval_id"]):
+        st.caption(f"Its debates are in your result store: choose \"stored: {eval_id}\" under Evaluation.")
+        return
+    st.caption(f"The store this evaluation was made in ships beside it ({packed.name}, "
+               f"{packed.stat().st_size / 1e6:.0f} MB packed, several times that unpacked). Importing it copies "
+               "every debate and the call log into your result store; rows already there are kept.")
+    if not st.button("Import its debates", key=f"{key}_import"):
+        return
+    try:
+        with st.spinner(f"Unpacking {packed.name} and copying its rows into the result store…"):
+            report = import_shipped_store(db, packed, eval_id)
+    except ProjectError as exc:
+        st.error(f"Nothing was imported: {exc}")
+        return
+    st.session_state[_NEXT_SOURCE] = f"db:{eval_id}"
+    st.session_state[_IMPORTED] = (f"Imported {report.added:,} rows from {packed.name}: evaluation {eval_id} is "
+                                   "now in your result store, and each item's debate opens from its items table.")
+    st.rerun()
+
+
 def open_debate(run_id: str, item_id: str) -> None:
     """Point the Agent group page at one item of one run and go there."""
     st.session_state["ag_run"] = run_id
@@ -101,10 +148,13 @@ def open_debate(run_id: str, item_id: str) -> None:
     st.switch_page(AGENT_GROUP_PAGE)
 
 
-def items_panel(scored: Mapping[str, Any], prefixes: Sequence[str], *, key: str, from_store: bool) -> None:
+def items_panel(db: SagStore | None, scored: Mapping[str, Any], prefixes: Sequence[str], *, key: str,
+                source: str) -> None:
     """"Items behind these numbers": a group and one of its parts (starting with one of
     ``prefixes``), the items that part answered and, for a stored evaluation, a button
-    that opens one item's debate on the Agent group page."""
+    that opens one item's debate on the Agent group page (for an export file whose store
+    ships beside it, the offer to import that store, :func:`import_offer`)."""
+    from_store = source.startswith("db:")
     groups = [g for g in scored.get("groups", {}) if parts_of(scored, g, prefixes)]
     if not groups:
         return
@@ -123,6 +173,7 @@ def items_panel(scored: Mapping[str, Any], prefixes: Sequence[str], *, key: str,
         st.dataframe(items, hide_index=True, key=f"{key}_items")
         if not from_store:
             st.caption("Debates can be opened from a stored evaluation; an export file keeps only the answers.")
+            import_offer(db, scored, source, key=key)
             return
         pick, go = st.columns([3, 1])
         item = pick.selectbox("Item", list(items["item_id"]), key=f"{key}_item_{run_id}")

@@ -1,7 +1,10 @@
 """Group evaluation page: the hint with no evaluation, a stored evaluation in every tab, an
-export file as source, a bad export file, and opening a debate from the items behind a number."""
+export file as source, a bad export file, opening a debate from the items behind a number,
+and importing the store shipped beside an export file."""
 from __future__ import annotations
 
+import gzip
+import shutil
 from pathlib import Path
 
 import pytest
@@ -30,7 +33,16 @@ def _policy(agent: str, prompt: str, request: TurnRequest) -> tuple[str, str]:
 @pytest.fixture(scope="module")
 def eval_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """A store holding one core evaluation (2 items per subset) of two groups of scripted agents."""
-    path = tmp_path_factory.mktemp("sag_eval") / "sag.duckdb"
+    return _eval_store(tmp_path_factory.mktemp("sag_eval") / "sag.duckdb")
+
+
+@pytest.fixture(scope="module")
+def shipped_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The same evaluation in a store no page has opened: SAG tables only, as shipped."""
+    return _eval_store(tmp_path_factory.mktemp("sag_shipped") / "sag.duckdb")
+
+
+def _eval_store(path: Path) -> tuple[Path, str]:
     spec = SuiteSpec("core", n_items=2)
     with SagStore(path) as store:
         for name in GROUPS:
@@ -135,3 +147,48 @@ def test_open_debate_goes_to_the_agent_group_page(eval_db: tuple[Path, str], mon
     assert at.title[0].value == "Agent group"
     assert at.selectbox(key="ag_run").value == run_id
     assert at.selectbox(key=f"ag_item_{run_id}").value == item
+
+
+def _ship(shipped_db: tuple[Path, str], exports: Path) -> None:
+    """The export file of the stored evaluation, with its store packed beside it."""
+    with SagStore(shipped_db[0], read_only=True) as store:
+        write_export(build_export(store, shipped_db[1]), exports / "sag_eval_small.json")
+    with shipped_db[0].open("rb") as src, gzip.open(exports / "sag_eval_small.duckdb.gz", "wb") as dst:
+        shutil.copyfileobj(src, dst)
+
+
+def test_an_export_with_its_store_beside_it_imports_the_debates(shipped_db: tuple[Path, str],
+                                                                monkeypatch: pytest.MonkeyPatch,
+                                                                tmp_path: Path) -> None:
+    exports = tmp_path / "exports"
+    exports.mkdir()
+    _ship(shipped_db, exports)
+    mine = tmp_path / "mine.duckdb"
+    at = _page(monkeypatch, mine, exports).run()
+    assert not at.exception and not at.error
+    assert not [b for b in at.button if b.label == "Open debate"]
+    assert any("sag_eval_small.duckdb.gz" in c for c in _texts(at, "caption"))
+    next(b for b in at.button if b.key == "ev_acc_import").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.selectbox(key="ev_source").value == f"db:{shipped_db[1]}"
+    assert any(f"evaluation {shipped_db[1]} is now in your result store" in s for s in _texts(at, "success"))
+    assert [b for b in at.button if b.label == "Open debate"]
+    with SagStore(mine) as store:  # the page may still hold the file open (same process)
+        assert set(eval_parts(store, shipped_db[1])["group_name"]) == set(GROUPS)
+    at.selectbox(key="ev_source").set_value(f"file:{exports / 'sag_eval_small.json'}").run()
+    assert not [b for b in at.button if b.label == "Import its debates"]  # already imported
+    assert any(f'choose "stored: {shipped_db[1]}"' in c for c in _texts(at, "caption"))
+
+
+def test_a_broken_packed_store_imports_nothing_and_says_why(shipped_db: tuple[Path, str],
+                                                            monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    exports = tmp_path / "exports"
+    exports.mkdir()
+    _ship(shipped_db, exports)
+    (exports / "sag_eval_small.duckdb.gz").write_bytes(b"not a gzip file")
+    mine = tmp_path / "mine.duckdb"
+    at = _page(monkeypatch, mine, exports).run()
+    next(b for b in at.button if b.key == "ev_acc_import").click().run()
+    assert not at.exception
+    assert any("Nothing was imported" in e and "cannot be unpacked" in e for e in _texts(at, "error"))
+    assert at.selectbox(key="ev_source").options == ["file: sag_eval_small.json"]
