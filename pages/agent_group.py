@@ -6,6 +6,7 @@ from common.errors import ProjectError
 from sag.config import PRESETS
 from sag.views import DISCLAIMER, NO_RUN_HINT, compare_runs, item_labels, load_item_view, run_labels, turn_markdown
 from studio.sag_charts import distribution_figure, mediator_figure
+from studio.sag_eval_session import announce_import, shipped_debates_offer
 from studio.sag_launch_panel import checked_spec, launch_button, launch_fields
 from studio.sag_session import sag_store
 from studio.widgets import titled_table
@@ -31,9 +32,11 @@ with st.expander("Launch a small run", expanded=False):
                "Run stays disabled while a field above is invalid.")
     launch_button(db, spec)
 
+announce_import()
 runs = run_labels(db.runs())
 if not runs:
     st.info(NO_RUN_HINT)
+    shipped_debates_offer(db, key="ag_shipped")
     st.stop()
 if st.session_state.get("ag_run") not in runs:
     st.session_state.pop("ag_run", None)

@@ -32,9 +32,8 @@ __all__ = ["DISCLAIMER", "NO_RUN_HINT", "ROLE_TITLES", "DIST_COLUMNS", "PASSAGE_
 DISCLAIMER = ("Research and teaching tool, not clinical advice. A group that answers REFUSE or ESCALATE "
               "hands the item to a human.")
 NO_RUN_HINT = ("No Small Agent Group run is stored yet. Launch a small run above, or from a terminal: "
-               "`python -m sag run --benchmark medqa --group sag-6 --items 20`. The debates of the evaluation "
-               "shipped with the project can be imported on the Group evaluation page (under \"Items behind "
-               "these numbers\").")
+               "`python -m sag run --benchmark medqa --group sag-6 --items 20`. Or import the debates of the "
+               "evaluation shipped with the project (below, or on the Group evaluation page).")
 ROLE_TITLES = {"reasoning": "Reasoning agents (A_R)", "knowledge": "Knowledge agents (A_K)",
                "safety": "Safety agents (A_S)", "judge": "Synthesis and judge agents (A_J)"}
 CORPUS_OF_PREFIX = {"mlp": "medlineplus", "pmq": "pubmedqa", "ddx": "ddxplus"}

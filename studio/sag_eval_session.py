@@ -31,7 +31,8 @@ from sag.store.eval_tables import evaluations
 from sag.store.tables import SagStore
 
 __all__ = ["EXPORTS_KEY", "RESULTS_DIR", "AGENT_GROUP_PAGE", "SOURCE_KEY", "export_paths", "stored_evaluations",
-           "sources", "pick_source", "load_scored", "items_panel", "import_offer", "open_debate"]
+           "sources", "pick_source", "load_scored", "items_panel", "import_offer", "shipped_debates_offer",
+           "announce_import", "open_debate"]
 
 EXPORTS_KEY = "sag_eval_exports"
 SOURCE_KEY = "ev_source"
@@ -106,9 +107,7 @@ def pick_source(choices: Mapping[str, str]) -> str:
         st.session_state[SOURCE_KEY] = pending
     source = st.selectbox("Evaluation", list(choices), format_func=choices.get, key=SOURCE_KEY,
                           help="Evaluations in the result store, then evaluation files shipped with the project.")
-    done = st.session_state.pop(_IMPORTED, None)
-    if done:
-        st.success(done)
+    announce_import()
     return str(source)
 
 
@@ -119,15 +118,41 @@ def import_offer(db: SagStore | None, scored: Mapping[str, Any], source: str, *,
     changes nothing."""
     packed = companion_store(source.partition(":")[2]) if source.startswith("file:") else None
     eval_id = str(scored.get("eval_id") or "")
-    if db is None or packed is None or not eval_id:
-        return
+    if db is not None and packed is not None and eval_id:
+        _offer(db, packed, eval_id, key=f"{key}_import")
+
+
+def shipped_debates_offer(db: SagStore, *, key: str) -> None:
+    """For a page with no stored run: the import button of each shipped evaluation file
+    whose store ships beside it (its debates then fill the page)."""
+    for path in export_paths():
+        packed = companion_store(path)
+        if packed is None:
+            continue
+        try:
+            info = Path(path).stat()
+            eval_id = str(_from_file(path, (info.st_mtime_ns, info.st_size)).get("eval_id") or "")
+        except (OSError, ProjectError):
+            continue  # the Group evaluation page names what is wrong with the file
+        if eval_id:
+            _offer(db, packed, eval_id, key=f"{key}_{Path(path).stem}")
+
+
+def announce_import() -> None:
+    """The line saying what the import of the previous run brought (shown once)."""
+    done = st.session_state.pop(_IMPORTED, None)
+    if done:
+        st.success(done)
+
+
+def _offer(db: SagStore, packed: Path, eval_id: str, *, key: str) -> None:
     if eval_id in set(stored_evaluations(db)["eval_id"]):
         st.caption(f"Its debates are in your result store: choose \"stored: {eval_id}\" under Evaluation.")
         return
-    st.caption(f"The store this evaluation was made in ships beside it ({packed.name}, "
+    st.caption(f"The store that evaluation {eval_id} was made in ships with the project ({packed.name}, "
                f"{packed.stat().st_size / 1e6:.0f} MB packed, several times that unpacked). Importing it copies "
                "every debate and the call log into your result store; rows already there are kept.")
-    if not st.button("Import its debates", key=f"{key}_import"):
+    if not st.button("Import its debates", key=key):
         return
     try:
         with st.spinner(f"Unpacking {packed.name} and copying its rows into the result store…"):
@@ -137,7 +162,8 @@ def import_offer(db: SagStore | None, scored: Mapping[str, Any], source: str, *,
         return
     st.session_state[_NEXT_SOURCE] = f"db:{eval_id}"
     st.session_state[_IMPORTED] = (f"Imported {report.added:,} rows from {packed.name}: evaluation {eval_id} is "
-                                   "now in your result store, and each item's debate opens from its items table.")
+                                   "now in your result store, and each item's debate opens from its items table "
+                                   "on the Group evaluation page and here on the Agent group page.")
     st.rerun()
 
 

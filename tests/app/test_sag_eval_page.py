@@ -192,3 +192,20 @@ def test_a_broken_packed_store_imports_nothing_and_says_why(shipped_db: tuple[Pa
     assert not at.exception
     assert any("Nothing was imported" in e and "cannot be unpacked" in e for e in _texts(at, "error"))
     assert at.selectbox(key="ev_source").options == ["file: sag_eval_small.json"]
+
+
+def test_the_agent_group_page_without_runs_imports_the_shipped_debates(shipped_db: tuple[Path, str],
+                                                                      monkeypatch: pytest.MonkeyPatch,
+                                                                      tmp_path: Path) -> None:
+    exports = tmp_path / "exports"
+    exports.mkdir()
+    _ship(shipped_db, exports)
+    at = _page(monkeypatch, tmp_path / "mine.duckdb", exports, str(ROOT / "pages" / "agent_group.py")).run()
+    assert not at.exception
+    assert any("No Small Agent Group run is stored yet" in i for i in _texts(at, "info"))
+    next(b for b in at.button if b.key == "ag_shipped_sag_eval_small").click().run()
+    assert not at.exception
+    assert not [e for e in _texts(at, "error") if "Nothing was imported" in e]
+    assert any(f"evaluation {shipped_db[1]} is now in your result store" in s for s in _texts(at, "success"))
+    assert at.selectbox(key="ag_run").value.startswith("eval-")  # a debate of the evaluation is on screen
+    assert any(t.value == "Debate timeline" for t in at.subheader)
