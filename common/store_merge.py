@@ -7,11 +7,12 @@ the target does not hold yet, table by table, matched on each table's primary ke
 one transaction: all of it or, on any error, nothing.
 
 - A row whose key both files hold is kept as the target has it.  Those whose content
-  differs are counted per table and reported (for example a run row still marked
-  'running' in one file); nothing is overwritten, except in the tables of
-  :data:`LARGER_WINS`, which hold a peak measured by each process: there the row with
-  the larger value is kept, as the process that measured it would have kept it (the
-  peak RSS of an evaluation group run in two processes is the larger of the two).
+  differs are counted per table and reported (for example a part re-recorded by a
+  resume, with a later time); nothing is overwritten, except where :data:`PRECEDENCE`
+  says the source's row is the truer one: a peak measured by each process (the peak RSS
+  of an evaluation group run in two processes is the larger of the two), and a run that
+  one file holds as finished and the other as still running (a copy taken before the run
+  ended, or a resume that stopped early): finished in either file, it is finished.
 - Both files must hold the same tables: every migration the source has applied must be
   applied in the target, and each table must have the same columns in both (open the
   target once with the command that wrote the source to upgrade it).
@@ -30,19 +31,34 @@ import duckdb
 
 from common.db import Database, StoreBusyError, StoreError
 
-__all__ = ["LARGER_WINS", "TableMerge", "MergeReport", "merge_store"]
+__all__ = ["Precedence", "PRECEDENCE", "TableMerge", "MergeReport", "merge_store"]
 
 _ALIAS = "merge_source"
 _MIGRATIONS = "schema_migrations"
-# table -> the column whose larger value decides which of two rows with one key is kept
-LARGER_WINS: dict[str, str] = {"sag_eval_cost": "peak_rss_mb"}
+
+
+@dataclass(frozen=True)
+class Precedence:
+    """When both files hold a row of one key, the source's row ``s`` replaces the
+    target's row ``t`` where the SQL condition ``when`` holds; ``why`` says so in the report."""
+
+    when: str
+    why: str
+
+
+_FINISHED = Precedence("s.status = 'finished' AND t.status <> 'finished'", "finished in the source")
+PRECEDENCE: dict[str, Precedence] = {
+    "sag_eval_cost": Precedence("s.peak_rss_mb > t.peak_rss_mb", "the source's larger peak_rss_mb"),
+    "sag_runs": _FINISHED,
+    "runs": _FINISHED,
+}
 
 
 @dataclass(frozen=True)
 class TableMerge:
     """What merging did to one table: rows added, source rows whose key the target
     already held, how many of those differ in content (kept as the target has them) and
-    how many replaced the target's row (a larger value in a :data:`LARGER_WINS` column)."""
+    how many replaced the target's row (by the table's :data:`PRECEDENCE`)."""
 
     table: str
     added: int
@@ -77,11 +93,12 @@ class MergeReport:
             if t.added or t.present:
                 note = f"; {t.differing} of them differ, kept as the target has them" if t.differing else ""
                 if t.replaced:
-                    note += f"; {t.replaced} replaced by the source's larger {LARGER_WINS[t.table]}"
+                    note += f"; {t.replaced} replaced: {PRECEDENCE[t.table].why}"
                 out.append(f"  {t.table}: {t.added} added, {t.present} already there{note}")
         out.append(f"{_rows(self.added)} added from {self.source.name}"
                    + (f"; {_rows(self.differing)} differ and were left as they were" if self.differing else "")
-                   + (f"; {_rows(self.replaced)} replaced by larger measurements" if self.replaced else ""))
+                   + (f"; {_rows(self.replaced)} replaced by the source's (a larger measurement, a finished run)"
+                      if self.replaced else ""))
         return out
 
 
@@ -157,18 +174,17 @@ def _merge_table(cur: duckdb.DuckDBPyConnection, table: str, key: list[str]) -> 
     present = cur.execute(f"SELECT count(*) FROM {theirs} s WHERE {held}").fetchone()[0]  # noqa: S608
     same = cur.execute(f"SELECT count(*) FROM (SELECT * FROM {theirs} INTERSECT "  # noqa: S608
                        f"SELECT * FROM {mine})").fetchone()[0]
-    replaced = _drop_smaller(cur, mine, theirs, LARGER_WINS[table], match) if table in LARGER_WINS else 0
+    replaced = _drop_superseded(cur, mine, theirs, PRECEDENCE[table], match) if table in PRECEDENCE else 0
     if total > present or replaced:
         cur.execute(f"INSERT INTO {mine} SELECT * FROM {theirs} s WHERE NOT {held}")  # noqa: S608
     return TableMerge(table, int(total - present), int(present), int(present - same - replaced), int(replaced))
 
 
-def _drop_smaller(cur: duckdb.DuckDBPyConnection, mine: str, theirs: str, column: str, match: str) -> int:
-    """Delete the target's rows whose source row has a larger ``column`` (the caller
-    inserts the source's rows in their place); return how many."""
-    col = _quote(column)
+def _drop_superseded(cur: duckdb.DuckDBPyConnection, mine: str, theirs: str, rule: Precedence, match: str) -> int:
+    """Delete the target's rows that the source's row of the same key supersedes by
+    ``rule`` (the caller inserts the source's rows in their place); return how many."""
     return int(cur.execute(f"DELETE FROM {mine} t WHERE EXISTS (SELECT 1 FROM {theirs} s "  # noqa: S608
-                           f"WHERE {match} AND s.{col} > t.{col})").fetchone()[0])
+                           f"WHERE {match} AND {rule.when})").fetchone()[0])
 
 
 def merge_store(target: Database, source: str | os.PathLike[str]) -> MergeReport:

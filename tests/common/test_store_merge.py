@@ -74,6 +74,33 @@ def test_rows_both_files_hold_are_kept_as_the_target_has_them_and_counted(source
     con.close()
 
 
+@pytest.mark.parametrize("target_status, source_status, kept", [
+    ("running", "finished", "finished"),  # a copy taken before the run ended, merged back
+    ("finished", "running", "finished"),  # a resume that stopped early does not undo the finish
+    ("running", "interrupted", "running"),  # neither finished: the target's row stays
+])
+def test_a_run_finished_in_either_file_is_finished_after_merging(target_status: str, source_status: str, kept: str,
+                                                                 source: Path, tmp_path: Path) -> None:
+    target = tmp_path / "main.duckdb"
+    shutil.copy(source, target)
+    for path, status in ((target, target_status), (source, source_status)):
+        con = duckdb.connect(str(path))
+        con.execute("UPDATE runs SET status = ?", [status])
+        con.close()
+    with Database(target) as db:
+        report = merge_store(db, source)
+        again = merge_store(db, source)
+    runs = next(t for t in report.tables if t.table == "runs")
+    replaced = runs.present if kept == source_status != target_status else 0
+    assert runs.present > 0 and (runs.replaced, runs.differing) == (replaced, runs.present - replaced)
+    assert again.replaced == 0
+    if replaced:
+        assert f"{replaced} replaced: finished in the source" in "\n".join(report.lines())
+    con = duckdb.connect(str(target), read_only=True)
+    assert {r[0] for r in con.execute("SELECT status FROM runs").fetchall()} == {kept}
+    con.close()
+
+
 def test_a_failure_half_way_leaves_the_target_unchanged(source: Path, empty_store: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     real, seen = store_merge._merge_table, []

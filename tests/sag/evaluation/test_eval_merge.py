@@ -2,6 +2,7 @@
 would run it) and merged gives the evaluation one store would hold."""
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,20 @@ def test_two_halves_merged_equal_one_store(tmp_path: Path, capsys: Any) -> None:
         assert merge_store(store, tmp_path / "b.duckdb").added == 0
 
 
+def test_a_group_finished_in_a_copy_is_finished_after_merging_it_back(tmp_path: Path) -> None:
+    """The copy taken while a group ran holds its runs as running; the copy finishes them."""
+    _run(tmp_path / "main.duckdb", ("single",))
+    with SagStore(tmp_path / "main.duckdb") as store:
+        store.con.execute("UPDATE sag_runs SET status = 'running', finished_at = NULL")
+    shutil.copy(tmp_path / "main.duckdb", tmp_path / "copy.duckdb")
+    _run(tmp_path / "copy.duckdb", ("single",))  # the resume in the copy finishes every run
+    with SagStore(tmp_path / "main.duckdb") as store:
+        report = merge_store(store, tmp_path / "copy.duckdb")
+        statuses = {r[0] for r in store.con.execute("SELECT status FROM sag_runs").fetchall()}
+    runs = next(t for t in report.tables if t.table == "sag_runs")
+    assert statuses == {"finished"} and runs.replaced == runs.present > 0
+
+
 def test_the_peak_memory_of_a_group_run_in_two_processes_is_the_larger_after_merging(tmp_path: Path) -> None:
     weights = {"agents": {"smollm2-135m": 6}}
     for name, peaks in (("a", {"sag-6": 900.0, "vote-6": 700.0}), ("b", {"sag-6": 950.0, "vote-6": 650.0,
@@ -68,6 +83,6 @@ def test_the_peak_memory_of_a_group_run_in_two_processes_is_the_larger_after_mer
     assert {g: c["peak_rss_mb"] for g, c in costs.items()} == {"sag-6": 950.0, "vote-6": 700.0, "sag-10": 1200.0}
     table = next(t for t in report.tables if t.table == "sag_eval_cost")
     assert (table.added, table.present, table.replaced, table.differing) == (1, 2, 1, 1)
-    assert "1 replaced by the source's larger peak_rss_mb" in "\n".join(report.lines())
-    assert report.lines()[-1].endswith("1 row replaced by larger measurements")
+    assert "1 replaced: the source's larger peak_rss_mb" in "\n".join(report.lines())
+    assert report.lines()[-1].endswith("1 row replaced by the source's (a larger measurement, a finished run)")
     assert again.replaced == 0 and again.added == 0
