@@ -13,6 +13,9 @@ Session state read here:
   project's ``data/results`` folder.
 - ``"ag_run"`` and ``"ag_item_<run id>"`` are set by "Open debate": they are the run and
   item select boxes of the Agent group page.
+- ``"ev_source_next"`` and ``"ev_imported"`` are set by "Import its debates" (the shipped
+  store beside an export file, merged into the result store): the stored evaluation to
+  select on the next run, and the line saying what the import brought, shown once.
 """
 from __future__ import annotations
 
