@@ -70,8 +70,8 @@ def test_an_import_brings_the_whole_evaluation_once(shipped: tuple[Path, str], t
 
 @pytest.mark.parametrize("content, reason", [
     (b"plain bytes, not gzip", "cannot be unpacked"),
-    (gzip.compress(b"gzip of something that is not a store"), "is not a SAG evaluation store"),
-])
+    (gzip.compress(b"gzip of something that is not a store", mtime=0), "is not a SAG evaluation store"),
+], ids=["not gzip", "gzip, not a store"])
 def test_a_file_that_is_not_a_packed_store_changes_nothing(content: bytes, reason: str, shipped: tuple[Path, str],
                                                            tmp_path: Path) -> None:
     bad = tmp_path / "sag_eval_bad.duckdb.gz"
