@@ -3,7 +3,9 @@
 Every group name is checked before anything runs.  With more than one group, each runs in
 a child process of its own (the same command with one group), so its peak memory is its
 own; ``--in-process`` keeps them in this process (tests, or when memory is not wanted).
-An interrupted command is resumed by running it again.
+An interrupted command is resumed by running it again.  ``--parts`` runs some parts of the
+suite only, so one group can be shared between processes or machines (their store files
+are joined with ``python -m sag merge``).
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import sys
 from common.errors import ConfigError
 from sag.config import GroupConfig
 
-__all__ = ["eval_command", "add_eval_arguments", "parse_groups"]
+__all__ = ["eval_command", "add_eval_arguments", "parse_groups", "parse_parts"]
 
 
 def parse_groups(text: str, args: argparse.Namespace) -> list[GroupConfig]:
@@ -32,6 +34,16 @@ def parse_groups(text: str, args: argparse.Namespace) -> list[GroupConfig]:
     return cfgs
 
 
+def parse_parts(text: str | None) -> tuple[str, ...]:
+    """The names of ``--parts`` (none: every part); an empty list is an error."""
+    if text is None:
+        return ()
+    names = tuple(n.strip().strip("/") for n in text.split(",") if n.strip().strip("/"))
+    if not names:
+        raise ConfigError("parts", "give at least one part, e.g. --parts consistency or --parts accuracy/medqa")
+    return names
+
+
 def add_eval_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--suite", default="core", help="core (all six metrics) or a comma-separated list of "
                    "accuracy, relevance, fairness, safety, robustness, consistency")
@@ -39,6 +51,10 @@ def add_eval_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--items", type=int, default=10, help="items per subset, at most 100 (default 10)")
     p.add_argument("--consistency-items", dest="consistency_items", type=int, default=None,
                    help="items of each consistency run (default: half of --items, at least 2)")
+    p.add_argument("--parts", default=None,
+                   help="run only these parts of the suite, comma-separated part keys or their starts (e.g. "
+                        "consistency or accuracy/medqa); the evaluation stays the same, so another process can "
+                        "run the other parts into another store file, joined later with `python -m sag merge`")
     p.add_argument("--in-process", dest="in_process", action="store_true",
                    help="run every group in this process (peak memory is then shared)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
@@ -46,7 +62,7 @@ def add_eval_arguments(p: argparse.ArgumentParser) -> None:
 
 def _child_argv(args: argparse.Namespace, group: str) -> list[str]:
     argv = ["-m", "sag", "eval", "--suite", args.suite, "--items", str(args.items), "--groups", group]
-    for flag, name in (("--consistency-items", "consistency_items"), ("--db", "db"), ("--threads", "threads"),
+    for flag, name in (("--consistency-items", "consistency_items"), ("--parts", "parts"), ("--db", "db"), ("--threads", "threads"),
                        ("--n-gpu-layers", "n_gpu_layers"), ("--model", "model"), ("--t-max", "t_max"),
                        ("--rationale-tokens", "rationale_tokens"), ("--top-k", "top_k"),
                        ("--temperature", "temperature"), ("--n-cal", "n_cal")):
@@ -68,6 +84,13 @@ def eval_command(args: argparse.Namespace) -> int:
 
     spec = SuiteSpec(args.suite, n_items=args.items, consistency_items=args.consistency_items)
     cfgs = parse_groups(args.groups, args)
+    only = parse_parts(getattr(args, "parts", None))
+    if only:  # a wrong name stops the command before any group starts
+        from sag.evaluation.runner import select_parts
+        from sag.evaluation.subsets import load_subsets
+        from sag.evaluation.suite import build_parts
+
+        select_parts(build_parts(spec, load_subsets()), only)
     if len(cfgs) > 1 and not args.in_process:
         for name in [g.strip() for g in args.groups.split(",") if g.strip()]:
             code = subprocess.call([sys.executable, *_child_argv(args, name)])
@@ -84,13 +107,14 @@ def eval_command(args: argparse.Namespace) -> int:
                     store, spec, cfg, progress=progress,
                     runners=lambda c: build_runners(c.models(), n_threads=args.threads, n_gpu_layers=args.n_gpu_layers,
                                                     batched=not args.sequential, width=batch_width(c)),
-                    measure_memory=len(cfgs) == 1 or not args.in_process)
+                    measure_memory=len(cfgs) == 1 or not args.in_process, only=only)
             finally:
                 bar.close()
             rss = f", peak RSS {summary.peak_rss_mb:.0f} MB" if summary.peak_rss_mb else ""
             print(f"{cfg.name}: {summary.parts} parts, {summary.items} items ({summary.answered_now} answered now; "
                   f"{summary.model_calls} model calls, {summary.cached_calls} from the call log) in "
                   f"{summary.seconds:.0f} s{rss}{'' if summary.complete else '; incomplete'}"
+                  + (f"; only the parts {', '.join(only)}" if only else "")
                   + (f"; skipped {', '.join(summary.skipped)} (D-CEM needs one option count)" if summary.skipped else ""))
     return 0
 

@@ -7,6 +7,11 @@ log.  Models and retrieval indexes are built once per group, and only when some 
 still has items to answer.  After each part of a segment that loaded models, the
 process's peak resident memory is stored with the weights' sizes (run one group per process to read a
 group's own peak: ``python -m sag eval`` does).
+
+``only`` restricts a segment to some parts (``consistency``, ``accuracy/medqa``: a part key
+or a prefix of it ending at a ``/``).  The evaluation is the same one (same id, same runs),
+so one group can be run in two processes or on two machines, each on its own parts, and
+the store files joined with ``python -m sag merge``.
 """
 from __future__ import annotations
 
@@ -28,7 +33,8 @@ from sag.run import (Progress, RetrieverFactory, RunnerFactory, corpora_of, defa
 from sag.store.eval_tables import record_cost, record_part
 from sag.store.tables import SagStore
 
-__all__ = ["GroupEvalSummary", "run_group_eval", "part_config", "part_run_id", "model_weights", "calibration_items"]
+__all__ = ["GroupEvalSummary", "run_group_eval", "part_config", "part_run_id", "model_weights", "calibration_items",
+           "select_parts"]
 
 
 @dataclass(frozen=True)
@@ -70,6 +76,24 @@ def _cannot_answer(cfg: GroupConfig, part: Part, subsets: Subsets) -> bool:
         return False
     cal = calibration_items(part.calibration_source, subsets, cfg.n_cal)
     return len({len(it.options) for it in part.items + cal}) > 1
+
+
+def _within(key: str, prefix: str) -> bool:
+    prefix = prefix.strip().strip("/")
+    return key == prefix or key.startswith(prefix + "/")
+
+
+def select_parts(parts: Sequence[Part], only: Sequence[str]) -> tuple[Part, ...]:
+    """The parts whose key is one of ``only`` or lies under one (all parts when ``only`` is
+    empty); a name that matches no part is an error that lists the suite's part groups."""
+    if not only:
+        return tuple(parts)
+    unknown = [o for o in only if not any(_within(p.key, o) for p in parts)]
+    if unknown:
+        groups = sorted({"/".join(p.key.split("/")[:2]) for p in parts})
+        raise ConfigError("parts", f"no part of this suite is named {', '.join(map(repr, unknown))}; give a part key "
+                          f"or the start of one, e.g. {', '.join(groups[:6])}{' ...' if len(groups) > 6 else ''}")
+    return tuple(p for p in parts if any(_within(p.key, o) for o in only))
 
 
 def _plan(parts: Sequence[Part], skipped: Sequence[str]) -> dict[str, int]:
@@ -114,12 +138,14 @@ def run_group_eval(store: SagStore, spec: SuiteSpec, cfg: GroupConfig, *, subset
                    runners: RunnerFactory | Mapping[str, TurnRunner] | None = None,
                    retrievers: RetrieverFactory | Mapping[str, Searcher] | None = None,
                    progress: Progress | None = None, cancel: Callable[[], bool] | None = None,
-                   measure_memory: bool = True) -> GroupEvalSummary:
-    """Run (or resume) every part of ``spec`` for ``cfg``; see the module docstring."""
+                   measure_memory: bool = True, only: Sequence[str] = ()) -> GroupEvalSummary:
+    """Run (or resume) every part of ``spec`` for ``cfg`` (or the parts ``only`` names);
+    see the module docstring."""
     start = time.perf_counter()
     subsets = subsets or load_subsets()
     parts = build_parts(spec, subsets)
-    total = sum(len(p.items) for p in parts)
+    chosen = {p.key for p in select_parts(parts, only)}
+    total = sum(len(p.items) for p in parts if p.key in chosen)
     models = _Once(runners if callable(runners) else (lambda _c: runners) if runners is not None else default_runners)
     indexes = _Once((lambda _c: retrievers) if isinstance(retrievers, Mapping)
                     else (lambda _c: (retrievers or default_retrievers)(corpora_of(cfg))))
@@ -129,6 +155,8 @@ def run_group_eval(store: SagStore, spec: SuiteSpec, cfg: GroupConfig, *, subset
     for position, part in enumerate(parts):
         if cancel is not None and cancel():
             break
+        if part.key not in chosen:
+            continue
         if part.key in skipped:
             done_before += len(part.items)
             continue
@@ -161,6 +189,6 @@ def run_group_eval(store: SagStore, spec: SuiteSpec, cfg: GroupConfig, *, subset
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
         record_cost(store, eval_id=spec.eval_id, group=cfg.name, peak_rss_mb=peak, weights=model_weights(cfg))
     complete = all(len(store.done_items(part_run_id(part_config(cfg, p), p))) == len(p.items)
-                   for p in parts if p.key not in skipped)
-    return GroupEvalSummary(cfg.name, len(parts), total, answered, calls, cached, time.perf_counter() - start, peak,
+                   for p in parts if p.key not in skipped and p.key in chosen)
+    return GroupEvalSummary(cfg.name, len(chosen), total, answered, calls, cached, time.perf_counter() - start, peak,
                             complete, tuple(skipped))

@@ -20,13 +20,13 @@ from tests.sag.fakes import ScriptedTurns
 SPEC = SuiteSpec("core", n_items=1)
 
 
-def _run(path: Path, groups: tuple[str, ...]) -> None:
+def _run(path: Path, groups: tuple[str, ...], only: tuple[str, ...] = ()) -> None:
     with SagStore(path) as store:
         for name in groups:
             cfg = preset(name)
             runner = ScriptedTurns(policy)
             assert run_group_eval(store, SPEC, cfg, runners={m: runner for m in cfg.models()},
-                                  measure_memory=False).complete
+                                  measure_memory=False, only=only).complete
 
 
 def _results(path: Path) -> dict[str, Any]:
@@ -53,6 +53,19 @@ def test_two_halves_merged_equal_one_store(tmp_path: Path, capsys: Any) -> None:
         again = run_group_eval(store, SPEC, cfg, runners={m: runner for m in cfg.models()}, measure_memory=False)
         assert again.answered_now == 0 and runner.requests == []
         assert merge_store(store, tmp_path / "b.duckdb").added == 0
+
+
+def test_one_group_split_by_parts_over_two_stores_merges_into_the_whole(tmp_path: Path) -> None:
+    _run(tmp_path / "one.duckdb", ("vote-6",))
+    _run(tmp_path / "a.duckdb", ("vote-6",), only=("consistency", "robustness/medqa"))
+    _run(tmp_path / "b.duckdb", ("vote-6",), only=("accuracy", "relevance", "fairness", "safety",
+                                                   "robustness/mmlu-pro-health"))
+    half = _results(tmp_path / "a.duckdb")["groups"]["vote-6"]
+    assert not half["complete"] and not half["accuracy"]  # a part store alone is an unfinished evaluation
+    with SagStore(tmp_path / "a.duckdb") as store:
+        report = merge_store(store, tmp_path / "b.duckdb")
+    assert report.added > 0
+    assert _results(tmp_path / "a.duckdb") == _results(tmp_path / "one.duckdb")
 
 
 def test_a_group_finished_in_a_copy_is_finished_after_merging_it_back(tmp_path: Path) -> None:
