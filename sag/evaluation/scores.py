@@ -227,6 +227,8 @@ def score_evaluation(store: SagStore, eval_id: str) -> dict[str, Any]:
             keys = {"clean": f"accuracy/{bench}", "ling": f"robustness/{bench}/ling", "adv": f"robustness/{bench}/adv"}
             if keys["ling"] in outs:
                 g["robustness"][bench] = {c: _rate_of(outs[k], runs[k], asked[k]) for c, k in keys.items() if k in outs}
+                if keys["adv"] not in outs:  # stopped before the distractor part began
+                    continue
                 pointed = json.loads(frame[frame["part"] == keys["adv"]].iloc[0]["extra_json"]).get("pointed", {})
                 adv = outs[keys["adv"]]
                 g["robustness"][bench]["followed_distractor"] = rate(

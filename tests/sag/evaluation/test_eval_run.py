@@ -10,8 +10,10 @@ from runtime.turns import TurnRequest
 from sag.config import preset
 from sag.evaluation.export import build_export, latest_eval_id, load_export, write_export
 from sag.evaluation.runner import run_group_eval
+from sag.evaluation.scores import score_evaluation
 from sag.evaluation.suite import SuiteSpec
 from sag.evaluation.tables import render_report
+from sag.evaluation.views import robustness_points
 from sag.store.eval_tables import eval_parts
 from sag.store.tables import SagStore
 from tests.sag.fakes import ScriptedTurns
@@ -180,3 +182,23 @@ def test_the_plan_of_a_mediated_group_leaves_out_the_parts_it_cannot_answer(tmp_
     assert summary.complete and set(summary.skipped) == {"accuracy/mmlu-pro-health", "accuracy/mmlu-pro-biology"}
     assert group["complete"] and group["items_answered"] == group["items_planned"] == 4
     assert set(group["accuracy"]) == {"medqa", "medmcqa", "mmlu-medical", "agentclinic"}
+
+
+def test_a_group_stopped_between_the_two_perturbed_parts_scores_and_reports(tmp_path: Path) -> None:
+    """The distractor part not begun yet: the robustness row has clean and noisy accuracy
+    and no distractor column; nothing fails."""
+    spec = SuiteSpec("core", n_items=2)
+    cfg = preset("single")
+    with SagStore(tmp_path / "e.duckdb") as store:
+        runner = ScriptedTurns(policy)
+        summary = run_group_eval(store, spec, cfg, runners={m: runner for m in cfg.models()}, measure_memory=False,
+                                 only=("accuracy/medqa", "robustness/medqa/ling"))
+        assert summary.complete and summary.parts == 2 and summary.items == 4
+        scored = score_evaluation(store, spec.eval_id)
+    row = scored["groups"]["single"]["robustness"]["medqa"]
+    assert set(row) == {"clean", "ling"} and row["ling"]["n"] == 2
+    assert set(robustness_points(scored)["condition"]) == {"clean", "linguistic noise"}
+    report = render_report(scored)
+    line = next(ln for ln in report.splitlines() if ln.startswith("| single | medqa |"))
+    assert line.split("|")[5].strip() == "-"  # the distractor column
+    assert "Not finished yet" in report
