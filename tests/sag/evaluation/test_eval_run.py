@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any, Callable
 
 import pytest
 
@@ -11,9 +12,11 @@ from sag.config import preset
 from sag.evaluation.export import build_export, latest_eval_id, load_export, write_export
 from sag.evaluation.runner import run_group_eval
 from sag.evaluation.scores import score_evaluation
-from sag.evaluation.suite import SuiteSpec
+from sag.evaluation.suite import SuiteSpec, build_parts
 from sag.evaluation.tables import render_report
-from sag.evaluation.views import robustness_points
+from sag.evaluation.subsets import load_subsets
+from sag.evaluation.views import (accuracy_frame, consistency_points, metric_frames, robustness_points, roc_points,
+                                  seed_report, size_backbone_points, summary_line)
 from sag.store.eval_tables import eval_parts
 from sag.store.tables import SagStore
 from tests.sag.fakes import ScriptedTurns
@@ -202,3 +205,40 @@ def test_a_group_stopped_between_the_two_perturbed_parts_scores_and_reports(tmp_
     line = next(ln for ln in report.splitlines() if ln.startswith("| single | medqa |"))
     assert line.split("|")[5].strip() == "-"  # the distractor column
     assert "Not finished yet" in report
+
+
+def _stop_after(checks: int) -> Callable[[], bool]:
+    """A cancel callback that lets ``checks`` checks pass, then stops the run."""
+    seen = iter(range(checks))
+    return lambda: next(seen, None) is None
+
+
+def _check_readable(store: SagStore, eval_id: str) -> dict[str, Any]:
+    scored = score_evaluation(store, eval_id)
+    assert seed_report(scored).startswith("# ") and summary_line(scored)
+    frames = metric_frames(scored)
+    assert set(frames) >= {"relevance", "fairness", "safety", "robustness", "consistency", "deployment"}
+    for draw in (accuracy_frame, robustness_points, consistency_points, roc_points, size_backbone_points):
+        draw(scored)
+    return scored
+
+
+def test_an_evaluation_stopped_anywhere_scores_reports_and_draws(tmp_path: Path) -> None:
+    """A page opened while an evaluation runs reads the store at any point: every part in
+    turn begun with none of its items answered (the parts before it done), and a part of
+    two items with one answered.  Scoring, the report, the export and every table and
+    chart frame must work."""
+    spec = SuiteSpec("core", n_items=1, consistency_items=2)
+    cfg = preset("single")
+    parts = build_parts(spec, load_subsets())
+    runner = ScriptedTurns(policy)
+    with SagStore(tmp_path / "e.duckdb") as store:
+        for part in parts:
+            for checks in (1, 2)[:len(part.items)]:  # begun; one item answered (parts of two items)
+                run_group_eval(store, spec, cfg, runners={m: runner for m in cfg.models()}, measure_memory=False,
+                               only=(part.key,), cancel=_stop_after(checks))
+                assert not _check_readable(store, spec.eval_id)["groups"]["single"]["complete"]
+            run_group_eval(store, spec, cfg, runners={m: runner for m in cfg.models()}, measure_memory=False,
+                           only=(part.key,))
+        assert _check_readable(store, spec.eval_id)["groups"]["single"]["complete"]
+        assert build_export(store, spec.eval_id)["groups"]["single"]["complete"]
