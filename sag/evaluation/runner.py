@@ -134,6 +134,13 @@ class _Once:
         return self.value
 
 
+def _record_peak(store: SagStore, spec: SuiteSpec, cfg: GroupConfig) -> float:
+    """Store this process's peak resident memory (MB) with the group's weights; return it."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    record_cost(store, eval_id=spec.eval_id, group=cfg.name, peak_rss_mb=peak, weights=model_weights(cfg))
+    return peak
+
+
 def run_group_eval(store: SagStore, spec: SuiteSpec, cfg: GroupConfig, *, subsets: Subsets | None = None,
                    runners: RunnerFactory | Mapping[str, TurnRunner] | None = None,
                    retrievers: RetrieverFactory | Mapping[str, Searcher] | None = None,
@@ -177,17 +184,12 @@ def run_group_eval(store: SagStore, spec: SuiteSpec, cfg: GroupConfig, *, subset
                             progress=tick, cancel=cancel)
         done_before += len(part.items)
         if models.built and measure_memory:  # after every part, so a stopped segment keeps its measurement
-            record_cost(store, eval_id=spec.eval_id, group=cfg.name,
-                        peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
-                        weights=model_weights(cfg))
+            _record_peak(store, spec, cfg)
         answered, calls, cached = (answered + summary.answered_now, calls + summary.model_calls,
                                    cached + summary.cached_calls)
         if progress is not None:
             progress(done_before, total, part.key)
-    peak = None
-    if models.built and measure_memory:
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-        record_cost(store, eval_id=spec.eval_id, group=cfg.name, peak_rss_mb=peak, weights=model_weights(cfg))
+    peak = _record_peak(store, spec, cfg) if models.built and measure_memory else None
     complete = all(len(store.done_items(part_run_id(part_config(cfg, p), p))) == len(p.items)
                    for p in parts if p.key not in skipped and p.key in chosen)
     return GroupEvalSummary(cfg.name, len(chosen), total, answered, calls, cached, time.perf_counter() - start, peak,
