@@ -63,8 +63,8 @@ def add_eval_arguments(p: argparse.ArgumentParser) -> None:
 def _child_argv(args: argparse.Namespace, group: str) -> list[str]:
     argv = ["-m", "sag", "eval", "--suite", args.suite, "--items", str(args.items), "--groups", group]
     for flag, name in (("--consistency-items", "consistency_items"), ("--parts", "parts"), ("--db", "db"),
-                       ("--threads", "threads"), ("--n-gpu-layers", "n_gpu_layers"), ("--model", "model"), ("--t-max", "t_max"),
-                       ("--rationale-tokens", "rationale_tokens"), ("--top-k", "top_k"),
+                       ("--threads", "threads"), ("--n-gpu-layers", "n_gpu_layers"), ("--model", "model"),
+                       ("--t-max", "t_max"), ("--rationale-tokens", "rationale_tokens"), ("--top-k", "top_k"),
                        ("--temperature", "temperature"), ("--n-cal", "n_cal")):
         value = getattr(args, name, None)
         if value is not None:
