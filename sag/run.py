@@ -130,9 +130,11 @@ def run_items(store: SagStore, run_id: str, *, benchmark: str, cfg: GroupConfig,
               evaluation: Sequence[QuestionItem], calibration: Sequence[QuestionItem] = (),
               runners: RunnerFactory | Mapping[str, TurnRunner] | None = None,
               retrievers: RetrieverFactory | Mapping[str, Searcher] | None = None,
-              progress: Progress | None = None, cancel: Callable[[], bool] | None = None) -> SagRunSummary:
+              progress: Progress | None = None, cancel: Callable[[], bool] | None = None,
+              calibration_cfg: GroupConfig | None = None) -> SagRunSummary:
     """Answer the items of run ``run_id`` not yet stored (the D-CEM method first calibrates
-    on ``calibration``); a finished run answers nothing and loads no model."""
+    on ``calibration``, played with ``calibration_cfg``, by default ``cfg``); a finished run
+    answers nothing and loads no model."""
     start = time.perf_counter()
     evaluation, calibration = tuple(evaluation), tuple(calibration)
     if cfg.method == "dcem":
@@ -149,7 +151,7 @@ def run_items(store: SagStore, run_id: str, *, benchmark: str, cfg: GroupConfig,
         call_log = CallLog(store)
         cal = None
         if cfg.method == "dcem":
-            cal = calibrate(calibration, cfg, models, corpora, log=call_log, run_id=run_id,
+            cal = calibrate(calibration, calibration_cfg or cfg, models, corpora, log=call_log, run_id=run_id,
                             progress=(lambda d, n: progress(d, n, "calibration")) if progress else None)
             store.set_calibration(run_id, cal.to_dict())
             calls, cached = cal.model_calls, cal.cached_calls

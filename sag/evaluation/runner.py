@@ -12,6 +12,12 @@ group's own peak: ``python -m sag eval`` does).
 or a prefix of it ending at a ``/``).  The evaluation is the same one (same id, same runs),
 so one group can be run in two processes or on two machines, each on its own parts, and
 the store files joined with ``python -m sag merge``.
+
+The D-CEM group calibrates with its own decoding on the calibration items of the part's
+benchmark, whatever the part changes (the consistency runs' temperature, top-p and seed):
+the runs vary the debate, not the fitted mediator, as a deployed group is calibrated once
+and then run many times.  So every part of one benchmark has the same calibration, played
+once and answered from the call log after that.
 """
 from __future__ import annotations
 
@@ -180,8 +186,8 @@ def run_group_eval(store: SagStore, spec: SuiteSpec, cfg: GroupConfig, *, subset
                 progress(offset + done, total, f"{key} {label}")
 
         summary = run_items(store, run_id, benchmark=f"eval:{part.key}", cfg=pcfg, seed=0, evaluation=part.items,
-                            calibration=cal, runners=models, retrievers=lambda _names: indexes(None),
-                            progress=tick, cancel=cancel)
+                            calibration=cal, calibration_cfg=cfg, runners=models,
+                            retrievers=lambda _names: indexes(None), progress=tick, cancel=cancel)
         done_before += len(part.items)
         if models.built and measure_memory:  # after every part, so a stopped segment keeps its measurement
             _record_peak(store, spec, cfg)

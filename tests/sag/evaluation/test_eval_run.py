@@ -242,3 +242,30 @@ def test_an_evaluation_stopped_anywhere_scores_reports_and_draws(tmp_path: Path)
                            only=(part.key,))
         assert _check_readable(store, spec.eval_id)["groups"]["single"]["complete"]
         assert build_export(store, spec.eval_id)["groups"]["single"]["complete"]
+
+
+def test_the_dcem_group_calibrates_once_per_benchmark_with_its_own_decoding(tmp_path: Path) -> None:
+    """The consistency runs sample the debate (temperature 0.7-1.0, seeds); the mediator's
+    calibration is the accuracy part's, played greedily once and then read from the call log."""
+    from sag.evaluation.runner import calibration_items, part_config, part_run_id
+
+    spec = SuiteSpec("accuracy,consistency", n_items=1, consistency_items=1, k_runs=1, k_cr=1)
+    cfg = preset("sag-6-dcem").with_changes(n_cal=4)
+    subsets = load_subsets()
+    stems = [it.question[:60] for it in calibration_items("medqa", subsets, cfg.n_cal)]
+    with SagStore(tmp_path / "e.duckdb") as store:
+        runner = ScriptedTurns(policy)
+        run_group_eval(store, spec, cfg, runners={m: runner for m in cfg.models()}, measure_memory=False,
+                       only=("accuracy/medqa",))
+        greedy = len(runner.requests)
+        summary = run_group_eval(store, spec, cfg, runners={m: runner for m in cfg.models()}, measure_memory=False,
+                                 only=("consistency",))
+        parts = {p.key: p for p in build_parts(spec, subsets)}
+        calibrations = {key: store.calibration(part_run_id(part_config(cfg, p), p)) for key, p in parts.items()
+                        if key == "accuracy/medqa" or key.startswith("consistency/")}
+    assert summary.complete and summary.parts == 4 and greedy > 0
+    sampled = runner.requests[greedy:]
+    assert sampled and all(r.temperature > 0 for r in sampled)  # the debates were sampled ...
+    assert not [r for r in sampled if any(s in m.content for m in r.messages for s in stems)]  # ... not the calibration
+    assert len(calibrations) == 5 and all(c is not None for c in calibrations.values())
+    assert all(c == calibrations["accuracy/medqa"] for c in calibrations.values())
