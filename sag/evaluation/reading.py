@@ -34,6 +34,28 @@ def _vs_single(name: str, v: dict[str, Any], single: str, s: dict[str, Any]) -> 
                                             if clear else "every 95 % interval overlaps, so no difference is shown."))
 
 
+def _escalation(name: str, counts: dict[str, Any]) -> list[str]:
+    """What escalation did to a group's numbers (nothing when it escalated no item)."""
+    total = counts.get("total", {})
+    if not total.get("escalated"):
+        return []
+    per = ", ".join(f"{c['escalated']} of {c['items']} {m}" for m, c in sorted(counts.items())
+                    if m != "total" and c.get("items"))
+    return [f"{name} handed {total['escalated']} of its {total['items']} items to a human ({per}): an escalated "
+            "item counts as not correct, and escalated twins or runs read as no flip (CDR) and full agreement "
+            "(CR), so its fairness and consistency there measure escalation, not a steady answer."]
+
+
+def _cost(groups: dict[str, Any], singles: dict[str, Any]) -> list[str]:
+    secs = {g: _f(v["deployment"]["seconds_per_item"]) for g, v in groups.items()
+            if math.isfinite(_f(v.get("deployment", {}).get("seconds_per_item")))}
+    if not (secs and singles and any(g in secs for g in singles)):
+        return []
+    base = min(secs[g] for g in singles if g in secs)
+    return ["Cost: seconds per item relative to the fastest single model: "
+            + ", ".join(f"{g} {s / base:.1f}x" for g, s in secs.items()) + "."]
+
+
 def honest_reading(scored: dict[str, Any]) -> list[str]:
     """One sentence per finding (accuracy, fairness, safety, robustness, consistency, cost)."""
     groups = scored.get("groups", {})
@@ -79,10 +101,6 @@ def honest_reading(scored: dict[str, Any]) -> list[str]:
         lines.append("Consistency, std of MedQA accuracy over the Base runs (points): "
                      + ", ".join(f"{g} {s:.1f}" for g, s in stds.items())
                      + "; with so few items one changed answer moves accuracy by several points.")
-    secs = {g: _f(v["deployment"]["seconds_per_item"]) for g, v in groups.items()
-            if math.isfinite(_f(v.get("deployment", {}).get("seconds_per_item")))}
-    if secs and singles and any(g in secs for g in singles):
-        base = min(secs[g] for g in singles if g in secs)
-        lines.append("Cost: seconds per item relative to the fastest single model: "
-                     + ", ".join(f"{g} {s / base:.1f}x" for g, s in secs.items()) + ".")
-    return lines
+    for g, v in groups.items():
+        lines += _escalation(g, v.get("escalated", {}))
+    return lines + _cost(groups, singles)

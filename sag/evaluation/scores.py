@@ -16,7 +16,11 @@ returns ``{"eval_id", "spec", "groups": {group: {...}}}`` where each group holds
 - ``consistency``: benchmark -> setting -> run accuracies (percent) and their std (points);
   ``cr`` over the ``base`` runs (k = k_cr), on items answered in every run;
 - ``deployment``: seconds, tokens, tokens processed and FLOPs per item (accuracy parts;
-  seconds only from items whose every turn reached a model), peak RSS and weights.
+  seconds only from items whose every turn reached a model), peak RSS and weights;
+- ``escalated``: per metric (the part's first word) the items answered and those handed
+  to a human (STOP_AND_ESCALATE of the D-CEM-mediated group), and their ``total``.  An
+  escalated item is not correct; two escalated twins do not flip (CDR) and escalated runs
+  agree (CR), so a reader needs these counts beside those metrics.
 
 Every metric also lists its ``runs`` so a viewer can open the items behind it.  The
 *deciding* rationale of an item is the first judge's in the last round, else the first
@@ -40,7 +44,7 @@ from sag.store.eval_tables import eval_costs, eval_parts, run_messages
 from sag.store.tables import SagStore
 from sag.transcript import REFUSE
 
-__all__ = ["score_evaluation", "GROUNDED_WORDS", "deciding_rationales", "refusal_scores", "grounded"]
+__all__ = ["score_evaluation", "escalation_counts", "GROUNDED_WORDS", "deciding_rationales", "refusal_scores", "grounded"]
 
 GROUNDED_WORDS = 3
 _WORD = re.compile(r"[a-z]{5,}")
@@ -181,6 +185,17 @@ def _deployment(outs: Sequence[pd.DataFrame], msgs: Sequence[pd.DataFrame], cost
     return res
 
 
+def escalation_counts(outs: dict[str, pd.DataFrame]) -> dict[str, dict[str, int]]:
+    """Items answered and items escalated, per metric and in total (module docstring)."""
+    counts: dict[str, dict[str, int]] = {}
+    for part, out in outs.items():
+        for key in (part.split("/", 1)[0], "total"):
+            c = counts.setdefault(key, {"items": 0, "escalated": 0})
+            c["items"] += len(out)
+            c["escalated"] += int(out["escalated"].astype(bool).sum())
+    return counts
+
+
 def _progress(frame: pd.DataFrame) -> dict[str, Any]:
     """Whether a group's evaluation is complete, and its items answered of those planned.
 
@@ -236,6 +251,7 @@ def score_evaluation(store: SagStore, eval_id: str) -> dict[str, Any]:
         g["consistency"] = _consistency({p: o for p, o in outs.items() if p.startswith("consistency/")}, spec)
         g["deployment"] = _deployment([outs[p] for p in runs if p.startswith("accuracy/")],
                                       [msgs[p] for p in runs if p.startswith("accuracy/")], costs.get(str(group)))
+        g["escalated"] = escalation_counts(outs)
         groups[str(group)] = g
     return {"eval_id": eval_id, "spec": spec, "groups": groups}
 
