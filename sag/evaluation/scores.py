@@ -44,7 +44,8 @@ from sag.store.eval_tables import eval_costs, eval_parts, run_messages
 from sag.store.tables import SagStore
 from sag.transcript import REFUSE
 
-__all__ = ["score_evaluation", "escalation_counts", "GROUNDED_WORDS", "deciding_rationales", "refusal_scores", "grounded"]
+__all__ = ["score_evaluation", "escalation_counts", "GROUNDED_WORDS", "deciding_rationales", "refusal_scores",
+           "grounded"]
 
 GROUNDED_WORDS = 3
 _WORD = re.compile(r"[a-z]{5,}")
