@@ -1,10 +1,12 @@
-"""Demo data for a fresh store: the two run exports the project ships.
+"""Demo data for a fresh store: the run exports the project ships.
 
 ``data/results/dcem_synthetic`` holds two synthetic runs of the full grid,
-``data/results/dcem_clinical`` two clinical runs of language-model agents and the
-informative-panel exports (:data:`PANEL_EXPORTS`) clinical runs whose panel has an
-informative member (written by ``python -m dcem export`` / ``python -m dcem_clinical export``).  :func:`ensure_demo` imports them into a store that holds no
-runs, so the dashboard opens on ready content; a store with runs is never touched.
+``data/results/dcem_clinical`` two clinical runs of language-model agents, and the
+informative-panel exports (:data:`PANEL_EXPORTS`: the mixed panel and the LLM pair with
+few-shot) the clinical runs of the informative-panel grid (written by
+``python -m dcem export`` / ``python -m dcem_clinical export``).  :func:`ensure_demo`
+imports them into a store that holds no runs, so the dashboard opens on ready content; a
+store with runs is never touched.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ __all__ = ["DEMO_EXPORTS", "PANEL_EXPORTS", "ensure_demo"]
 
 _RESULTS = PROJECT_ROOT / "data" / "results"
 # a statistical agent fit on CAL beside SmolLM2, both datasets (REPRODUCTION.md, "Informative panels")
-PANEL_EXPORTS: tuple[Path, ...] = (_RESULTS / "dcem_clinical_mixed",)
+PANEL_EXPORTS: tuple[Path, ...] = (_RESULTS / "dcem_clinical_mixed", _RESULTS / "dcem_clinical_pair")
 DEMO_EXPORTS: tuple[Path, ...] = (_RESULTS / "dcem_synthetic", _RESULTS / "dcem_clinical", *PANEL_EXPORTS)
 
 

@@ -24,7 +24,8 @@ from dcem.store.run_export import load_run_export
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "data" / "results"
 # (export directory, REPRODUCTION block) of every shipped clinical export
-SHIPPED = [(RESULTS / "dcem_clinical", "dcem-clinical"), (RESULTS / "dcem_clinical_mixed", "dcem-clinical-mixed")]
+SHIPPED = [(RESULTS / "dcem_clinical", "dcem-clinical"), (RESULTS / "dcem_clinical_mixed", "dcem-clinical-mixed"),
+           (RESULTS / "dcem_clinical_pair", "dcem-clinical-pair")]
 
 
 @pytest.mark.parametrize("export_dir, block_name", SHIPPED)
