@@ -79,11 +79,13 @@ def _cmd_models(args: argparse.Namespace) -> int:
 def _cmd_export(args: argparse.Namespace) -> int:
     from dcem.store.database import Store
     from dcem.store.run_export import write_run_export
+    from dcem_clinical.informed import run_turn_examples
     from dcem_clinical.model_files import model_file_entries, run_model_keys
 
     with Store(args.db, read_only=True) as store:
         models = model_file_entries(run_model_keys(store, args.run))
-        manifest = write_run_export(store, args.run, args.out, command=args.command, models=models)
+        manifest = write_run_export(store, args.run, args.out, command=args.command, models=models,
+                                    turn_examples=run_turn_examples(store, args.run))
     rows = sum(f["rows"] for f in manifest["files"])
     print(f"exported {len(manifest['runs'])} run(s), {rows} rows in {len(manifest['files'])} files, to {args.out}; "
           f"report: python -m dcem report --from-export {args.out}")

@@ -17,7 +17,9 @@ builds for every LLM member.  Beyond the plain logged agent it
 The prompt (and so the cache key) of a few-shot call contains its examples, and the mode
 ``scored-calibrated`` is part of every cache key, so a call logged under another setting
 never answers.  :func:`turn_examples` reads the examples of a stored case's turns back
-(for the walkthrough): agent turns join the call log on their cache key.
+(for the walkthrough): agent turns join the call log on their cache key, and a run imported
+from an export, which has no call log, carries them in its turn rows
+(:func:`run_turn_examples` gives them to the export).
 """
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ from dcem_clinical.contextual import CONTENT_FREE_INPUTS, FLOOR, content_free_di
 from dcem_clinical.few_shot import FewShot, FewShotConfig
 from dcem_clinical.prompts import AGENT_FIRST
 
-__all__ = ["RecordingAgent", "make_few_shot", "turn_examples", "EXAMPLE_COLUMNS"]
+__all__ = ["RecordingAgent", "make_few_shot", "turn_examples", "run_turn_examples", "EXAMPLE_COLUMNS"]
 
 EXAMPLE_COLUMNS = ["method", "round", "agent", "shown", "rank", "source_id", "label", "label_name", "score",
                    "truncated", "chars"]
@@ -91,24 +93,65 @@ class RecordingAgent(LoggedAgent):
         return out
 
 
+_TURN_KEY = ["run_id", "case_id", "method", "round", "agent"]
+# the examples a turn's logged call recorded (the newest successful classify call of its key)
+_LOGGED = """SELECT t.run_id, t.case_id, t.method, t.round, t.agent, c.parsed_json
+             FROM agent_turns t JOIN llm_calls c ON c.cache_key = t.cache_key
+             WHERE {where} AND c.purpose = 'classify' AND c.error IS NULL
+             QUALIFY row_number() OVER (PARTITION BY t.run_id, t.case_id, t.method, t.round, t.agent
+                                        ORDER BY c.created_at DESC) = 1"""
+# the examples an imported turn carries itself (run exports keep them; there is no call log)
+_CARRIED = """SELECT t.run_id, t.case_id, t.method, t.round, t.agent, t.examples_json FROM agent_turns t
+              WHERE {where} AND t.examples_json IS NOT NULL"""
+
+
+def _example_list(text: str | None, *, wrapped: bool) -> list[dict[str, Any]]:
+    """The examples in a stored JSON text (a call's parsed reply holds them under
+    ``examples``; an imported turn holds the list itself); empty when there are none."""
+    try:
+        value = json.loads(text or "null")
+    except ValueError:
+        return []
+    if wrapped:
+        value = value.get("examples") if isinstance(value, dict) else None
+    return [e for e in value if isinstance(e, dict)] if isinstance(value, list) else []
+
+
+def _turn_example_lists(store: Database, where: str, params: list[Any]) -> dict[tuple[Any, ...], list[dict[str, Any]]]:
+    """(run, case, method, round, agent) -> the examples that turn's prompt showed: from the
+    call log where it has them, else from the turn row (runs imported from an export)."""
+    out: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    cur = store.con.cursor()
+    for sql, wrapped in ((_LOGGED, True), (_CARRIED, False)):
+        try:
+            rows = cur.execute(sql.format(where=where), params).fetchall()
+        except (duckdb.CatalogException, duckdb.BinderException):  # no call log / a store before the column
+            continue
+        for *key, text in rows:
+            examples = _example_list(text, wrapped=wrapped)
+            if examples:
+                out.setdefault((key[0], key[1], key[2], int(key[3]), int(key[4])), examples)
+    return out
+
+
 def turn_examples(store: Database, run_id: str, case_id: str, method: str | None = None) -> pd.DataFrame:
     """The solved examples each stored agent turn of a case showed, one row per example.
 
     Columns :data:`EXAMPLE_COLUMNS` (``shown`` is the position in the prompt, 1 = first;
     ``rank`` 1 = most similar).  Empty for runs without few-shot examples.
     """
-    sql = """SELECT t.method, t.round, t.agent, c.parsed_json
-             FROM agent_turns t JOIN llm_calls c ON c.cache_key = t.cache_key
-             WHERE t.run_id = ? AND t.case_id = ? AND (? IS NULL OR t.method = ?)
-               AND c.purpose = 'classify' AND c.error IS NULL
-             QUALIFY row_number() OVER (PARTITION BY t.method, t.round, t.agent ORDER BY c.created_at DESC) = 1
-             ORDER BY t.method, t.round, t.agent"""
-    try:
-        rows = store.con.cursor().execute(sql, [run_id, case_id, method, method]).fetchall()
-    except duckdb.CatalogException:  # a store without agent turns or a call log has no examples
-        return pd.DataFrame(columns=EXAMPLE_COLUMNS)
-    records = [{"method": m, "round": int(r), "agent": int(a), "shown": i,
+    lists = _turn_example_lists(store, "t.run_id = ? AND t.case_id = ? AND (? IS NULL OR t.method = ?)",
+                                [run_id, case_id, method, method])
+    records = [{"method": key[2], "round": key[3], "agent": key[4], "shown": i,
                 **{k: e.get(k) for k in EXAMPLE_COLUMNS[4:]}}
-               for m, r, a, parsed in rows
-               for i, e in enumerate(json.loads(parsed or "{}").get("examples", []), start=1)]
+               for key in sorted(lists)
+               for i, e in enumerate(lists[key], start=1)]
     return pd.DataFrame(records, columns=EXAMPLE_COLUMNS)
+
+
+def run_turn_examples(store: Database, run_ids: Sequence[str]) -> pd.DataFrame:
+    """Every agent turn of the runs ``run_ids`` that showed few-shot examples, one row per
+    turn: the turn's key and ``examples_json`` (the list as JSON), as a run export keeps them."""
+    lists = _turn_example_lists(store, "list_contains(?, t.run_id)", [list(run_ids)])
+    rows = [(*key, json.dumps(lists[key], sort_keys=True)) for key in sorted(lists)]
+    return pd.DataFrame(rows, columns=[*_TURN_KEY, "examples_json"])

@@ -159,9 +159,16 @@ _M003 = [
     )""",
 ]
 
+# each agent turn's few-shot examples as JSON (a list), for turns imported from a run export;
+# a store that made the run keeps them with the logged call instead (NULL here)
+_M004 = [
+    "ALTER TABLE agent_turns ADD COLUMN examples_json VARCHAR",
+]
+
 PACKAGE = "dcem"
 MIGRATIONS: list[Migration] = [
     ("001_runs_cells_cases_traces_outcomes_metrics", _M001),
     ("002_presets_reviews", _M002),
     ("003_llm_traces_case_texts_agent_turns", _M003),
+    ("004_agent_turn_examples", _M004),
 ]

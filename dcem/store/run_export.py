@@ -2,8 +2,8 @@
 
 :func:`write_run_export` copies the rows of the given runs that the reports read (cells,
 cases with their text, per-round traces, outcomes, metrics, each agent turn's note,
-reply and parse error, and the synthetic compliance ablation) with DuckDB's own Parquet writer (ZSTD), and writes a manifest with the
-format tag :data:`FORMAT`, every run's kind, spec and config, the exact command that
+reply, parse error and few-shot examples, and the synthetic compliance ablation) with
+DuckDB's own Parquet writer (ZSTD), and writes a manifest with the format tag :data:`FORMAT`, every run's kind, spec and config, the exact command that
 made the runs, the model files (name, size, sha256) and the sha256 of every file
 written.  :func:`load_run_export` reads it back with DuckDB's ``read_parquet`` (no
 pyarrow), refusing a directory that is missing, of another format, or whose files
@@ -53,8 +53,13 @@ _QUERIES: dict[str, str] = {
                 f"WHERE o.{_IN_RUNS} ORDER BY o.run_id, o.case_id, o.method",
     "metrics": "SELECT run_id, scenario, seed, method, metric, value FROM metrics "
                f"WHERE {_IN_RUNS} ORDER BY run_id, scenario, seed, method, metric",
-    "turns": "SELECT run_id, case_id, method, round, agent, note, reply, label, error, cached FROM agent_turns "
-             f"WHERE {_IN_RUNS} ORDER BY run_id, case_id, method, round, agent",
+    # {stored}: the store's own examples column (NULL before migration 004); the caller's
+    # examples (``_export_turn_examples``, read from a call log) take precedence
+    "turns": "SELECT t.run_id, t.case_id, t.method, t.round, t.agent, t.note, t.reply, t.label, t.error, t.cached, "
+             "COALESCE(x.examples_json, {stored}) AS examples_json FROM agent_turns t "
+             "LEFT JOIN _export_turn_examples x ON x.run_id = t.run_id AND x.case_id = t.case_id "
+             "AND x.method = t.method AND x.round = t.round AND x.agent = t.agent "
+             f"WHERE t.{_IN_RUNS} ORDER BY t.run_id, t.case_id, t.method, t.round, t.agent",
     "ablation": "SELECT run_id, scenario, seed, xi, horizon, metric, value FROM ablation "
                 f"WHERE {_IN_RUNS} ORDER BY run_id, scenario, seed, xi, horizon, metric",
 }
@@ -121,13 +126,39 @@ def _run_entries(store: Store, run_ids: list[str]) -> list[dict[str, Any]]:
     return entries
 
 
-def _copy_tables(store: Store, run_ids: list[str], directory: Path) -> list[dict[str, Any]]:
+_EXAMPLE_KEYS = ["run_id", "case_id", "method", "round", "agent"]
+
+
+def _turn_examples_frame(examples: pd.DataFrame | None) -> pd.DataFrame:
+    """The caller's per-turn examples (key columns + ``examples_json``), checked: one row a turn."""
+    columns = [*_EXAMPLE_KEYS, "examples_json"]
+    if examples is None:
+        return pd.DataFrame({c: pd.Series(dtype="int64" if c in ("round", "agent") else "object") for c in columns})
+    missing = [c for c in columns if c not in examples.columns]
+    if missing:
+        raise InputError("turn examples", f"the examples frame lacks the columns {', '.join(missing)}")
+    frame = examples[columns].reset_index(drop=True)
+    if frame.duplicated(_EXAMPLE_KEYS).any():
+        raise InputError("turn examples", "the examples frame holds more than one row for a turn")
+    return frame
+
+
+def _has_column(con: duckdb.DuckDBPyConnection, table: str, column: str) -> bool:
+    return bool(con.execute("SELECT count(*) FROM information_schema.columns WHERE table_schema = 'main' "
+                            "AND table_name = ? AND column_name = ?", [table, column]).fetchall()[0][0])
+
+
+def _copy_tables(store: Store, run_ids: list[str], directory: Path,
+                 turn_examples: pd.DataFrame | None = None) -> list[dict[str, Any]]:
     """Each table as ``<name>.parquet`` (written beside and renamed into place)."""
     con = store.con.cursor()
     files = []
+    stored = "t.examples_json" if _has_column(con, "agent_turns", "examples_json") else "NULL::VARCHAR"
+    queries = {**_QUERIES, "turns": _QUERIES["turns"].replace("{stored}", stored)}
     try:
         con.register("_export_runs", pd.DataFrame({"run_id": run_ids}))
-        for name, query in _QUERIES.items():
+        con.register("_export_turn_examples", _turn_examples_frame(turn_examples))
+        for name, query in queries.items():
             target = directory / f"{name}.parquet"
             tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
             quoted = str(tmp).replace("'", "''")
@@ -142,11 +173,15 @@ def _copy_tables(store: Store, run_ids: list[str], directory: Path) -> list[dict
 
 
 def write_run_export(store: Store, run_ids: Sequence[str], directory: str | os.PathLike[str], *,
-                     command: str, models: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+                     command: str, models: Sequence[Mapping[str, Any]],
+                     turn_examples: pd.DataFrame | None = None) -> dict[str, Any]:
     """Write the runs ``run_ids`` of ``store`` into ``directory`` and return the manifest.
 
     command : the exact command line(s) that made the runs; models : one dict per model
-    file the runs used (``key``, ``file``, ``size_bytes``, ``sha256`` or null, ``note``).
+    file the runs used (``key``, ``file``, ``size_bytes``, ``sha256`` or null, ``note``);
+    turn_examples : the few-shot examples of agent turns, one row per turn (``run_id``,
+    ``case_id``, ``method``, ``round``, ``agent``, ``examples_json``: a JSON list), kept in
+    the turns table's ``examples_json`` so an imported run shows them without a call log.
     Existing export files in ``directory`` are replaced; the manifest is written last.
     Raises StoreError for an unknown run and InputError for bad arguments.
     """
@@ -163,7 +198,7 @@ def write_run_export(store: Store, run_ids: Sequence[str], directory: str | os.P
         raise InputError("out", f"cannot create {target}: {exc.strerror or exc}") from None
     manifest = {"format": FORMAT, "created_at": _dt.datetime.now().isoformat(timespec="seconds"),
                 "command": command.strip(), "runs": entries, "models": model_rows,
-                "files": _copy_tables(store, ids, target)}
+                "files": _copy_tables(store, ids, target, turn_examples)}
     tmp = target / f".{MANIFEST}.tmp"
     tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     tmp.replace(target / MANIFEST)

@@ -75,3 +75,30 @@ def test_the_overview_lists_the_panel_runs(panels_db: tuple[Path, dict[str, tupl
     assert not at.exception
     runs = set(at.dataframe[-1].value["run_id"])
     assert runs == {r for d in PANEL_EXPORTS for r in load_run_export(d).run_ids}
+
+
+def test_the_walkthrough_shows_the_few_shot_examples_of_a_shipped_pair_case(
+        panels_db: tuple[Path, dict[str, tuple[str, str, int]]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A shipped panel run with retrieval few-shot carries each turn's solved CAL examples,
+    so the walkthrough of the imported run (no call log) shows them per LLM agent."""
+    few_shot = [(e.run(r)["spec"]["few_shot_k"], r) for e in map(load_run_export, PANEL_EXPORTS)
+                for r in e.run_ids if e.run(r)["spec"].get("few_shot_k")]
+    assert few_shot, "no shipped panel run used retrieval few-shot"
+    k, run = few_shot[0]
+    with Store(panels_db[0]) as store:
+        case = store.con.execute("SELECT min(case_id) FROM cases WHERE run_id = ?", [run]).fetchone()[0]
+        test_sources = {str(r[0]) for r in store.con.execute(  # the TEST cases of the case's cell
+            "SELECT t.source_id FROM case_texts t JOIN cases c USING (run_id, case_id) "
+            "JOIN cases o ON o.run_id = c.run_id AND o.scenario = c.scenario AND o.seed = c.seed "
+            "WHERE o.run_id = ? AND o.case_id = ?", [run, case]).fetchall()}
+    assert test_sources
+    monkeypatch.setenv("DCEM_DB", str(panels_db[0]))
+    at = AppTest.from_file(str(ROOT / "pages" / "walkthrough.py"), default_timeout=120).run()
+    at.selectbox(key="run_id").set_value(run).run()
+    at.selectbox(key="walk_case").set_value(case).run()
+    assert not at.exception
+    boxes = [e for e in at.expander if e.label.startswith("Solved examples in the agents' prompts")]
+    assert len(boxes) == 1 and len(boxes[0].dataframe) == 2
+    assert all(len(d.value) == k and d.value["rank"].tolist() == list(range(1, k + 1)) for d in boxes[0].dataframe)
+    shown = {str(c) for d in boxes[0].dataframe for c in d.value["example case"]}
+    assert shown and not shown & test_sources  # solved CAL cases only, never a TEST case

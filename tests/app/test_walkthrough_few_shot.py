@@ -98,3 +98,34 @@ def test_agent_examples_shapes_one_round_and_says_when_none_fit() -> None:
     assert first.table["BM25 score"].tolist() == [2.469, 1.235] and first.table["truncated"].tolist() == [False, True]
     assert first.caption.startswith("2 of the 3 requested") and "1 cut short" in first.caption
     assert second.name == "Agent 2" and second.table.empty and "No example is recorded" in second.caption
+
+
+def test_an_exported_few_shot_run_shows_its_examples_without_a_call_log(
+        few_shot_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The export keeps each turn's examples (read from the call log); imported into a store
+    with no call log, the walkthrough shows the same examples."""
+    from dcem.store.run_import import import_run_export
+    from dcem_clinical.cli import main as clinical_main
+
+    with Store(few_shot_db) as store:
+        run = store.con.execute("SELECT run_id FROM runs").fetchone()[0]
+        cases = [r[0] for r in store.con.execute("SELECT case_id FROM cases WHERE run_id = ? ORDER BY case_id",
+                                                 [run]).fetchall()]
+        native = {c: turn_examples(store, run, c) for c in cases}
+    out = tmp_path / "export"
+    assert clinical_main(["export", "--db", str(few_shot_db), "--run", run, "--out", str(out),
+                          "--command", "python -m dcem_clinical run ..."]) == 0
+    imported = tmp_path / "imported.duckdb"
+    with Store(imported) as store:
+        assert import_run_export(store, out) == [run]
+        assert store.con.execute("SELECT count(*) FROM information_schema.tables "
+                                 "WHERE table_name = 'llm_calls'").fetchone()[0] == 0
+        for case in cases:
+            got = turn_examples(store, run, case)
+            assert len(got) and got.equals(native[case]), case
+    monkeypatch.setenv("DCEM_DB", str(imported))
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    assert not at.exception
+    box = _examples_expander(at)
+    assert box is not None and len(box.dataframe) == 2
+    assert all(len(d.value) == K for d in box.dataframe)

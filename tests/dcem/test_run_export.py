@@ -140,3 +140,39 @@ def test_write_refuses_unknown_runs_and_bad_arguments(exported: tuple[Path, tupl
         with pytest.raises(DcemError, match="64 lowercase hex"):
             write_run_export(store, runs, tmp_path / "x", command="c", models=[{"key": "m", "sha256": "xyz"}])
     assert not (tmp_path / "x" / MANIFEST).exists()
+
+
+def test_turn_examples_are_kept_per_turn_and_checked(exported: tuple[Path, tuple[str, ...], Path],
+                                                     tmp_path: Path) -> None:
+    db, runs, _ = exported
+    with Store(db) as store:
+        key = store.con.execute("SELECT run_id, case_id, method, round, agent FROM agent_turns "
+                                "ORDER BY ALL LIMIT 1").fetchone()
+        examples = pd.DataFrame([(*key, '[{"rank": 1, "source_id": "cal-7"}]')],
+                                columns=["run_id", "case_id", "method", "round", "agent", "examples_json"])
+        write_run_export(store, runs, tmp_path / "with", command="c", models=[], turn_examples=examples)
+        with pytest.raises(InputError, match="more than one row for a turn"):
+            write_run_export(store, runs, tmp_path / "dup", command="c", models=[],
+                             turn_examples=pd.concat([examples, examples]))
+        with pytest.raises(InputError, match="lacks the columns examples_json"):
+            write_run_export(store, runs, tmp_path / "cols", command="c", models=[],
+                             turn_examples=examples.drop(columns="examples_json"))
+    turns = load_run_export(tmp_path / "with").turns
+    carried = turns[turns["examples_json"].notna()]
+    assert len(carried) == 1 and tuple(carried.iloc[0][["run_id", "case_id", "method"]]) == key[:3]
+    assert json.loads(carried.iloc[0]["examples_json"]) == [{"rank": 1, "source_id": "cal-7"}]
+
+
+def test_a_store_before_the_examples_column_exports_read_only(exported: tuple[Path, tuple[str, ...], Path],
+                                                             tmp_path: Path) -> None:
+    db, runs, _ = exported
+    old = tmp_path / "old.duckdb"
+    shutil.copy(db, old)
+    con = duckdb.connect(str(old))
+    con.execute("ALTER TABLE agent_turns DROP COLUMN examples_json")
+    con.execute("DELETE FROM schema_migrations WHERE name = 'dcem/004_agent_turn_examples'")
+    con.close()
+    with Store(old, read_only=True) as store:
+        write_run_export(store, runs, tmp_path / "out", command="c", models=[])
+    turns = load_run_export(tmp_path / "out").turns
+    assert len(turns) and turns["examples_json"].isna().all()

@@ -38,7 +38,7 @@ EXPECTED_COLUMNS = {
                 "created_at"],
     "case_texts": ["run_id", "case_id", "source_id", "text"],
     "agent_turns": ["run_id", "case_id", "method", "round", "agent", "note", "reply", "label",
-                    "probabilities", "error", "cached", "cache_key"],
+                    "probabilities", "error", "cached", "cache_key", "examples_json"],
 }
 
 
