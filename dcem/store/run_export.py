@@ -3,9 +3,9 @@
 :func:`write_run_export` copies the rows of the given runs that the reports read (cells,
 cases with their text, per-round traces, outcomes, metrics, each agent turn's note,
 reply, parse error and few-shot examples, and the synthetic compliance ablation) with
-DuckDB's own Parquet writer (ZSTD), and writes a manifest with the format tag :data:`FORMAT`, every run's kind, spec and config, the exact command that
-made the runs, the model files (name, size, sha256) and the sha256 of every file
-written.  :func:`load_run_export` reads it back with DuckDB's ``read_parquet`` (no
+DuckDB's own Parquet writer (ZSTD), and writes a manifest with the format tag
+:data:`FORMAT`, every run's kind, spec and config, the exact command that made the runs,
+the model files (name, size, sha256) and the sha256 of every file written.  :func:`load_run_export` reads it back with DuckDB's ``read_parquet`` (no
 pyarrow), refusing a directory that is missing, of another format, or whose files
 differ from the manifest.  The clinical tables (Appendix H, Tables 6, 7 and 1) can
 then be printed and re-derived from the outcomes without the store
