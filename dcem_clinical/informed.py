@@ -37,7 +37,8 @@ from dcem_clinical.contextual import CONTENT_FREE_INPUTS, FLOOR, content_free_di
 from dcem_clinical.few_shot import FewShot, FewShotConfig
 from dcem_clinical.prompts import AGENT_FIRST
 
-__all__ = ["RecordingAgent", "make_few_shot", "turn_examples", "run_turn_examples", "EXAMPLE_COLUMNS"]
+__all__ = ["RecordingAgent", "make_few_shot", "turn_examples", "run_turn_examples", "run_has_examples",
+           "EXAMPLE_COLUMNS"]
 
 EXAMPLE_COLUMNS = ["method", "round", "agent", "shown", "rank", "source_id", "label", "label_name", "score",
                    "truncated", "chars"]
@@ -132,6 +133,24 @@ def _turn_example_lists(store: Database, where: str, params: list[Any]) -> dict[
             if examples:
                 out.setdefault((key[0], key[1], key[2], int(key[3]), int(key[4])), examples)
     return out
+
+
+def run_has_examples(store: Database, run_id: str) -> bool:
+    """Whether this store holds the few-shot examples of any turn of the run (in its call
+    log or in the turn rows); False for a few-shot run imported from an older export."""
+    queries = ("SELECT count(*) FROM (SELECT 1 FROM agent_turns t WHERE t.run_id = ? "
+               "AND t.examples_json IS NOT NULL LIMIT 1)",
+               "SELECT count(*) FROM (SELECT 1 FROM agent_turns t JOIN llm_calls c ON c.cache_key = t.cache_key "
+               "WHERE t.run_id = ? AND c.purpose = 'classify' AND c.error IS NULL "
+               "AND json_array_length(json_extract(c.parsed_json, '$.examples')) > 0 LIMIT 1)")
+    cur = store.con.cursor()
+    for sql in queries:
+        try:
+            if cur.execute(sql, [run_id]).fetchall()[0][0]:
+                return True
+        except (duckdb.CatalogException, duckdb.BinderException):  # no call log / a store before the column
+            continue
+    return False
 
 
 def turn_examples(store: Database, run_id: str, case_id: str, method: str | None = None) -> pd.DataFrame:

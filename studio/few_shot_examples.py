@@ -11,7 +11,7 @@ from typing import Mapping, Sequence
 
 import streamlit as st
 
-from dcem.analysis.few_shot_view import EXAMPLES_NOTE, agent_examples, examples_heading
+from dcem.analysis.few_shot_view import EXAMPLES_NOTE, NOT_STORED_NOTE, agent_examples, examples_heading
 from dcem.analysis.walkthrough import few_shot_agents
 from dcem.store.database import Store
 
@@ -24,11 +24,15 @@ def show_few_shot_examples(store: Store, run_id: str, case_id: str, method: str,
     few_shot = few_shot_agents(store, run_id, case_id)
     if not few_shot:
         return
-    from dcem_clinical.informed import turn_examples  # only runs with few-shot pay for its imports
+    from dcem_clinical.informed import run_has_examples, turn_examples  # only few-shot runs pay for these
 
-    views = agent_examples(turn_examples(store, run_id, case_id, method), few_shot, names, labels, round_number)
+    examples = turn_examples(store, run_id, case_id, method)
     with st.expander(examples_heading(round_number), expanded=False):
         st.caption(EXAMPLES_NOTE)
+        if examples.empty and not run_has_examples(store, run_id):  # never stored here
+            st.info(NOT_STORED_NOTE)
+            return
+        views = agent_examples(examples, few_shot, names, labels, round_number)
         for view in views:
             st.markdown(f"**{view.name}** (k = {view.k})")
             if not view.table.empty:

@@ -15,11 +15,14 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-__all__ = ["EXAMPLES_NOTE", "EXAMPLE_TABLE_COLUMNS", "AgentExamples", "examples_heading", "agent_examples"]
+__all__ = ["EXAMPLES_NOTE", "NOT_STORED_NOTE", "EXAMPLE_TABLE_COLUMNS", "AgentExamples", "examples_heading", "agent_examples"]
 
 EXAMPLES_NOTE = ("These are solved calibration (CAL) cases of the same seed, shown to the model in its prompt "
                  "with their true category; test cases are never shown.")
 EXAMPLE_TABLE_COLUMNS = ["rank", "example case", "true category", "BM25 score", "truncated"]
+NOT_STORED_NOTE = ("This store holds no examples for this case: the run was imported from an export made "
+                   "before exports kept them.  The store that made the run has them in its call log; "
+                   "export the run again from there to see them here.")
 
 
 @dataclass(frozen=True)

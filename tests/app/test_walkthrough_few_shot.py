@@ -120,6 +120,8 @@ def test_an_exported_few_shot_run_shows_its_examples_without_a_call_log(
         assert import_run_export(store, out) == [run]
         assert store.con.execute("SELECT count(*) FROM information_schema.tables "
                                  "WHERE table_name = 'llm_calls'").fetchone()[0] == 0
+        from dcem_clinical.informed import run_has_examples
+        assert run_has_examples(store, run)
         for case in cases:
             got = turn_examples(store, run, case)
             assert len(got) and got.equals(native[case]), case
@@ -129,3 +131,28 @@ def test_an_exported_few_shot_run_shows_its_examples_without_a_call_log(
     box = _examples_expander(at)
     assert box is not None and len(box.dataframe) == 2
     assert all(len(d.value) == K for d in box.dataframe)
+
+
+def test_a_run_imported_without_its_examples_says_so(few_shot_db: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """An export made without the examples (as before exports kept them): the walkthrough
+    says the store lacks them instead of blaming the case or the call."""
+    from dcem.analysis.few_shot_view import NOT_STORED_NOTE
+    from dcem.store.run_export import write_run_export
+    from dcem.store.run_import import import_run_export
+    from dcem_clinical.informed import run_has_examples
+
+    with Store(few_shot_db) as store:
+        run = store.con.execute("SELECT run_id FROM runs").fetchone()[0]
+        assert run_has_examples(store, run)
+        write_run_export(store, [run], tmp_path / "bare", command="c", models=[])
+    imported = tmp_path / "bare.duckdb"
+    with Store(imported) as store:
+        import_run_export(store, tmp_path / "bare")
+        assert not run_has_examples(store, run)
+    monkeypatch.setenv("DCEM_DB", str(imported))
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    assert not at.exception
+    box = _examples_expander(at)
+    assert box is not None and not box.dataframe
+    assert [i.value for i in box.info] == [NOT_STORED_NOTE]
