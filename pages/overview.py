@@ -5,7 +5,7 @@ from dcem.analysis.metric_tables import clinical_views, comparison_view
 from dcem.analysis.run_info import describe_run, run_kind, run_spec, runs_overview
 from dcem.errors import DcemError
 from studio.first_visit import GLOSSARY_GROUPS, offer_demo, page_link, show_terms, start_steps
-from studio.tables import runs_table_config, show_metric_table
+from studio.tables import MISSING, runs_table_config, show_metric_table
 from studio.widgets import pick_run, store
 
 st.title("D-CEM Studio")
@@ -40,6 +40,7 @@ if run_id is not None:
             st.subheader(f"Run {run_id}: method comparison, mean over seeds")
             show_metric_table(comparison_view(metrics, spread=spread), key="overview_comparison", spread=spread)
         st.subheader("Stored runs")
-        st.dataframe(runs_overview(db), hide_index=True, key="overview_runs", column_config=runs_table_config())
+        st.dataframe(runs_overview(db), hide_index=True, key="overview_runs", column_config=runs_table_config(),
+                     placeholder=MISSING)
     except DcemError as exc:
         st.error(f"The run cannot be summarised: {exc}")

@@ -16,7 +16,9 @@ import streamlit as st
 from dcem.analysis.glossary import metric_words, term_help
 from dcem.analysis.metric_tables import is_percent, metric_columns
 
-__all__ = ["KEY_COLUMNS", "metric_table", "show_metric_table", "runs_table_config"]
+__all__ = ["KEY_COLUMNS", "MISSING", "metric_table", "show_metric_table", "runs_table_config"]
+
+MISSING = "—"  # what a table shows for a value that does not apply (a baseline's action mix, ...)
 
 KEY_COLUMNS: dict[str, tuple[str, str]] = {
     "scenario": ("Scenario", "The scenario (S1, S2, S3a, S3b): how the agents of the panel err."),
@@ -55,7 +57,7 @@ def show_metric_table(frame: pd.DataFrame, *, key: str, rows: Sequence[str] = ("
         st.caption(empty)
         return
     shown, config = metric_table(frame, rows, spread=spread)
-    st.dataframe(shown, hide_index=True, key=key, column_config=config)
+    st.dataframe(shown, hide_index=True, key=key, column_config=config, placeholder=MISSING)
 
 
 def runs_table_config() -> dict[str, Any]:

@@ -79,12 +79,24 @@ def runs_overview(store: Store) -> pd.DataFrame:
     return pd.DataFrame(out, columns=RUN_COLUMNS)
 
 
+def _clinical_options(spec: dict[str, Any]) -> str:
+    """The clinical run options worth naming beside the agents (empty when none is set)."""
+    parts = []
+    k = spec.get("few_shot_k")
+    if isinstance(k, int) and not isinstance(k, bool) and k > 0:
+        parts.append(f"{k} solved CAL case{'s' if k > 1 else ''} in each LLM prompt (retrieval few-shot)")
+    if spec.get("stop_when_decided") is True:
+        parts.append("TEST cases stop when D-CEM decides them")
+    return "".join(f", {p}" for p in parts)
+
+
 def describe_run(store: Store, run_id: str) -> str:
     """One sentence naming what a run holds, e.g. for a page caption."""
     kind, spec = run_kind(store, run_id), run_spec(store, run_id)
     if kind == "clinical":
         return (f"Clinical LLM run on {spec.get('dataset', '?')}: scenarios {_join(spec.get('scenarios')) or '?'}, "
-                f"agents {_join(spec.get('agents')) or '?'}, {spec.get('mode', 'scored')} answers.")
+                f"agents {_join(spec.get('agents')) or '?'}, {spec.get('mode', 'scored')} answers"
+                f"{_clinical_options(spec)}.")
     scen = _join(spec.get("scenarios"))
     return f"{kind.capitalize()} run" + (f": scenarios {scen}." if scen else ".")
 

@@ -51,6 +51,8 @@ def test_create_demo_data_imports_the_shipped_runs_and_shows_them(monkeypatch: p
     options = at.selectbox(key="overview_run").options  # (the picker may show a label beside each id)
     assert len(options) == len(ids) and all(any(r in o for o in options) for r in ids)
     assert set(_runs_table(at)[0]["run_id"]) == set(ids)
+    # values that do not apply (a baseline's action mix, a synthetic run's agents) read as a dash, not "None"
+    assert at.dataframe and all(d.proto.placeholder == "—" for d in at.dataframe)
     at.run()  # the next visit: runs are stored, no button
     assert "overview_create_demo" not in [b.key for b in at.button] and not at.exception
 

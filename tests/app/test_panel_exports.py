@@ -102,3 +102,19 @@ def test_the_walkthrough_shows_the_few_shot_examples_of_a_shipped_pair_case(
     assert all(len(d.value) == k and d.value["rank"].tolist() == list(range(1, k + 1)) for d in boxes[0].dataframe)
     shown = {str(c) for d in boxes[0].dataframe for c in d.value["example case"]}
     assert shown and not shown & test_sources  # solved CAL cases only, never a TEST case
+
+
+def test_the_run_captions_name_few_shot_and_stopping(panels_db: tuple[Path, dict[str, tuple[str, str, int]]]) -> None:
+    from dcem.analysis.run_info import describe_run
+
+    seen = set()
+    with Store(panels_db[0]) as store:
+        for export in map(load_run_export, PANEL_EXPORTS):
+            for run in export.run_ids:
+                spec, text = export.run(run)["spec"], describe_run(store, run)
+                k = spec.get("few_shot_k") or 0
+                assert (f"{k} solved CAL cases in each LLM prompt" in text) == (k > 1), text
+                assert ("few-shot" in text) == (k > 0), text
+                assert ("TEST cases stop when D-CEM decides them" in text) == bool(spec.get("stop_when_decided"))
+                seen.add(k > 0)
+    assert seen == {True, False}  # the shipped panels hold runs with and without few-shot

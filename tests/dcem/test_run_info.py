@@ -21,6 +21,7 @@ def test_runs_overview_names_the_clinical_dataset_scenarios_and_agents(clinical_
         assert run_methods(store, run) == ["single", "free", "pool", "dcem", "dcem_noesc"]
         assert run_methods(store, run, mediated_only=True) == ["dcem", "dcem_noesc"]
         assert "ddxplus8" in describe_run(store, run) and "fake-a, fake-b" in describe_run(store, run)
+        assert describe_run(store, run).endswith("scored answers.")  # no option set, none named
         assert describe_run(store, "ui-run") == "Synthetic run."
         with pytest.raises(StoreError, match="no run"):
             run_kind(store, "nope")
