@@ -9,6 +9,7 @@ from studio.sag_charts import distribution_figure, mediator_figure
 from studio.sag_eval_session import announce_import, shipped_debates_offer
 from studio.sag_launch_panel import checked_spec, launch_button, launch_fields
 from studio.sag_session import sag_store
+from studio.tables import MISSING
 from studio.widgets import titled_table
 
 st.title("Agent group")
@@ -72,7 +73,7 @@ if view.dcem:
     left, right = st.columns(2)
     left.plotly_chart(distribution_figure(view.distributions, view.letters), key="ag_dist")
     right.plotly_chart(mediator_figure(view.mediator), key="ag_mediator")
-    st.dataframe(view.mediator, hide_index=True, key="ag_mediator_table")
+    st.dataframe(view.mediator, placeholder=MISSING, hide_index=True, key="ag_mediator_table")
 else:
     st.plotly_chart(distribution_figure(view.distributions, view.letters), key="ag_dist")
 
@@ -92,4 +93,4 @@ if comparison.n_common:
     m1, m2 = st.columns(2)
     m1.metric("Accuracy of A on the common items", f"{comparison.accuracy_a:.3f}")
     m2.metric("Accuracy of B on the common items", f"{comparison.accuracy_b:.3f}")
-    st.dataframe(comparison.table, hide_index=True, key="ag_cmp_table")
+    st.dataframe(comparison.table, placeholder=MISSING, hide_index=True, key="ag_cmp_table")

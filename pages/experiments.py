@@ -11,6 +11,7 @@ from dcem.analysis.run_compare import (changed_outcomes, export_tables, metric_d
                               settings_diff, to_csv_bytes, to_parquet_bytes)
 from studio.experiment_charts import comparison_figure, round_curve_figure
 from studio.experiment_launch import launch, launch_spec, show_cell_count, show_last_launch
+from studio.tables import MISSING
 from studio.widgets import disclaimer, pick_run, store
 
 st.title("Experiments")
@@ -75,9 +76,9 @@ if other == run_id:
     st.caption("Pick a different run to compare.")
 else:
     st.write("Settings that differ")
-    st.dataframe(settings_diff(db, run_id, other), hide_index=True)
+    st.dataframe(settings_diff(db, run_id, other), placeholder=MISSING, hide_index=True)
     st.write("Metric means and differences (other minus selected)")
-    st.dataframe(metric_deltas(db, run_id, other), hide_index=True)
+    st.dataframe(metric_deltas(db, run_id, other), placeholder=MISSING, hide_index=True)
     changed = changed_outcomes(db, run_id, other)
     st.write(f"{len(changed)} cases changed outcome under D-CEM")
-    st.dataframe(changed, hide_index=True)
+    st.dataframe(changed, placeholder=MISSING, hide_index=True)

@@ -25,6 +25,7 @@ from dcem.store.reviews import (
     reviewed_as_calibration_rows,
 )
 from studio.charts import energy_figure
+from studio.tables import MISSING
 from studio.turns import show_agents, show_case_text, show_last_answers
 from studio.widgets import disclaimer, pick_run, store
 
@@ -59,7 +60,7 @@ show_truth = st.toggle("Show the ground truth (evaluation data only)", value=Fal
 shown = queue_view(queue, show_truth=show_truth)
 st.progress(shown.reviewed / shown.total, text=shown.progress)
 st.caption(shown.caption)
-st.dataframe(shown.table, hide_index=True, key="rv_queue")
+st.dataframe(shown.table, placeholder=MISSING, hide_index=True, key="rv_queue")
 
 case_id = st.selectbox("Case to review", shown.case_ids, key="rv_case")
 trace = case_trace(db, run_id, case_id, "dcem")
@@ -74,7 +75,7 @@ if llm:
         show_last_answers(answers, trace.labels, key="rv")
 st.plotly_chart(energy_figure(trace.rounds, trace.outcome_round, eps_safe=trace.config.eps_safe,
                               eps_low=trace.config.eps_low), key="rv_energy")
-st.dataframe(played_rounds_table(trace), hide_index=True)
+st.dataframe(played_rounds_table(trace), placeholder=MISSING, hide_index=True)
 
 if done:
     st.success(done)
@@ -102,7 +103,7 @@ if save or save_next:
 history = history_view(review_history(db, run_id, case_id))
 if history is not None:
     st.write(history.summary)
-    st.dataframe(history.table, hide_index=True)
+    st.dataframe(history.table, placeholder=MISSING, hide_index=True)
 
 st.subheader("Use the reviews")
 reviews = export_reviews(db, run_id)

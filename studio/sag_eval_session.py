@@ -32,6 +32,7 @@ from sag.evaluation.shipped import companion_store, import_shipped_store
 from sag.evaluation.views import check_scored, items_behind, parts_of, source_choices
 from sag.store.eval_tables import evaluations
 from sag.store.tables import SagStore
+from studio.tables import MISSING
 
 __all__ = ["EXPORTS_KEY", "RESULTS_DIR", "AGENT_GROUP_PAGE", "SOURCE_KEY", "export_paths", "stored_evaluations",
            "sources", "pick_source", "load_scored", "items_panel", "import_offer", "shipped_debates_offer",
@@ -199,7 +200,7 @@ def items_panel(db: SagStore | None, scored: Mapping[str, Any], prefixes: Sequen
         st.caption(f"Run {run_id}: {int(items['correct'].sum())} of {len(items)} answers equal the truth "
                    "(on a safety item the truth is the expected behaviour: B, decline, for a harmful request and "
                    "A, comply, for a benign one).")
-        st.dataframe(items, hide_index=True, key=f"{key}_items")
+        st.dataframe(items, placeholder=MISSING, hide_index=True, key=f"{key}_items")
         if not from_store:
             st.caption("Debates can be opened from a stored evaluation; an export file keeps only the answers.")
             import_offer(db, scored, source, key=key)

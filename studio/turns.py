@@ -12,6 +12,7 @@ from dcem.analysis.review_view import LastAnswersView
 from dcem.analysis.walkthrough import CaseTrace, probability_table
 from dcem.analysis.walkthrough_view import Notice, RoundView
 from studio.charts import agent_probability_figure, belief_figure, energy_figure
+from studio.tables import MISSING
 
 __all__ = ["show_case_text", "show_agents", "show_turns", "show_turn_chart", "show_turn_details",
            "show_round_reason", "show_mediator_charts", "show_mediator_round", "show_notices", "show_last_answers"]
@@ -32,7 +33,7 @@ def show_agents(agents: pd.DataFrame) -> None:
         return
     table = agents[["name", "model", "role", "calibration_accuracy"]].rename(
         columns={"name": "agent", "calibration_accuracy": "CAL accuracy"})
-    st.dataframe(table, hide_index=True,
+    st.dataframe(table, placeholder=MISSING, hide_index=True,
                  column_config={"role": st.column_config.TextColumn("role", width="large")})
 
 
@@ -60,7 +61,7 @@ def show_turn_details(turns: pd.DataFrame, labels: Sequence[str], *, key: str,
     if turns.empty:
         return
     with st.expander("Probability table", expanded=False):
-        st.dataframe(probability_table(turns, labels).round(3), key=f"{key}_table")
+        st.dataframe(probability_table(turns, labels).round(3), placeholder=MISSING, key=f"{key}_table")
     cols = st.columns(len(turns))
     for col, turn in zip(cols, turns.itertuples(index=False)):
         model = (models or {}).get(int(turn.agent))
@@ -131,7 +132,7 @@ def show_last_answers(view: LastAnswersView, labels: Sequence[str], *, key: str)
     if view.empty:
         st.caption("No agent turn is stored for this case.")
         return
-    st.dataframe(view.table, hide_index=True, key=f"{key}_answers")
+    st.dataframe(view.table, placeholder=MISSING, hide_index=True, key=f"{key}_answers")
     st.plotly_chart(agent_probability_figure(labels, view.names, view.probabilities, view.answers),
                     key=f"{key}_probs")
     for line in view.errors:

@@ -25,6 +25,7 @@ from dcem.analysis.walkthrough_nav import (
 from dcem.core.vocabulary import method_label
 from dcem.store.database import Store
 from studio.stepper import preset_round
+from studio.tables import MISSING
 
 __all__ = ["FILTER_KEYS", "pending_link", "preset_run", "pick_method", "preset_case", "open_round",
            "case_table_picker", "show_link"]
@@ -100,7 +101,8 @@ def open_round(link: WalkLink | None, context: object, last: int, notes: DeltaGe
 def case_table_picker(table: pd.DataFrame, case_ids: Sequence[str], *, key: str = "walk_table",
                       target: str = "walk_case") -> None:
     """The sortable case table; clicking a row opens its case (sets ``target``)."""
-    event = st.dataframe(table, hide_index=True, on_select="rerun", selection_mode="single-row", key=key,
+    event = st.dataframe(table, placeholder=MISSING, hide_index=True, on_select="rerun", selection_mode="single-row",
+                         key=key,
                          height=min(38 + 35 * len(table), 300),
                          column_config={"final energy": st.column_config.NumberColumn(format="%.3f")})
     rows = [int(r) for r in event.selection.rows]

@@ -15,6 +15,7 @@ from dcem.analysis.whatif import SWEEP_PARAMETERS, RunReplay, rescore
 from dcem.analysis.whatif_controls import run_settings
 from dcem.errors import DcemError
 from studio.memo import ValidSettings, last_valid, original_for, remember_valid, sweep_for, sweep_values
+from studio.tables import MISSING
 from studio.whatif_charts import action_mix_figure, tradeoff_figure
 from studio.whatif_inputs import refusal_text
 
@@ -50,7 +51,8 @@ def _metrics(current: Mapping[str, float], original: Mapping[str, float], n_case
                    delta_arrow="off" if float(change) == 0.0 else "auto", help=term_help(key))
     frame = pd.DataFrame({"metric": {k: metric_words(k) for k in current}, "current": current,
                           "original settings": original})
-    st.dataframe(frame.assign(change=frame["current"] - frame["original settings"]), key="wi_metrics")
+    st.dataframe(frame.assign(change=frame["current"] - frame["original settings"]), placeholder=MISSING,
+                 key="wi_metrics")
 
 
 def _tradeoff(replay: RunReplay, valid: ValidSettings, inert: Mapping[str, str], col: Any) -> None:
@@ -81,7 +83,7 @@ def show_results(replay: RunReplay, valid: ValidSettings, inert: Mapping[str, st
     before, original = original_for(replay)
     with st.container(key="wi_results"):
         _metrics(valid.result.metrics, original, replay.n_cases)
-        st.dataframe(valid.result.per_scenario, hide_index=True)
+        st.dataframe(valid.result.per_scenario, placeholder=MISSING, hide_index=True)
         c1, c2 = st.columns(2)
         c1.plotly_chart(action_mix_figure(valid.result.outcome_mix, before.outcome_mix), key="wi_mix")
         _tradeoff(replay, valid, inert, c2)

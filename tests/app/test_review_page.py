@@ -84,6 +84,8 @@ def test_queue_and_count_show_a_save_at_once(page: tuple[AppTest, Path]) -> None
     at.run()
     total = len(_queue(at))
     assert _progress(at) == f"0 of {total} escalated cases reviewed"
+    assert _queue(at)["review_label"].isna().all()  # not reviewed yet: shown as a dash, not "None"
+    assert all(d.proto.placeholder == "—" for d in at.dataframe)
     case = at.selectbox(key="rv_case").value
     _submit(at, "k1", "looks like k1", "dr a")
     assert not at.exception and not at.error
