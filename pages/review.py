@@ -25,7 +25,7 @@ from dcem.store.reviews import (
     reviewed_as_calibration_rows,
 )
 from studio.charts import energy_figure
-from studio.tables import MISSING
+from studio.tables import MISSING, review_queue_config
 from studio.turns import show_agents, show_case_text, show_last_answers
 from studio.widgets import disclaimer, pick_run, store
 
@@ -60,7 +60,7 @@ show_truth = st.toggle("Show the ground truth (evaluation data only)", value=Fal
 shown = queue_view(queue, show_truth=show_truth)
 st.progress(shown.reviewed / shown.total, text=shown.progress)
 st.caption(shown.caption)
-st.dataframe(shown.table, placeholder=MISSING, hide_index=True, key="rv_queue")
+st.dataframe(shown.table, placeholder=MISSING, hide_index=True, key="rv_queue", column_config=review_queue_config())
 
 case_id = st.selectbox("Case to review", shown.case_ids, key="rv_case")
 trace = case_trace(db, run_id, case_id, "dcem")

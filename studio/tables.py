@@ -16,7 +16,7 @@ import streamlit as st
 from dcem.analysis.glossary import metric_words, term_help
 from dcem.analysis.metric_tables import is_percent, metric_columns
 
-__all__ = ["KEY_COLUMNS", "MISSING", "metric_table", "show_metric_table", "runs_table_config"]
+__all__ = ["KEY_COLUMNS", "MISSING", "metric_table", "show_metric_table", "runs_table_config", "review_queue_config"]
 
 MISSING = "—"  # what a table shows for a value that does not apply (a baseline's action mix, ...)
 
@@ -69,3 +69,24 @@ def runs_table_config() -> dict[str, Any]:
             "seeds": text("Seeds"), "agents": text("Agents"),
             "created_at": st.column_config.DatetimeColumn("Started", format="YYYY-MM-DD HH:mm"),
             "finished_at": st.column_config.DatetimeColumn("Finished", format="YYYY-MM-DD HH:mm")}
+
+
+_QUEUE_TITLES = {  # column -> (title, a glossary term or the tooltip itself)
+    "case_id": ("Case", None), "scenario": ("Scenario", KEY_COLUMNS["scenario"][1]), "seed": ("Seed", None),
+    "energy": ("Final energy", "energy"), "margin": ("Margin", "margin"), "descent": ("Descent", "descent"),
+    "steers": ("Challenges", "How many times the mediator challenged an agent in this case."),
+    "rounds": ("Rounds", "The round in which the mediator escalated."),
+    "reviewed": ("Reviewed", "Whether a person has recorded a review of this case."),
+    "review_label": ("Latest review", "The final label of the newest review of this case."),
+    "why": ("Why escalated", None), "truth_label": ("True class", "The dataset's label (evaluation only)."),
+}
+
+
+def review_queue_config() -> dict[str, Any]:
+    """Column titles (and tooltips, from the glossary where it has the term) for the
+    escalation review queue (:func:`dcem.analysis.review_view.queue_view`)."""
+    config: dict[str, Any] = {}
+    for name, (title, tip) in _QUEUE_TITLES.items():
+        text = term_help(tip) or tip if tip else None
+        config[name] = st.column_config.Column(title, help=text)
+    return config

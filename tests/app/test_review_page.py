@@ -1,6 +1,7 @@
 """Escalation review page: queue, recording reviews, history, export, calibration hand-off."""
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -86,6 +87,10 @@ def test_queue_and_count_show_a_save_at_once(page: tuple[AppTest, Path]) -> None
     assert _progress(at) == f"0 of {total} escalated cases reviewed"
     assert _queue(at)["review_label"].isna().all()  # not reviewed yet: shown as a dash, not "None"
     assert all(d.proto.placeholder == "—" for d in at.dataframe)
+    queue = next(d for d in at.dataframe if "review_label" in d.value.columns)
+    titles = {c: v.get("label") for c, v in json.loads(queue.proto.columns).items()}
+    assert titles["case_id"] == "Case" and titles["review_label"] == "Latest review"
+    assert titles["why"] == "Why escalated"
     case = at.selectbox(key="rv_case").value
     _submit(at, "k1", "looks like k1", "dr a")
     assert not at.exception and not at.error
