@@ -31,6 +31,7 @@ import pandas as pd
 
 from clinical.datasets import ClinicalCase
 from common.db import Database
+from dcem.store.run_export import TURN_KEY
 from dcem_clinical.agent import CALIBRATED, AgentReport, DiagnosticAgent
 from dcem_clinical.call_log import CallContext, LoggedAgent, call_cache_key
 from dcem_clinical.contextual import CONTENT_FREE_INPUTS, FLOOR, content_free_distribution
@@ -94,7 +95,6 @@ class RecordingAgent(LoggedAgent):
         return out
 
 
-_TURN_KEY = ["run_id", "case_id", "method", "round", "agent"]
 # the examples a turn's logged call recorded (the newest successful classify call of its key)
 _LOGGED = """SELECT t.run_id, t.case_id, t.method, t.round, t.agent, c.parsed_json
              FROM agent_turns t JOIN llm_calls c ON c.cache_key = t.cache_key
@@ -118,17 +118,22 @@ def _example_list(text: str | None, *, wrapped: bool) -> list[dict[str, Any]]:
     return [e for e in value if isinstance(e, dict)] if isinstance(value, list) else []
 
 
+def _source_rows(cur: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+    """The rows of one source of examples; none when the store lacks it (no call log, or a
+    store before the turn rows' examples column)."""
+    try:
+        return cur.execute(sql, params).fetchall()
+    except (duckdb.CatalogException, duckdb.BinderException):
+        return []
+
+
 def _turn_example_lists(store: Database, where: str, params: list[Any]) -> dict[tuple[Any, ...], list[dict[str, Any]]]:
     """(run, case, method, round, agent) -> the examples that turn's prompt showed: from the
     call log where it has them, else from the turn row (runs imported from an export)."""
     out: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     cur = store.con.cursor()
     for sql, wrapped in ((_LOGGED, True), (_CARRIED, False)):
-        try:
-            rows = cur.execute(sql.format(where=where), params).fetchall()
-        except (duckdb.CatalogException, duckdb.BinderException):  # no call log / a store before the column
-            continue
-        for *key, text in rows:
+        for *key, text in _source_rows(cur, sql.format(where=where), params):
             examples = _example_list(text, wrapped=wrapped)
             if examples:
                 out.setdefault((key[0], key[1], key[2], int(key[3]), int(key[4])), examples)
@@ -144,13 +149,7 @@ def run_has_examples(store: Database, run_id: str) -> bool:
                "WHERE t.run_id = ? AND c.purpose = 'classify' AND c.error IS NULL "
                "AND json_array_length(json_extract(c.parsed_json, '$.examples')) > 0 LIMIT 1)")
     cur = store.con.cursor()
-    for sql in queries:
-        try:
-            if cur.execute(sql, [run_id]).fetchall()[0][0]:
-                return True
-        except (duckdb.CatalogException, duckdb.BinderException):  # no call log / a store before the column
-            continue
-    return False
+    return any(rows and rows[0][0] for rows in (_source_rows(cur, sql, [run_id]) for sql in queries))
 
 
 def turn_examples(store: Database, run_id: str, case_id: str, method: str | None = None) -> pd.DataFrame:
@@ -173,4 +172,4 @@ def run_turn_examples(store: Database, run_ids: Sequence[str]) -> pd.DataFrame:
     turn: the turn's key and ``examples_json`` (the list as JSON), as a run export keeps them."""
     lists = _turn_example_lists(store, "list_contains(?, t.run_id)", [list(run_ids)])
     rows = [(*key, json.dumps(lists[key], sort_keys=True)) for key in sorted(lists)]
-    return pd.DataFrame(rows, columns=[*_TURN_KEY, "examples_json"])
+    return pd.DataFrame(rows, columns=[*TURN_KEY, "examples_json"])

@@ -60,7 +60,8 @@ show_truth = st.toggle("Show the ground truth (evaluation data only)", value=Fal
 shown = queue_view(queue, show_truth=show_truth)
 st.progress(shown.reviewed / shown.total, text=shown.progress)
 st.caption(shown.caption)
-st.dataframe(shown.table, placeholder=MISSING, hide_index=True, key="rv_queue", column_config=review_queue_config())
+st.dataframe(shown.table, placeholder=MISSING, hide_index=True, key="rv_queue",
+             column_config=review_queue_config())
 
 case_id = st.selectbox("Case to review", shown.case_ids, key="rv_case")
 trace = case_trace(db, run_id, case_id, "dcem")

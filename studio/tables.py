@@ -87,6 +87,5 @@ def review_queue_config() -> dict[str, Any]:
     escalation review queue (:func:`dcem.analysis.review_view.queue_view`)."""
     config: dict[str, Any] = {}
     for name, (title, tip) in _QUEUE_TITLES.items():
-        text = term_help(tip) or tip if tip else None
-        config[name] = st.column_config.Column(title, help=text)
+        config[name] = st.column_config.Column(title, help=(term_help(tip) or tip) if tip else None)
     return config

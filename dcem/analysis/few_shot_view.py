@@ -15,7 +15,8 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-__all__ = ["EXAMPLES_NOTE", "NOT_STORED_NOTE", "EXAMPLE_TABLE_COLUMNS", "AgentExamples", "examples_heading", "agent_examples"]
+__all__ = ["EXAMPLES_NOTE", "NOT_STORED_NOTE", "EXAMPLE_TABLE_COLUMNS", "AgentExamples", "examples_heading",
+           "agent_examples"]
 
 EXAMPLES_NOTE = ("These are solved calibration (CAL) cases of the same seed, shown to the model in its prompt "
                  "with their true category; test cases are never shown.")

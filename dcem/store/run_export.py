@@ -5,11 +5,11 @@ cases with their text, per-round traces, outcomes, metrics, each agent turn's no
 reply, parse error and few-shot examples, and the synthetic compliance ablation) with
 DuckDB's own Parquet writer (ZSTD), and writes a manifest with the format tag
 :data:`FORMAT`, every run's kind, spec and config, the exact command that made the runs,
-the model files (name, size, sha256) and the sha256 of every file written.  :func:`load_run_export` reads it back with DuckDB's ``read_parquet`` (no
-pyarrow), refusing a directory that is missing, of another format, or whose files
-differ from the manifest.  The clinical tables (Appendix H, Tables 6, 7 and 1) can
-then be printed and re-derived from the outcomes without the store
-(:mod:`dcem.analysis.export_metrics`).
+the model files (name, size, sha256) and the sha256 of every file written.
+:func:`load_run_export` reads it back with DuckDB's ``read_parquet`` (no pyarrow),
+refusing a directory that is missing, of another format, or whose files differ from the
+manifest.  The clinical tables (Appendix H, Tables 6, 7 and 1) can then be printed and
+re-derived from the outcomes without the store (:mod:`dcem.analysis.export_metrics`).
 
 Traces keep the reports, the agents' probability vectors and the mediator's decision,
 margin, energy terms, action, steer target and features, certified and budget flags;
@@ -33,7 +33,7 @@ import pandas as pd
 from dcem.errors import InputError
 from dcem.store.database import Store
 
-__all__ = ["FORMAT", "MANIFEST", "TABLES", "RunExport", "write_run_export", "load_run_export"]
+__all__ = ["FORMAT", "MANIFEST", "TABLES", "TURN_KEY", "RunExport", "write_run_export", "load_run_export"]
 
 FORMAT = "dcem-run-export/1"
 MANIFEST = "manifest.json"
@@ -64,6 +64,7 @@ _QUERIES: dict[str, str] = {
                 f"WHERE {_IN_RUNS} ORDER BY run_id, scenario, seed, xi, horizon, metric",
 }
 TABLES: tuple[str, ...] = tuple(_QUERIES)
+TURN_KEY = ["run_id", "case_id", "method", "round", "agent"]  # the columns that name one agent turn
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -126,19 +127,16 @@ def _run_entries(store: Store, run_ids: list[str]) -> list[dict[str, Any]]:
     return entries
 
 
-_EXAMPLE_KEYS = ["run_id", "case_id", "method", "round", "agent"]
-
-
 def _turn_examples_frame(examples: pd.DataFrame | None) -> pd.DataFrame:
     """The caller's per-turn examples (key columns + ``examples_json``), checked: one row a turn."""
-    columns = [*_EXAMPLE_KEYS, "examples_json"]
+    columns = [*TURN_KEY, "examples_json"]
     if examples is None:
         return pd.DataFrame({c: pd.Series(dtype="int64" if c in ("round", "agent") else "object") for c in columns})
     missing = [c for c in columns if c not in examples.columns]
     if missing:
         raise InputError("turn examples", f"the examples frame lacks the columns {', '.join(missing)}")
     frame = examples[columns].reset_index(drop=True)
-    if frame.duplicated(_EXAMPLE_KEYS).any():
+    if frame.duplicated(TURN_KEY).any():
         raise InputError("turn examples", "the examples frame holds more than one row for a turn")
     return frame
 
