@@ -8,12 +8,16 @@ call log, so asking the same question twice answers from the log.
 from __future__ import annotations
 
 import argparse
+import sys
+from typing import Sequence
 
+from clinical.questions import QuestionItem
 from common.errors import ConfigError
+from sag.failures import EXIT_FAILED, FailedItem, ItemFailed
 from sag.results import ItemResult
 from sag.transcript import GroupMessage
 
-__all__ = ["ask", "format_debate", "format_message"]
+__all__ = ["ask", "format_debate", "format_failure", "format_message"]
 
 _PHASES = {"retrieve": "retrieval", "propose": "proposal", "debate": "debate", "audit": "safety audit",
            "judge": "judgement", "answer": "answer"}
@@ -56,17 +60,33 @@ def format_message(message: GroupMessage, letters: tuple[str, ...]) -> list[str]
     return lines
 
 
-def format_debate(result: ItemResult, *, answer_known: bool) -> str:
-    """The whole debate of one item as printable text."""
-    item, out = result.item, result.outcome
+def _turn_lines(item: QuestionItem, messages: Sequence[GroupMessage]) -> list[str]:
+    """The question, its options and every turn, round by round."""
     letters = item.letters
     lines = [f"Question: {item.question}"] + [f"  {letter}. {text}" for letter, text in item.options]
     last = None
-    for m in out.messages:
+    for m in messages:
         if (m.round, m.phase) != last:
             last = (m.round, m.phase)
             lines.append(f"\nRound {m.round}, {_PHASES.get(m.phase, m.phase)}:")
         lines.extend(format_message(m, letters))
+    return lines
+
+
+def format_failure(item: QuestionItem, failure: FailedItem) -> str:
+    """The debate up to the step whose model call failed, and that the group has no answer."""
+    lines = _turn_lines(item, failure.messages)
+    lines.append(f"\nNo group answer: {failure.reason}.")
+    lines.append("A failed model call is never counted as an answer; nothing was scored.")
+    lines.append(f"{failure.model_calls} model calls, {failure.cached_calls} from the call log, "
+                 f"{failure.seconds:.1f} s")
+    return "\n".join(lines)
+
+
+def format_debate(result: ItemResult, *, answer_known: bool) -> str:
+    """The whole debate of one item as printable text."""
+    item, out = result.item, result.outcome
+    lines = _turn_lines(item, out.messages)
     for r in result.mediator:
         steer = f" -> challenge to {r.steer_agent} about {r.steer_alternative}" if r.steer_agent else ""
         lines.append(f"D-CEM round {r.round}: {r.action} (decision {r.decision}, energy {r.energy:.3f}, "
@@ -97,6 +117,11 @@ def ask(args: argparse.Namespace) -> int:
     with SagStore(args.db) as store:
         runners = build_runners(cfg.models(), n_threads=args.threads, n_gpu_layers=args.n_gpu_layers,
                                 batched=not args.sequential, width=batch_width(cfg))
-        result = answer_item(asked.item, cfg, runners, retrievers(corpora_of(cfg)), log=CallLog(store))
+        try:
+            result = answer_item(asked.item, cfg, runners, retrievers(corpora_of(cfg)), log=CallLog(store))
+        except ItemFailed as exc:
+            print(format_failure(asked.item, exc.failure))
+            print(f"error: no group answer: {exc.failure.reason}", file=sys.stderr)
+            return EXIT_FAILED
     print(format_debate(result, answer_known=asked.answer_known))
     return 0

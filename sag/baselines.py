@@ -28,10 +28,9 @@ def play_single(item: QuestionItem, cfg: GroupConfig, engine: TurnEngine) -> Deb
     """One agent, alone: its most probable letter is the answer."""
     debate = Debate(item, cfg, engine, {})
     (index, agent), = debate.of_role(AgentRole.REASONING)
-    got = debate.play([debate.turn(index, agent, 0, "answer", alone=True)])
-    answer = got[0].answer if got and got[0].answer else item.letters[0]
-    rule = "the single agent's answer" if got and got[0].answer else "model error; first option by default"
-    return DebateOutcome(answer, rule, 0, "single answer", tuple(debate.messages))
+    (got,) = debate.play([debate.turn(index, agent, 0, "answer", alone=True)])  # a failed call raises ItemFailed
+    assert got.answer is not None
+    return DebateOutcome(got.answer, "the single agent's answer", 0, "single answer", tuple(debate.messages))
 
 
 def _own_evidence(debate: Debate, corpus: str | None, retrievers: Mapping[str, Searcher]) -> tuple[str, list]:
@@ -65,10 +64,7 @@ def play_majority(item: QuestionItem, cfg: GroupConfig, engine: TurnEngine,
     votes = [(m.answer, m.distribution) for m in got if m.answer in item.letters]
     refusals = sum(1 for m in got if m.answer == REFUSE)
     top = max(Counter(a for a, _ in votes).values()) if votes else 0
-    if refusals > top:
+    if refusals > top or not votes:  # every agent answered (a failed call raises ItemFailed)
         return DebateOutcome(REFUSE, "REFUSE outnumbers every letter", 0, "one vote each", tuple(debate.messages))
-    if not votes:
-        return DebateOutcome(item.letters[0], "no agent answered; first option by default", 0, "one vote each",
-                             tuple(debate.messages))
     return DebateOutcome(plurality(votes, item.letters), "plurality of independent agents", 0, "one vote each",
                          tuple(debate.messages))

@@ -12,7 +12,10 @@
   tokens and seconds per item; ``report --eval [ID]``: the seed's Tables 2-7 with this
   project's numbers beside them.
 
-Bad input exits with status 2 and a one-line message on stderr, nothing stored.
+Bad input exits with status 2 and a one-line message on stderr, nothing stored.  A model
+call that fails is never an answer (:mod:`sag.failures`): ``run`` stores the item apart,
+leaves the run unfinished and exits with status 1; ``ask`` prints the debate up to the
+failure and exits with status 1.
 """
 from __future__ import annotations
 
@@ -20,11 +23,15 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from common.errors import ConfigError
 from dcem.cli import Parser, add_merge_command, progress_bar, run_command
 from sag.config import GroupConfig, preset
+from sag.failures import EXIT_FAILED
+
+if TYPE_CHECKING:
+    from sag.run import SagRunSummary
 
 __all__ = ["main", "group_from_args"]
 
@@ -70,7 +77,19 @@ def _cmd_run(args: argparse.Namespace) -> int:
     print(f"run {summary.run_id} ({state}): {summary.answered_now} items answered now, {summary.items} in the run; "
           f"{summary.model_calls} model calls, {summary.cached_calls} answered from the call log; "
           f"{summary.seconds:.1f} s")
-    return 0
+    return _report_failures(summary)
+
+
+def _report_failures(summary: "SagRunSummary") -> int:
+    """Exit status 1 and one line per failed item on stderr when items got no answer."""
+    if not summary.failed:
+        return 0
+    for failure in summary.failed:
+        print(f"failed: item {failure.item_id}: {failure.reason}", file=sys.stderr)
+    print(f"error: {len(summary.failed)} item(s) got no answer (a model call failed), so the run is not finished"
+          + (f"; {summary.stopped}" if summary.stopped else "")
+          + "; run the same command again to retry them", file=sys.stderr)
+    return EXIT_FAILED
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
@@ -80,7 +99,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if args.eval is not None or args.from_export:
         return _report_eval(args)
     with SagStore(args.db) as store:
-        print(format_table(summarise(store.outcomes(args.run))))
+        print(format_table(summarise(store.outcomes(args.run), store.failures(args.run))))
     return 0
 
 

@@ -22,6 +22,7 @@ from clinical.questions import QuestionItem
 from sag.config import AgentRole, AgentSpec, GroupConfig
 from sag.decide import Final, final_answer, plurality, stop_check
 from sag.engine import AgentTurn, TurnEngine
+from sag.failures import ItemFailed
 from sag.prompts import EvidencePassage, Transcript, role_instruction, turn_messages
 from sag.transcript import GroupMessage
 
@@ -72,8 +73,13 @@ class Debate:
                          note=note)
 
     def play(self, turns: Sequence[AgentTurn]) -> list[GroupMessage]:
+        """Play one step; :class:`~sag.failures.ItemFailed` when a turn's model call failed
+        (the step's messages are kept, so the failure shows where the debate stopped)."""
         got = self.engine.play(turns, self.pool.keys())
         self.messages.extend(got)
+        failed = [m for m in got if m.error is not None]
+        if failed:
+            raise ItemFailed.from_turns(self.item.item_id, failed, self.messages)
         return got
 
 

@@ -109,8 +109,8 @@ def final_answer(last: Sequence[GroupMessage], letters: Sequence[str],
         return Final(judge_letters[0], "judges agree" if len(judges) > 1 else "the judge's answer")
     voters = _by_role(last, proposers) + judges
     votes = [(letter, m.distribution) for m in voters if (letter := letter_of(m, letters)) is not None]
-    if not votes:
-        return Final(letters[0], "no agent answered; first option by default")
+    if not votes:  # never a made-up answer: a failed call stops the item before this (sag.failures)
+        raise ValueError("no agent of the last round answered; the group has no answer")
     first = judge_letters[0] if judge_letters else None
     rule = "judges differ: plurality of reasoning agents and judges" if judges else "plurality"
     return Final(plurality(votes, letters, first), rule)

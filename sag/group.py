@@ -23,18 +23,29 @@ from sag.config import GroupConfig
 from sag.debate import Debate, Searcher, debate_round, play_debate, propose_step
 from sag.decide import letter_of, refusal_score
 from sag.engine import TurnEngine
+from sag.failures import ItemFailed
 from sag.mediated import MediatedStop, calibrate_panel, fit_mediator, reporters_of, reports_matrix
 from sag.results import ItemResult
+from sag.transcript import GroupMessage
 
-__all__ = ["answer_item", "calibrate", "Calibration", "check_fixed_options"]
+__all__ = ["answer_item", "calibrate", "Calibration", "CalibrationFailed", "check_fixed_options"]
 
 
 def answer_item(item: QuestionItem, cfg: GroupConfig, runners: Mapping[str, TurnRunner],
                 retrievers: Mapping[str, Searcher], *, log: CallLog | None = None, run_id: str | None = None,
                 calibration: "Calibration | None" = None) -> ItemResult:
-    """Play one item with the group and return its result (model calls counted)."""
+    """Play one item with the group and return its result (model calls counted);
+    :class:`~sag.failures.ItemFailed`, with the item's cost, when a model call failed."""
     engine = TurnEngine(runners, cfg, log=log, run_id=run_id, item_id=item.item_id)
     start = time.perf_counter()
+    try:
+        return _play(item, cfg, engine, retrievers, calibration, start)
+    except ItemFailed as exc:
+        raise exc.with_cost(engine.calls, engine.cached, time.perf_counter() - start) from None
+
+
+def _play(item: QuestionItem, cfg: GroupConfig, engine: TurnEngine, retrievers: Mapping[str, Searcher],
+          calibration: "Calibration | None", start: float) -> ItemResult:
     mediator = ()
     if cfg.method == "single":
         outcome = play_single(item, cfg, engine)
@@ -62,6 +73,17 @@ def check_fixed_options(items: Sequence[QuestionItem], n: int | None = None) -> 
         raise ConfigError("benchmark", "the dcem method needs items with the same number of options; these have "
                                        + ", ".join(str(c) for c in counts))
     return counts[0]
+
+
+class CalibrationFailed(ConfigError):
+    """A calibration item's model call failed: the D-CEM variant cannot be calibrated."""
+
+
+def _reported(message: GroupMessage, letters: Sequence[str]) -> str:
+    letter = letter_of(message, letters)
+    if letter is None:  # a failed call raises ItemFailed before this
+        raise ValueError(f"agent {message.agent_id} reported no letter")
+    return letter
 
 
 @dataclass(frozen=True)
@@ -96,13 +118,17 @@ def calibrate(items: Sequence[QuestionItem], cfg: GroupConfig, runners: Mapping[
     for n, item in enumerate(items):
         engine = TurnEngine(runners, cfg, log=log, run_id=run_id, item_id=item.item_id)
         debate = Debate(item, cfg, engine, retrievers)
-        propose_step(debate)
-        debate_round(debate, 1, {}, flat_only=True)
+        try:
+            propose_step(debate)
+            debate_round(debate, 1, {}, flat_only=True)
+        except ItemFailed as exc:
+            raise CalibrationFailed("calibration", f"calibration item {n + 1} of {len(items)} "
+                                    f"({item.item_id!r}) got no answer, so nothing was calibrated: "
+                                    f"{exc.failure.reason}; run the same command again to retry") from None
         round_one = debate.round_messages(1)
         probs.append(reports_matrix(round_one, reporters, k))
         by_agent = {m.agent_id: m for m in round_one if m.phase == "debate"}
-        rows.append([letters.index(letter_of(by_agent[a], letters) or letters[0]) if a in by_agent else 0
-                     for a in reporters])
+        rows.append([letters.index(_reported(by_agent[a], letters)) for a in reporters])
         calls, cached = calls + engine.calls, cached + engine.cached
         if progress is not None:
             progress(n + 1, len(items))

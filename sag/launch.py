@@ -39,6 +39,13 @@ def progress_update(done: int, total: int, label: str) -> tuple[float, str]:
 def launch_message(summary: SagRunSummary) -> str:
     """What the page says once a launched run returns."""
     done = "resumed; " if summary.resumed else ""
-    return (f"Run {summary.run_id}: {done}{summary.answered_now} item(s) answered now of {summary.items}, "
+    text = (f"Run {summary.run_id}: {done}{summary.answered_now} item(s) answered now of {summary.items}, "
             f"{summary.model_calls} model call(s), {summary.cached_calls} answered from the call log, "
             f"{summary.seconds:.1f} s.")
+    if summary.failed:
+        text += (f" {len(summary.failed)} item(s) got no answer because a model call failed (first: "
+                 f"{summary.failed[0].reason}); they are not counted as answers, the run is not finished, "
+                 "and running it again retries them.")
+        if summary.stopped:
+            text += f" The run {summary.stopped}."
+    return text

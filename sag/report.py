@@ -1,7 +1,8 @@
 """Summaries of stored SAG runs: accuracy with a 95 % interval, rounds, calls, tokens, time.
 
 Accuracy counts REFUSE and ESCALATE as not correct (the item was not answered); the
-interval is Wilson's score interval at 95 %.  Refusal and escalation rates are reported
+interval is Wilson's score interval at 95 %.  Items whose model call failed have no answer
+at all: they are counted apart (``failed``) and in no rate.  Refusal and escalation rates are reported
 beside it, so a group that hands items to a human is not mistaken for one that errs.
 """
 from __future__ import annotations
@@ -26,25 +27,33 @@ def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, floa
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def summarise(outcomes: pd.DataFrame) -> pd.DataFrame:
-    """One row per (benchmark, group, method, run): items, accuracy and its interval,
-    refusal and escalation rates, mean rounds, model calls, tokens and seconds per item.
+_KEYS = ["benchmark", "group_name", "method", "run_id"]
 
-    ``outcomes`` is :meth:`sag.store.tables.SagStore.outcomes`.
+
+def summarise(outcomes: pd.DataFrame, failures: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per (benchmark, group, method, run): answered items, accuracy and its
+    interval over them, refusal and escalation rates, mean rounds, model calls, tokens and
+    seconds per item, and ``failed``: items that got no answer because a model call failed
+    (never counted as answers; a run with only failed items has no accuracy, NaN).
+
+    ``outcomes`` is :meth:`sag.store.tables.SagStore.outcomes`, ``failures``
+    :meth:`~sag.store.tables.SagStore.failures`.
     """
     columns = ["benchmark", "group", "method", "run_id", "items", "accuracy", "ci_low", "ci_high", "refused",
-               "escalated", "rounds", "calls_per_item", "tokens_per_item", "seconds_per_item"]
-    if outcomes.empty:
-        return pd.DataFrame(columns=columns)
+               "escalated", "rounds", "calls_per_item", "tokens_per_item", "seconds_per_item", "failed"]
+    failed = (failures.groupby(_KEYS, sort=False).size().to_dict()
+              if failures is not None and not failures.empty else {})
     rows = []
-    for (benchmark, group, method, run_id), g in outcomes.groupby(["benchmark", "group_name", "method", "run_id"],
-                                                                  sort=False):
+    for key, g in outcomes.groupby(_KEYS, sort=False) if not outcomes.empty else ():
         n, right = len(g), int(g["correct"].sum())
         low, high = wilson_interval(right, n)
         calls = g["model_calls"] + g["cached_calls"]
-        rows.append([benchmark, group, method, run_id, n, right / n, low, high, float(g["refused"].mean()),
+        rows.append([*key, n, right / n, low, high, float(g["refused"].mean()),
                      float(g["escalated"].mean()), float(g["rounds"].mean()), float(calls.mean()),
-                     float((g["prompt_tokens"] + g["completion_tokens"]).mean()), float(g["seconds"].mean())])
+                     float((g["prompt_tokens"] + g["completion_tokens"]).mean()), float(g["seconds"].mean()),
+                     int(failed.pop(key, 0))])
+    nan = float("nan")
+    rows.extend([*key, 0, nan, nan, nan, nan, nan, nan, nan, nan, nan, int(n)] for key, n in failed.items())
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -53,10 +62,17 @@ def format_table(summary: pd.DataFrame) -> str:
     if summary.empty:
         return "No SAG outcomes stored yet: run `python -m sag run --benchmark medqa --group sag-6 --items 20`."
     lines = [f"{'benchmark':<16} {'group':<16} {'items':>5} {'accuracy (95% CI)':>22} {'refused':>8} "
-             f"{'escal.':>7} {'rounds':>6} {'calls/it':>8} {'tok/it':>8} {'s/it':>7}"]
+             f"{'escal.':>7} {'rounds':>6} {'calls/it':>8} {'tok/it':>8} {'s/it':>7} {'failed':>6}"]
     for r in summary.itertuples(index=False):
+        if not r.items:
+            lines.append(f"{r.benchmark[:16]:<16} {r.group[:16]:<16} {0:>5} {'no answered item':>22} "
+                         f"{'-':>8} {'-':>7} {'-':>6} {'-':>8} {'-':>8} {'-':>7} {r.failed:>6}")
+            continue
         acc = f"{r.accuracy:.3f} ({r.ci_low:.3f}-{r.ci_high:.3f})"
         lines.append(f"{r.benchmark[:16]:<16} {r.group[:16]:<16} {r.items:>5} {acc:>22} {r.refused:>8.3f} "
                      f"{r.escalated:>7.3f} {r.rounds:>6.2f} {r.calls_per_item:>8.1f} {r.tokens_per_item:>8.0f} "
-                     f"{r.seconds_per_item:>7.2f}")
+                     f"{r.seconds_per_item:>7.2f} {r.failed:>6}")
+    if summary["failed"].sum():
+        lines.append("items: answered items; failed: items with no answer because a model call failed (not counted "
+                     "in any rate; run the same command again to retry them)")
     return "\n".join(lines)

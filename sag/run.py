@@ -4,7 +4,9 @@ The run id is a hash of the benchmark, the chosen item ids, the group config and
 seed, so the same command finds the same run: items already answered are skipped, and
 every model call of an interrupted item is answered from the call log, so a finished run
 re-runs with zero model calls.  Models and retrieval indexes are built only when an item
-needs them.
+needs them.  An item whose model call failed gets no answer (:mod:`sag.failures`): it is
+stored apart with its reason, the run is marked failed, not finished, and the same command
+retries it.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from runtime.call_log import CallLog
 from runtime.turns import TurnRunner
 from sag.config import AgentRole, GroupConfig
 from sag.debate import Searcher
+from sag.failures import FailedItem, ItemFailed
 from sag.group import answer_item, calibrate, check_fixed_options
 from sag.store.tables import SagStore
 
@@ -33,6 +36,10 @@ __all__ = ["SagRunSpec", "SagRunSummary", "run_sag", "run_items", "load_items", 
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int, str], None]  # (done, total, label)
+
+# A run stops when this many items in a row got no answer (a server that is down, a model
+# whose context no prompt fits): the rest would fail the same way.
+STOP_AFTER_FAILURES = 3
 
 
 def load_items(benchmark: str) -> tuple[QuestionItem, ...]:
@@ -87,6 +94,10 @@ class SagRunSpec:
 
 @dataclass(frozen=True)
 class SagRunSummary:
+    """What one call of :func:`run_items` did.  ``failed``: the items that got no answer
+    this time (a model call failed; see :mod:`sag.failures`), stored apart and retried by
+    the next run; ``stopped``: why the run stopped early, when it did."""
+
     run_id: str
     items: int
     answered_now: int
@@ -94,6 +105,8 @@ class SagRunSummary:
     cached_calls: int
     seconds: float
     resumed: bool
+    failed: tuple[FailedItem, ...] = ()
+    stopped: str | None = None
 
 
 RunnerFactory = Callable[[GroupConfig], Mapping[str, TurnRunner]]  # the group's runners, by model key
@@ -139,9 +152,12 @@ def run_items(store: SagStore, run_id: str, *, benchmark: str, cfg: GroupConfig,
     evaluation, calibration = tuple(evaluation), tuple(calibration)
     if cfg.method == "dcem":
         check_fixed_options(evaluation + calibration)
+    store.check_items(run_id, evaluation)  # an item edited since the run began: refused before any model loads
     done = store.done_items(run_id)
     todo = [it for it in evaluation if it.item_id not in done]
     calls = cached = 0
+    failed: list[FailedItem] = []
+    stopped: str | None = None
     if todo:  # models and indexes are built before anything is stored: a model that fails stores nothing
         models = runners if isinstance(runners, Mapping) else (runners or default_runners)(cfg)
         make = retrievers or default_retrievers
@@ -155,16 +171,33 @@ def run_items(store: SagStore, run_id: str, *, benchmark: str, cfg: GroupConfig,
                             progress=(lambda d, n: progress(d, n, "calibration")) if progress else None)
             store.set_calibration(run_id, cal.to_dict())
             calls, cached = cal.model_calls, cal.cached_calls
+        in_a_row = 0
         for n, item in enumerate(todo):
             if cancel is not None and cancel():
                 log.info("run %s cancelled after %d items", run_id, n)
                 break
-            result = answer_item(item, cfg, models, corpora, log=call_log, run_id=run_id, calibration=cal)
+            try:
+                result = answer_item(item, cfg, models, corpora, log=call_log, run_id=run_id, calibration=cal)
+            except ItemFailed as exc:
+                failure = exc.failure
+                store.save_failure(run_id, failure)
+                failed.append(failure)
+                log.info("item %s of run %s got no answer: %s", item.item_id, run_id, failure.reason)
+                calls, cached = calls + failure.model_calls, cached + failure.cached_calls
+                in_a_row += 1
+                if in_a_row >= STOP_AFTER_FAILURES:
+                    stopped = (f"stopped after {in_a_row} items in a row got no answer; "
+                               f"{len(todo) - n - 1} items not tried")
+                    break
+                continue
+            in_a_row = 0
             store.save_item(run_id, result)
             calls, cached = calls + result.model_calls, cached + result.cached_calls
             if progress is not None:
                 progress(len(done) + n + 1, len(evaluation), item.item_id)
     if store.done_items(run_id) >= {it.item_id for it in evaluation}:
         store.finish_run(run_id)
+    elif failed:
+        store.mark_failed(run_id)
     return SagRunSummary(run_id, len(evaluation), len(store.done_items(run_id)) - len(done), calls, cached,
-                         time.perf_counter() - start, resumed)
+                         time.perf_counter() - start, resumed, tuple(failed), stopped)

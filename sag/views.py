@@ -92,8 +92,10 @@ def run_labels(runs: pd.DataFrame, *, answered_only: bool = True) -> dict[str, s
         if answered_only and int(r.answered) == 0:
             continue
         digest = str(r.run_id).rsplit("-", 1)[-1]
+        failed = int(getattr(r, "failed", 0) or 0)
         out[str(r.run_id)] = (f"{r.benchmark} · {r.group_name} · {r.method} · {int(r.answered)}/{int(r.items)} "
-                              f"answered · seed {int(r.seed)} · {digest}")
+                              f"answered{f' ({failed} failed: no answer)' if failed else ''} · seed {int(r.seed)} "
+                              f"· {digest}")
     return out
 
 

@@ -68,5 +68,5 @@ def launch_button(db: SagStore, spec: SagRunSpec | None) -> None:
     except ProjectError as exc:
         st.error(f"The run could not be made: {exc}")
     else:
-        st.success(launch_message(summary))
+        (st.warning if summary.failed else st.success)(launch_message(summary))
         st.session_state[RUN_KEY] = summary.run_id

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from common.errors import ConfigError
 from sag.config import GroupConfig
+from sag.failures import EXIT_FAILED
 
 __all__ = ["eval_command", "add_eval_arguments", "parse_groups", "parse_parts"]
 
@@ -116,5 +117,10 @@ def eval_command(args: argparse.Namespace) -> int:
                   f"{summary.seconds:.0f} s{rss}{'' if summary.complete else '; incomplete'}"
                   + (f"; only the parts {', '.join(only)}" if only else "")
                   + (f"; skipped {', '.join(summary.skipped)} (D-CEM needs one option count)" if summary.skipped else ""))
+            if summary.failed:
+                print(f"error: {cfg.name}: {len(summary.failed)} item(s) got no answer (a model call failed; first: "
+                      f"{summary.failed[0].reason}); they are not counted; run the same command again to retry them",
+                      file=sys.stderr)
+                return EXIT_FAILED
     return 0
 

@@ -34,6 +34,7 @@ from sag.config import GroupConfig
 from sag.debate import Searcher
 from sag.evaluation.subsets import Subsets, items_by_id, load_subsets
 from sag.evaluation.suite import Part, SuiteSpec, build_parts
+from sag.failures import FailedItem
 from sag.run import (Progress, RetrieverFactory, RunnerFactory, corpora_of, default_retrievers, default_runners,
                      run_items)
 from sag.store.eval_tables import record_cost, record_part
@@ -55,6 +56,7 @@ class GroupEvalSummary:
     peak_rss_mb: float | None
     complete: bool
     skipped: tuple[str, ...] = ()  # parts the group cannot answer (D-CEM on items of varying option counts)
+    failed: tuple[FailedItem, ...] = ()  # items that got no answer this time (a model call failed)
 
 
 def part_config(cfg: GroupConfig, part: Part) -> GroupConfig:
@@ -163,6 +165,7 @@ def run_group_eval(store: SagStore, spec: SuiteSpec, cfg: GroupConfig, *, subset
     indexes = _Once((lambda _c: retrievers) if isinstance(retrievers, Mapping)
                     else (lambda _c: (retrievers or default_retrievers)(corpora_of(cfg))))
     done_before = answered = calls = cached = 0
+    failed: list[FailedItem] = []
     skipped = [p.key for p in parts if _cannot_answer(cfg, p, subsets)]
     plan = _plan(parts, skipped)
     for position, part in enumerate(parts):
@@ -193,10 +196,13 @@ def run_group_eval(store: SagStore, spec: SuiteSpec, cfg: GroupConfig, *, subset
             _record_peak(store, spec, cfg)
         answered, calls, cached = (answered + summary.answered_now, calls + summary.model_calls,
                                    cached + summary.cached_calls)
+        failed.extend(summary.failed)
+        if summary.stopped:  # the model fails item after item: the other parts would fail the same way
+            break
         if progress is not None:
             progress(done_before, total, part.key)
     peak = _record_peak(store, spec, cfg) if models.built and measure_memory else None
     complete = all(len(store.done_items(part_run_id(part_config(cfg, p), p))) == len(p.items)
                    for p in parts if p.key not in skipped and p.key in chosen)
     return GroupEvalSummary(cfg.name, len(chosen), total, answered, calls, cached, time.perf_counter() - start, peak,
-                            complete, tuple(skipped))
+                            complete, tuple(skipped), tuple(failed))

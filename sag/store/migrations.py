@@ -123,6 +123,23 @@ _M002 = [
     )""",
 ]
 
+# Items whose model call failed (sag.failures): apart from the outcomes, one row per item
+# (its latest failure), deleted when a later attempt answers the item.
+_M003 = [
+    """CREATE TABLE sag_failures (
+        run_id VARCHAR NOT NULL,
+        item_id VARCHAR NOT NULL,
+        reason VARCHAR NOT NULL,
+        attempts INTEGER NOT NULL,
+        model_calls INTEGER NOT NULL,
+        cached_calls INTEGER NOT NULL,
+        seconds DOUBLE NOT NULL,
+        failed_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (run_id, item_id)
+    )""",
+]
+
 PACKAGE = "sag"
 MIGRATIONS: list[Migration] = [("001_runs_items_messages_outcomes_mediator", _M001),
-                               ("002_evaluation_parts_and_cost", _M002)]
+                               ("002_evaluation_parts_and_cost", _M002),
+                               ("003_failed_items", _M003)]

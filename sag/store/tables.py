@@ -19,6 +19,7 @@ from common.migrations import migrate
 from common.transactions import cursor, run_in_transaction
 from runtime.call_log import CallLog
 from sag.config import GroupConfig
+from sag.failures import FailedItem
 from sag.results import ItemResult
 from sag.store.migrations import MIGRATIONS, PACKAGE
 from sag.transcript import GroupMessage
@@ -32,6 +33,7 @@ MESSAGE_COLUMNS = ("run_id", "item_id", "seq", "round", "phase", "agent_id", "ro
 OUTCOME_COLUMNS = ("run_id", "item_id", "answer", "truth", "correct", "refused", "escalated", "rule", "rounds",
                    "stop_reason", "refusal_score", "model_calls", "cached_calls", "prompt_tokens",
                    "completion_tokens", "seconds", "created_at")
+_FAILURE_COLUMNS = ("run_id", "item_id", "reason", "attempts", "model_calls", "cached_calls", "seconds", "failed_at")
 _MEDIATOR_COLUMNS = ("run_id", "item_id", "round", "action", "decision", "energy", "margin", "steer_agent",
                      "steer_alternative")
 
@@ -50,6 +52,33 @@ def _message_row(run_id: str, item_id: str, seq: int, m: GroupMessage) -> list[A
             m.prompt_tokens, m.completion_tokens, m.reused_tokens, m.duration_s, m.error]
 
 
+def _stored_item(item: QuestionItem) -> tuple[Any, ...]:
+    return (item.question, json.dumps(list(item.options)), item.answer, item.context)
+
+
+_ITEM_FIELDS = ("question", "options", "answer", "context")
+
+
+def _check_items(cur: Any, run_id: str, items: Sequence[QuestionItem]) -> bool:
+    """See :meth:`SagStore.check_items`; True when the run exists."""
+    row = cur.execute("SELECT item_ids FROM sag_runs WHERE run_id = ?", [run_id]).fetchone()
+    if row is None:
+        return False
+    if list(row[0]) != [it.item_id for it in items]:
+        raise StoreError(f"run {run_id} exists with other items; it cannot be resumed with these")
+    stored = {r[0]: tuple(r[1:]) for r in cur.execute(
+        "SELECT item_id, question, options_json, answer, context FROM sag_items WHERE run_id = ?",
+        [run_id]).fetchall()}
+    for it in items:
+        old = stored.get(it.item_id)
+        if old is not None and old != _stored_item(it):
+            fields = [name for name, a, b in zip(_ITEM_FIELDS, old, _stored_item(it)) if a != b]
+            raise StoreError(f"item {it.item_id!r} has changed since run {run_id} began ({', '.join(fields)} "
+                             "differ); its stored results belong to the old item. Give the edited item a new id, "
+                             "or use another store (--db)")
+    return True
+
+
 class SagStore(Database):
     """The SAG tables (and the call log) of the project's DuckDB file; a context manager."""
 
@@ -63,14 +92,19 @@ class SagStore(Database):
         return self
 
     # ------------------------------------------------------------------ runs
+    def check_items(self, run_id: str, items: Sequence[QuestionItem]) -> None:
+        """StoreError when run ``run_id`` exists with other items, or with an item of the same
+        id whose question, options, answer or context differ (an item file edited since the
+        run began: its stored answers belong to the old item)."""
+        with cursor(self) as cur:
+            _check_items(cur, run_id, items)
+
     def ensure_run(self, run_id: str, *, benchmark: str, cfg: GroupConfig, items: Sequence[QuestionItem],
                    seed: int) -> bool:
-        """Create the run and its items if new; True when it already existed (a resume)."""
+        """Create the run and its items if new; True when it already existed (a resume);
+        StoreError when it exists with other or edited items (:meth:`check_items`)."""
         def work(cur: Any) -> bool:
-            row = cur.execute("SELECT item_ids FROM sag_runs WHERE run_id = ?", [run_id]).fetchone()
-            if row is not None:
-                if list(row[0]) != [it.item_id for it in items]:
-                    raise StoreError(f"run {run_id} exists with other items; it cannot be resumed with these")
+            if _check_items(cur, run_id, items):
                 cur.execute("UPDATE sag_runs SET status = 'running', finished_at = NULL WHERE run_id = ? "
                             "AND status <> 'finished'", [run_id])
                 return True
@@ -81,8 +115,7 @@ class SagStore(Database):
             for pos, it in enumerate(items):
                 cur.execute(_insert("sag_items", ("run_id", "item_id", "position", "benchmark", "question",
                                                   "options_json", "answer", "context")),
-                            [run_id, it.item_id, pos, it.benchmark, it.question, json.dumps(list(it.options)),
-                             it.answer, it.context])
+                            [run_id, it.item_id, pos, it.benchmark, *_stored_item(it)])
             return False
         return run_in_transaction(self, work)
 
@@ -98,6 +131,29 @@ class SagStore(Database):
     def finish_run(self, run_id: str) -> None:
         self.con.cursor().execute("UPDATE sag_runs SET status = 'finished', finished_at = ? WHERE run_id = ?",
                                   [_dt.datetime.now(), run_id])
+
+    def mark_failed(self, run_id: str) -> None:
+        """The run stopped with items that got no answer (``sag_failures``); a later run of
+        the same command retries them."""
+        self.con.cursor().execute("UPDATE sag_runs SET status = 'failed', finished_at = NULL WHERE run_id = ? "
+                                  "AND status <> 'finished'", [run_id])
+
+    def save_failure(self, run_id: str, failure: FailedItem) -> None:
+        """Record that an item got no answer (its latest failure; attempts counted)."""
+        def work(cur: Any) -> None:
+            row = cur.execute("SELECT attempts FROM sag_failures WHERE run_id = ? AND item_id = ?",
+                              [run_id, failure.item_id]).fetchone()
+            cur.execute("DELETE FROM sag_failures WHERE run_id = ? AND item_id = ?", [run_id, failure.item_id])
+            cur.execute(_insert("sag_failures", _FAILURE_COLUMNS),
+                        [run_id, failure.item_id, failure.reason, (row[0] if row else 0) + 1, failure.model_calls,
+                         failure.cached_calls, failure.seconds, _dt.datetime.now()])
+        run_in_transaction(self, work)
+
+    def failures(self, run_id: str | None = None) -> pd.DataFrame:
+        """Items that got no answer and have not been answered since, of one run (or all)."""
+        return self._frame("SELECT f.*, r.benchmark, r.group_name, r.method FROM sag_failures f "
+                           "JOIN sag_runs r USING (run_id) LEFT JOIN sag_items i USING (run_id, item_id) "
+                           "WHERE ? IS NULL OR f.run_id = ? ORDER BY f.run_id, i.position", [run_id, run_id])
 
     def done_items(self, run_id: str) -> set[str]:
         with cursor(self) as cur:
@@ -121,6 +177,7 @@ class SagStore(Database):
                             [run_id, item.item_id, r.round, r.action, r.decision, r.energy, r.margin, r.steer_agent,
                              r.steer_alternative])
             cur.execute(_insert("sag_outcomes", OUTCOME_COLUMNS), outcome)
+            cur.execute("DELETE FROM sag_failures WHERE run_id = ? AND item_id = ?", [run_id, item.item_id])
         run_in_transaction(self, work)
 
     # ----------------------------------------------------------------- reads
@@ -129,10 +186,12 @@ class SagStore(Database):
             return cur.execute(sql, list(params)).df()
 
     def runs(self) -> pd.DataFrame:
-        """Every run, newest first, with its item count and answered items."""
+        """Every run, newest first, with its item count, answered items and failed items
+        (no answer yet: a model call failed)."""
         return self._frame(
             "SELECT r.run_id, r.benchmark, r.group_name, r.method, r.seed, r.status, r.created_at, "
-            "len(r.item_ids) AS items, count(o.item_id) AS answered FROM sag_runs r "
+            "len(r.item_ids) AS items, count(o.item_id) AS answered, "
+            "(SELECT count(*) FROM sag_failures f WHERE f.run_id = r.run_id) AS failed FROM sag_runs r "
             "LEFT JOIN sag_outcomes o USING (run_id) GROUP BY ALL ORDER BY r.created_at DESC")
 
     def run_config(self, run_id: str) -> GroupConfig:

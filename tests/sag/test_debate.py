@@ -7,6 +7,7 @@ import pytest
 
 from clinical.questions import QuestionItem, load_benchmark
 from sag.config import AgentRole, preset
+from sag.failures import ItemFailed
 from sag.group import answer_item
 from sag.retrieval import retrievers
 from sag.transcript import REFUSE
@@ -101,12 +102,19 @@ def test_baselines(corpora: dict) -> None:
     assert sum(1 for m in majority.messages if m.phase == "answer") == 6
 
 
-def test_a_failing_agent_is_recorded_not_fatal(corpora: dict) -> None:
-    runner = ScriptedTurns(constant("B"), fail=lambda agent: agent == "R2")
-    result = play("sag-6", runner, corpora)
-    errors = [m for m in result.outcome.messages if m.error]
-    assert errors and all(m.agent_id == "R2" for m in errors) and result.outcome.answer == "B"
-    assert "R2 (reasoning): no answer (model error)" in runner.requests[-1].messages[-1].content
+@pytest.mark.parametrize("name", ["sag-6", "sag-6-majority", "single", "sag-6-no_judge"])
+def test_a_failing_agent_fails_the_item_with_no_answer(corpora: dict, name: str) -> None:
+    """A failed call is never an answer: the step with the failed turn stops the item."""
+    failing = "R1" if name == "single" else "R2"
+    runner = ScriptedTurns(constant("B"), fail=lambda agent: agent == failing)
+    with pytest.raises(ItemFailed) as caught:
+        play(name, runner, corpora)
+    failure = caught.value.failure
+    errors = [m for m in failure.messages if m.error]
+    assert errors and all(m.agent_id == failing for m in errors)
+    assert failure.item_id == ITEM.item_id and failing in failure.reason and "scripted failure" in failure.reason
+    assert failure.model_calls == len(runner.requests) and failure.model_calls >= 1
+    assert max(m.round for m in failure.messages) == 0  # nothing is played after the failed step
 
 
 def test_pubmedqa_item_never_retrieves_its_own_abstract(corpora: dict, tmp_path: Path) -> None:

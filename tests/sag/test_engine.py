@@ -9,6 +9,7 @@ from clinical.questions import load_benchmark
 from runtime.call_log import CallLog
 from sag.config import preset
 from sag.engine import distribution_of, turn_seed
+from sag.failures import ItemFailed
 from sag.group import answer_item
 from sag.store.tables import SagStore
 
@@ -35,11 +36,12 @@ def test_failed_turns_are_not_cached(tmp_path: Path) -> None:
     cfg = preset("single")
     with SagStore(tmp_path / "s.duckdb") as store:
         failing = ScriptedTurns(constant("B"), fail=lambda agent: True)
-        bad = answer_item(ITEM, cfg, {m: failing for m in cfg.models()}, {}, log=CallLog(store))
+        with pytest.raises(ItemFailed) as bad:
+            answer_item(ITEM, cfg, {m: failing for m in cfg.models()}, {}, log=CallLog(store))
         good = answer_item(ITEM, cfg, {m: ScriptedTurns(constant("B")) for m in cfg.models()}, {},
                            log=CallLog(store))
-    assert bad.outcome.messages[0].error == "scripted failure" and bad.outcome.rule.startswith("model error")
-    assert good.model_calls == 1 and good.answer == "B"
+    assert bad.value.failure.messages[0].error == "scripted failure" and bad.value.failure.model_calls == 1
+    assert good.model_calls == 1 and good.cached_calls == 0 and good.answer == "B"
 
 
 def test_mixed_group_batches_per_model() -> None:
