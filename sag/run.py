@@ -185,7 +185,7 @@ def run_items(store: SagStore, run_id: str, *, benchmark: str, cfg: GroupConfig,
                 log.info("item %s of run %s got no answer: %s", item.item_id, run_id, failure.reason)
                 calls, cached = calls + failure.model_calls, cached + failure.cached_calls
                 in_a_row += 1
-                if in_a_row >= STOP_AFTER_FAILURES:
+                if in_a_row >= STOP_AFTER_FAILURES and n + 1 < len(todo):
                     stopped = (f"stopped after {in_a_row} items in a row got no answer; "
                                f"{len(todo) - n - 1} items not tried")
                     break
