@@ -5,6 +5,9 @@ environment variable ``DCEM_DB`` and by an explicit path.  DuckDB allows one wri
 process per file; when another program holds it, opening raises :class:`StoreBusyError`
 with one line saying so.
 
+A missing file is created (with its folder) only when the store is opened for writing
+with ``create`` left on; ``create=False`` refuses it with one line.
+
 Short writes from several processes (two reviewers, each opening the store for one review
 and closing it again) take turns: :func:`retry_busy` repeats the whole open-and-write while
 the file is held elsewhere, with jittered exponential back-off for at most
@@ -84,8 +87,15 @@ def git_revision() -> str:
     return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else "unknown"
 
 
-def connect(path: Path, *, read_only: bool) -> duckdb.DuckDBPyConnection:
-    """A connection to ``path``; a file held by another process becomes a clear StoreError."""
+def connect(path: Path, *, read_only: bool, create: bool = True) -> duckdb.DuckDBPyConnection:
+    """A connection to ``path``; a file held by another process becomes a clear StoreError.
+
+    Only a writable connection with ``create`` makes a missing file (and its folder); a
+    command that only reads passes ``create=False`` and gets a StoreError instead (a
+    read-only connection never creates one either).
+    """
+    if not create and not path.is_file():
+        raise StoreError(f"no store file {path}; name an existing store with --db (or DCEM_DB)")
     if not read_only:
         path.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -106,10 +116,11 @@ class Database:
     :func:`common.migrations.migrate`); ``con`` is the DuckDB connection.
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *, read_only: bool = False) -> None:
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, read_only: bool = False,
+                 create: bool = True) -> None:
         self.path = Path(path) if path is not None else default_db_path()
         self.read_only = read_only
-        self.con = connect(self.path, read_only=read_only)
+        self.con = connect(self.path, read_only=read_only, create=create)
 
     @classmethod
     def open_retrying(cls, path: str | os.PathLike[str] | None = None, *, timeout: float = BUSY_TIMEOUT_S,

@@ -9,15 +9,16 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import Any, Callable, NoReturn, Sequence
+from typing import Any, Callable, Sequence
 
 from dcem import strict_json
-from dcem.core.config import MediatorConfig
+from dcem.cli_args import (EXIT_USAGE, MAX_SAMPLES, MAX_SCALE, MAX_SEED, MAX_SEEDS, Parser, one_line, float_in,
+                           int_in)
+from dcem.core.config import MAX_ROUNDS, MediatorConfig
 from dcem.errors import DcemError
 
-__all__ = ["main", "run_command", "Parser", "progress_bar", "base_config", "add_merge_command"]
+__all__ = ["main", "run_command", "Parser", "progress_bar", "base_config", "add_merge_command", "int_in", "float_in"]
 
-EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
 
@@ -37,17 +38,8 @@ def progress_bar(desc: str, unit: str, *, quiet: bool,
     return bar, progress
 
 
-class Parser(argparse.ArgumentParser):
-    """An argument parser whose usage errors exit with status 2 and one line."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
-
-
 def _fail(message: str) -> int:
-    # one line whatever the message quotes: control characters are shown escaped
-    line = "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
-    sys.stderr.write(f"error: {line}\n")
+    sys.stderr.write(f"error: {one_line(message)}\n")
     return EXIT_USAGE
 
 
@@ -96,8 +88,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from dcem.synthetic.spec import WORLDS, SyntheticSpec, run_synthetic
 
     scenarios = tuple(s.strip() for s in args.scenarios.split(",") if s.strip())
-    if args.seeds < 1:
-        raise DcemError("--seeds must be at least 1")
     sharpness = WORLDS[args.world] if args.sharpness is None else args.sharpness
     spec = SyntheticSpec(
         scenarios=scenarios, seeds=tuple(range(args.seed_start, args.seed_start + args.seeds)),
@@ -130,7 +120,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         return _export_report(args)
     if args.markdown:
         raise DcemError("--markdown prints from a run export: give --from-export DIR")
-    with Store(args.db) as store:
+    with Store(args.db, create=False) as store:
         run_ids = args.run or [store.latest_run()]
         kinds = {}
         for run_id in run_ids:
@@ -252,16 +242,14 @@ def _cmd_export(args: argparse.Namespace) -> int:
 def _cmd_ceilings(args: argparse.Namespace) -> int:
     from dcem.analysis.ceilings_markdown import ceilings_markdown
 
-    if args.n < 1000 or args.seed < 0:
-        raise DcemError("--n must be at least 1000 and --seed non-negative")
     sys.stdout.write(ceilings_markdown(n=args.n, seed=args.seed))
     return 0
 
 
 def _export_parser(sub: Any) -> None:
     p = sub.add_parser("ceilings", help="accuracy ceilings of the synthetic scenarios (markdown)")
-    p.add_argument("--n", type=int, default=200_000, help="generated cases per scenario")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--n", type=int_in(1000, MAX_SAMPLES), default=200_000, help="generated cases per scenario")
+    p.add_argument("--seed", type=int_in(0, MAX_SEED), default=0)
     p.set_defaults(func=_cmd_ceilings)
 
     p = sub.add_parser("export", help="write runs as a small checkable directory (manifest + Parquet)")
@@ -274,7 +262,7 @@ def _export_parser(sub: Any) -> None:
 def _cmd_runs(args: argparse.Namespace) -> int:
     from dcem.store.database import Store
 
-    with Store(args.db) as store:
+    with Store(args.db, create=False) as store:
         runs = store.runs()
     if runs.empty:
         print("(no runs)")
@@ -313,6 +301,36 @@ def _export_options(p: argparse.ArgumentParser) -> None:
                    help="with --from-export: Tables 6, 7 and 1 as markdown, ours beside the paper's")
 
 
+def _run_parser(sub: Any) -> None:
+    """The ``run synthetic`` command and its options (each flag's value checked in range)."""
+    p = sub.add_parser("run", help="run an experiment into the store")
+    p.add_argument("kind", choices=["synthetic"])
+    p.add_argument("--scenarios", default="S1,S2,S3a,S3b", help="comma-separated, e.g. S1,S3b")
+    p.add_argument("--seeds", type=int_in(1, MAX_SEEDS), default=10, help="number of seeds")
+    p.add_argument("--seed-start", type=int_in(0, MAX_SEED), default=0)
+    p.add_argument("--xi", type=float_in(0.0, 1.0), default=1.0, help="steering compliance in [0, 1]")
+    p.add_argument("--t-max", type=int_in(1, MAX_ROUNDS), default=12, help="round budget of the mediator")
+    p.add_argument("--free-rounds", type=int_in(1, MAX_ROUNDS), default=22, help="rounds of free discussion")
+    p.add_argument("--n-train", type=int_in(200, MAX_SAMPLES), default=20000, help="calibration samples per seed")
+    p.add_argument("--n-eval", type=int_in(1, MAX_SAMPLES), default=100, help="evaluation samples per seed")
+    p.add_argument("--no-ablation", action="store_true", help="skip the compliance ablation")
+    world = p.add_mutually_exclusive_group()
+    world.add_argument("--world", choices=["seed", "sharpened"], default="seed",
+                       help="agents as the specification writes them (p ∝ exp(s)), or the sharpened "
+                            "variant (p ∝ exp(3 s)) whose accuracies come close to Table 5's")
+    world.add_argument("--sharpness", type=float_in(0.0, MAX_SCALE), default=None,
+                       help="any other inverse temperature (> 0)")
+    p.add_argument("--kappa", type=float_in(0.0, MAX_SCALE), default=1.0,
+                   help="peer influence of an exchange round (free discussion and CONTINUE)")
+    p.add_argument("--compliance", choices=["adopt", "blend"], default="adopt",
+                   help="adopt a recommendation with probability xi (eq. 21) or blend it (eq. 19)")
+    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="mediator parameter default before fitting, e.g. alpha=0.5 (repeatable)")
+    p.add_argument("--run-id", default=None, help="name the run (default: a hash of the settings)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_run)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = Parser(prog="python -m dcem", description="D-CEM mediator: audit, experiments, reports.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
@@ -323,31 +341,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--compact", action="store_true", help="one-line JSON output")
     p.set_defaults(func=_cmd_explain)
 
-    p = sub.add_parser("run", help="run an experiment into the store")
-    p.add_argument("kind", choices=["synthetic"])
-    p.add_argument("--scenarios", default="S1,S2,S3a,S3b", help="comma-separated, e.g. S1,S3b")
-    p.add_argument("--seeds", type=int, default=10, help="number of seeds")
-    p.add_argument("--seed-start", type=int, default=0)
-    p.add_argument("--xi", type=float, default=1.0, help="steering compliance in [0, 1]")
-    p.add_argument("--t-max", type=int, default=12, help="round budget of the mediator")
-    p.add_argument("--free-rounds", type=int, default=22, help="rounds of free discussion")
-    p.add_argument("--n-train", type=int, default=20000, help="calibration samples per seed")
-    p.add_argument("--n-eval", type=int, default=100, help="evaluation samples per seed")
-    p.add_argument("--no-ablation", action="store_true", help="skip the compliance ablation")
-    world = p.add_mutually_exclusive_group()
-    world.add_argument("--world", choices=["seed", "sharpened"], default="seed",
-                       help="agents as the specification writes them (p ∝ exp(s)), or the sharpened "
-                            "variant (p ∝ exp(3 s)) whose accuracies come close to Table 5's")
-    world.add_argument("--sharpness", type=float, default=None, help="any other inverse temperature")
-    p.add_argument("--kappa", type=float, default=1.0,
-                   help="peer influence of an exchange round (free discussion and CONTINUE)")
-    p.add_argument("--compliance", choices=["adopt", "blend"], default="adopt",
-                   help="adopt a recommendation with probability xi (eq. 21) or blend it (eq. 19)")
-    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                   help="mediator parameter default before fitting, e.g. alpha=0.5 (repeatable)")
-    p.add_argument("--run-id", default=None, help="name the run (default: a hash of the settings)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=_cmd_run)
+    _run_parser(sub)
 
     p = sub.add_parser("report", help="print the comparison and ablation tables of a run")
     p.add_argument("--run", action="append", default=None,

@@ -13,8 +13,9 @@ from __future__ import annotations
 import argparse
 from typing import Sequence
 
-from dcem.cli import Parser, add_merge_command, progress_bar, run_command
-from dcem.errors import DcemError
+from dcem.cli import Parser, add_merge_command, float_in, int_in, progress_bar, run_command
+from dcem.core.config import MAX_ROUNDS
+from runtime.factory import MAX_GPU_LAYERS, MAX_THREADS, N_CTX_RANGE
 
 __all__ = ["main"]
 
@@ -32,13 +33,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from dcem.store.database import Store
     from dcem_clinical.run import ClinicalSpec, run_clinical
 
-    if args.seeds < 1:
-        raise DcemError("--seeds must be at least 1")
     agents = tuple(a.strip() for a in args.agents.split(","))
     if len(agents) == 1:
         agents = (agents[0], agents[0])
-    if args.n_gpu_layers is not None and args.n_gpu_layers < -1:
-        raise DcemError("--n-gpu-layers must be -1 (all layers), 0 (CPU only) or a positive layer count")
     spec = ClinicalSpec(dataset=args.dataset, scenarios=_scenarios(args.scenario),
                         seeds=tuple(range(args.seed_start, args.seed_start + args.seeds)),
                         n_cal=args.cal_cases, n_test=args.cases, agents=agents,  # type: ignore[arg-type]
@@ -83,6 +80,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
     from dcem_clinical.model_files import model_file_entries, run_model_keys
 
     with Store(args.db, read_only=True) as store:
+        for run_id in args.run:
+            store.check_run(run_id)
         models = model_file_entries(run_model_keys(store, args.run))
         manifest = write_run_export(store, args.run, args.out, command=args.command, models=models,
                                     turn_examples=run_turn_examples(store, args.run))
@@ -120,10 +119,10 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     p = sub.add_parser("run", help="run a clinical experiment into the store")
     p.add_argument("--dataset", choices=["ddxplus8", "medqa-tri"], default="ddxplus8")
     p.add_argument("--scenario", default="S1", help="S1, S2, S3a, S3b, a comma list, or all")
-    p.add_argument("--seeds", type=int, default=1, help="number of seeds (0 .. N-1 after --seed-start)")
-    p.add_argument("--seed-start", type=int, default=0)
-    p.add_argument("--cases", type=int, default=None, help="TEST cases per seed (default 160 / 140)")
-    p.add_argument("--cal-cases", type=int, default=None, help="CAL cases per seed (default 80 / 70)")
+    p.add_argument("--seeds", type=int_in(1, 10_000), default=1, help="number of seeds (0 .. N-1 after --seed-start)")
+    p.add_argument("--seed-start", type=int_in(0, 2**31 - 1), default=0)
+    p.add_argument("--cases", type=int_in(1, 1_000_000), default=None, help="TEST cases per seed (default 160 / 140)")
+    p.add_argument("--cal-cases", type=int_in(1, 1_000_000), default=None, help="CAL cases per seed (default 80 / 70)")
     p.add_argument("--agents", default="smollm2-135m,gemma3-270m",
                    help="the panel's members A,B[,C...] (2 to 8; one key alone is used twice): model keys, e.g. "
                         "smollm2-135m,file:models/x.gguf (file: paths must lie in $DCEM_MODELS_DIR, default "
@@ -132,7 +131,7 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
                         "stat:lr-evidence, stat:tfidf-lr; e.g. stat,smollm2-135m,gemma3-270m")
     p.add_argument("--mode", choices=["scored", "json", "scored-calibrated"], default="scored",
                    help="scored-calibrated: scored answers divided by the agent's content-free distribution")
-    p.add_argument("--few-shot", type=int, default=0, metavar="K",
+    p.add_argument("--few-shot", type=int_in(0, 16), default=0, metavar="K",
                    help="show each agent the K most similar solved CAL cases of the seed (0 = none)")
     p.add_argument("--stop-when-decided", action="store_true",
                    help="on TEST, ask a case's agents nothing after D-CEM certifies or escalates it (the "
@@ -142,13 +141,15 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
                    help="where each agent's name and role stand in its prompt: agent-first (the system turn; "
                         "every shipped run) or case-first (after the case, so agents on one model evaluate "
                         "a case once between them)")
-    p.add_argument("--temperature", type=float, default=0.0)
-    p.add_argument("--t-max", type=int, default=6, help="mediator round budget")
-    p.add_argument("--free-rounds", type=int, default=6, help="rounds of free discussion")
-    p.add_argument("--n-ctx", type=int, default=2048, help="model context length in tokens")
-    p.add_argument("--n-gpu-layers", type=int, default=None,
+    p.add_argument("--temperature", type=float_in(0.0, 2.0), default=0.0)
+    p.add_argument("--t-max", type=int_in(1, MAX_ROUNDS), default=6, help="mediator round budget")
+    p.add_argument("--free-rounds", type=int_in(1, MAX_ROUNDS), default=6, help="rounds of free discussion")
+    p.add_argument("--n-ctx", type=int_in(max(256, N_CTX_RANGE[0]), N_CTX_RANGE[1]), default=2048,
+                   help="model context length in tokens")
+    p.add_argument("--n-gpu-layers", type=int_in(-1, MAX_GPU_LAYERS), default=None,
                    help="layers to offload to a GPU (-1 all, 0 none; default: all when a GPU build is found)")
-    p.add_argument("--threads", type=int, default=None, help="CPU threads per model (default: all cores)")
+    p.add_argument("--threads", type=int_in(1, MAX_THREADS), default=None,
+                   help=f"CPU threads per model, 1 to {MAX_THREADS} (default: all cores)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--db", default=None, help="DuckDB file (default: $DCEM_DB or data/dcem.duckdb)")
     p.set_defaults(func=_cmd_run)
@@ -158,7 +159,7 @@ def _cmd_cache(args: argparse.Namespace) -> int:
     from dcem.store.database import Store
     from runtime.call_log import CallLog
 
-    with Store(args.db) as store:
+    with Store(args.db, create=False) as store:
         log = CallLog(store)
         if args.clear_invalid:
             print(f"marked {log.clear_invalid()} logged replies with unusable probability vectors as failed; "

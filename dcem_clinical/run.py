@@ -30,7 +30,7 @@ from dcem_clinical.few_shot import FewShotConfig
 from dcem_clinical.prompts import AGENT_FIRST, check_layout
 from dcem_clinical.stat_agent import is_stat_key, stat_key_help, stat_member
 from runtime.backends import Backend, BackendError
-from runtime.factory import make_backend
+from runtime.factory import check_load_options, make_backend
 
 __all__ = ["ClinicalSpec", "run_clinical", "make_backend", "DEFAULT_AGENTS", "MAX_AGENTS", "SPLIT"]
 
@@ -148,6 +148,7 @@ def run_clinical(store: Store, spec: ClinicalSpec, *, backends: Sequence[Member]
     """
     if backends is not None and len(backends) != len(spec.agents):
         raise ConfigError("agents", f"{len(backends)} backends for {len(spec.agents)} members")
+    check_load_options(n_ctx=spec.n_ctx, n_gpu_layers=n_gpu_layers, n_threads=n_threads)  # before anything is stored
     dataset = load_dataset(spec.dataset)
     n_cal, n_test = dataset.default_sizes
     per_cell = turns_per_cell(spec.n_cal or n_cal, spec.n_test or n_test, len(spec.agents),

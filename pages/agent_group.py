@@ -11,6 +11,7 @@ from studio.sag_launch_panel import checked_spec, launch_button, launch_fields
 from studio.sag_session import sag_store
 from studio.tables import MISSING
 from studio.widgets import titled_table
+from studio.literal import literal
 
 st.title("Agent group")
 st.caption(DISCLAIMER)
@@ -47,7 +48,7 @@ item_id = st.selectbox("Item", list(items), format_func=items.get, key=f"ag_item
 try:
     view = load_item_view(db, run_id, item_id)
 except ProjectError as exc:
-    st.error(f"This item cannot be shown: {exc}")
+    st.error(f"This item cannot be shown: {literal(exc)}")
     st.stop()
 
 with st.expander("Question and options (what the agents read)", expanded=False):

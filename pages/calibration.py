@@ -10,6 +10,7 @@ from dcem.core.vocabulary import SCENARIOS
 from studio.calibration_inputs import alpha_field, seed_field, show_matrices
 from studio.calibration_session import load_failed, use_this_set
 from studio.widgets import disclaimer, pick_run, store
+from studio.literal import literal
 
 st.title("Calibration sets")
 disclaimer()
@@ -52,15 +53,15 @@ else:
         else:
             st.session_state[CALIB_SET_KEY] = loaded
             for w in warnings:
-                st.warning(w)
+                st.warning(literal(w))
 
 calib = st.session_state.get(CALIB_SET_KEY)
 if calib is None:
     st.info("No calibration set loaded yet.")
     st.stop()
 
-st.subheader(f"Loaded: {calib.source}")
-st.caption(set_caption(calib))
+st.subheader(f"Loaded: {literal(calib.source)}")
+st.caption(literal(set_caption(calib)))
 show_matrices(calib, alpha_field())
 
 use_this_set(calib)

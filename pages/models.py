@@ -7,6 +7,7 @@ from dcem_clinical.model_lab import (EXAMPLE_CASE, MAX_CASE_CHARS, TEST_LABELS, 
                                      model_facts, registry_table)
 from studio.model_lab import ask_test_prompt, fetch_hub_model, gpu_layers_setting, installed_keys
 from studio.widgets import disclaimer
+from studio.literal import literal
 
 st.title("Models")
 disclaimer()
@@ -25,7 +26,7 @@ for key in installed_keys():
                 with st.spinner(f"Reading {key} ..."):
                     facts[key] = model_facts(key)
             except DcemError as exc:
-                st.error(f"No metadata for {key}: {exc}")
+                st.error(f"No metadata for {literal(key)}: {literal(exc)}")
         if key in facts:
             st.dataframe({"field": list(facts[key]), "value": list(facts[key].values())}, hide_index=True)
 
@@ -51,7 +52,7 @@ if st.button("Run the test prompt", type="primary", key="models_test_run"):
             st.session_state["models_test_result"] = ask_test_prompt(key, n_gpu_layers, text)
     except DcemError as exc:
         st.session_state.pop("models_test_result", None)
-        st.error(f"Test prompt failed: {exc}")
+        st.error(f"Test prompt failed: {literal(exc)}")
 result = st.session_state.get("models_test_result")
 if result is not None:
     st.caption(f"{result.key}, n_gpu_layers {result.n_gpu_layers}")
@@ -64,7 +65,7 @@ if result is not None:
     try:
         caveat = chance_caveat(result.table["probability"])
     except DcemError as exc:
-        caveat = f"The answer cannot be compared with chance: {exc}"
+        caveat = f"The answer cannot be compared with chance: {literal(exc)}"
     if caveat:
         st.warning(caveat)
     st.caption(f"Most probable label first. An answer whose top probability lies within {CHANCE_MARGIN} of "
@@ -86,7 +87,7 @@ if st.button("Get the file", key="models_hf_get"):
         with st.spinner("Looking in the local Hub cache, then on the Hub ..."):
             hf_key, hf_path = fetch_hub_model(repo, filename)
     except DcemError as exc:
-        st.error(f"Not available: {exc}")
+        st.error(f"Not available: {literal(exc)}")
     else:  # rerun so that the lists above offer the new key
         st.session_state["models_hf_done"] = f"{hf_key} is at {hf_path}; it is now offered in the lists above."
         st.rerun()

@@ -7,6 +7,7 @@ from dcem.errors import DcemError
 from studio.first_visit import GLOSSARY_GROUPS, offer_demo, page_link, show_terms, start_steps
 from studio.tables import MISSING, runs_table_config, show_metric_table
 from studio.widgets import pick_run, store
+from studio.literal import literal
 
 st.title("D-CEM Studio")
 st.info("Research and teaching tool, not clinical advice. The mediator never gives treatment "
@@ -28,19 +29,19 @@ run_id = pick_run(db, key="overview_run") if db is not None and offer_demo(db) e
 if run_id is not None:
     try:
         metrics = db.metrics(run_id)
-        st.caption(describe_run(db, run_id))
+        st.caption(literal(describe_run(db, run_id)))
         spread = st.toggle("Show mean ± std over seeds", key="overview_spread")
         if run_kind(db, run_id) == "clinical":
-            st.subheader(f"Run {run_id}: clinical tables, mean over seeds")
+            st.subheader(f"Run {literal(run_id)}: clinical tables, mean over seeds")
             dataset = run_spec(db, run_id).get("dataset", "?")
             for i, (title, frame) in enumerate(clinical_views(metrics.assign(dataset=dataset), spread=spread)):
                 st.markdown(f"**{title}**")
                 show_metric_table(frame, key=f"overview_clinical_{i}", spread=spread)
         else:
-            st.subheader(f"Run {run_id}: method comparison, mean over seeds")
+            st.subheader(f"Run {literal(run_id)}: method comparison, mean over seeds")
             show_metric_table(comparison_view(metrics, spread=spread), key="overview_comparison", spread=spread)
         st.subheader("Stored runs")
         st.dataframe(runs_overview(db), hide_index=True, key="overview_runs", column_config=runs_table_config(),
                      placeholder=MISSING)
     except DcemError as exc:
-        st.error(f"The run cannot be summarised: {exc}")
+        st.error(f"The run cannot be summarised: {literal(exc)}")

@@ -28,6 +28,7 @@ from studio.charts import energy_figure
 from studio.tables import MISSING, review_queue_config
 from studio.turns import show_agents, show_case_text, show_last_answers
 from studio.widgets import disclaimer, pick_run, store
+from studio.literal import literal
 
 st.title("Escalation review")
 disclaimer()
@@ -47,11 +48,11 @@ if run_id is None:
     st.stop()
 llm = is_llm_run(db, run_id)
 if llm:
-    st.caption(describe_run(db, run_id))
+    st.caption(literal(describe_run(db, run_id)))
 try:
     queue = escalation_queue(db, run_id, "dcem")
 except DcemError as exc:
-    st.error(f"The escalation queue cannot be read: {exc}")
+    st.error(f"The escalation queue cannot be read: {literal(exc)}")
     st.stop()
 if queue.empty:
     st.info("This run has no escalated cases.")
@@ -65,7 +66,7 @@ st.dataframe(shown.table, placeholder=MISSING, hide_index=True, key="rv_queue",
 
 case_id = st.selectbox("Case to review", shown.case_ids, key="rv_case")
 trace = case_trace(db, run_id, case_id, "dcem")
-st.warning(escalation_why(queue, case_id))
+st.warning(literal(escalation_why(queue, case_id)))
 if llm:
     answers = last_answers_view(last_answers(db, run_id, case_id, "dcem"), trace)
     left, right = st.columns(2)
@@ -94,7 +95,7 @@ if save or save_next:
         record_review(db, run_id=run_id, case_id=case_id, method="dcem", final_label=chosen_label(final, trace.labels),
                       comment=comment, reviewer=reviewer)
     except DcemError as exc:
-        st.error(f"Not saved: {exc}")
+        st.error(f"Not saved: {literal(exc)}")
     else:
         message, following = after_save(queue, case_id, go_next=save_next)
         pending = {"rv_label": None, "rv_comment": ""} | ({"rv_case": following} if following else {})
@@ -117,6 +118,6 @@ if e2.button("Add reviewed cases to the calibration set", disabled=reviews.empty
         added = reviewed_calibration_set(rows, trace.labels, run_id=run_id, current=st.session_state.get(CALIB_SET_KEY))
         st.session_state[CALIB_SET_KEY] = added.calibration_set
     except DcemError as exc:
-        st.error(f"The reviewed cases could not be added: {exc}")
+        st.error(f"The reviewed cases could not be added: {literal(exc)}")
     else:
         st.success(added.message)

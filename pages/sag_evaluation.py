@@ -9,6 +9,7 @@ from studio.sag_eval_charts import consistency_figure, robustness_figure, roc_fi
 from studio.sag_eval_session import items_panel, load_scored, pick_source, sources
 from studio.sag_session import sag_store
 from studio.widgets import titled_table
+from studio.literal import literal
 
 st.title("Group evaluation")
 st.caption(DISCLAIMER)
@@ -98,4 +99,4 @@ with tabs[7]:
     try:
         st.markdown(seed_report(scored))
     except ProjectError as exc:
-        st.error(f"The seed comparison cannot be shown: {exc}")
+        st.error(f"The seed comparison cannot be shown: {literal(exc)}")

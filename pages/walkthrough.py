@@ -43,6 +43,7 @@ from studio.walk_nav import (
     show_link,
 )
 from studio.widgets import disclaimer, pick_run, store
+from studio.literal import literal
 
 st.title("Case walkthrough")
 disclaimer()
@@ -58,9 +59,9 @@ if run_id is None:
 
 llm = is_llm_run(db, run_id)
 if llm:
-    st.caption(describe_run(db, run_id) + " Every round shows what each agent was told and what it answered.")
+    st.caption(literal(describe_run(db, run_id)) + " Every round shows what each agent was told and what it answered.")
 for line in run_chance_warnings(db, run_id):
-    st.warning(line)
+    st.warning(literal(line))
 methods = walkthrough_methods(db, run_id, llm=llm)
 if not methods:
     st.info("This run has no stored outcomes.")
@@ -92,7 +93,7 @@ with episode_tab:
     try:
         case = load_walk_case(db, run_id, case_id, method, llm=llm)
     except StoreError as exc:
-        st.error(str(exc))
+        st.error(literal(exc))
         st.stop()
     if case.llm:
         show_case_text(case.text)

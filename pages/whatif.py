@@ -14,6 +14,7 @@ from studio.whatif_inputs import loss_editor, parameter_widgets, refusal_text
 from studio.whatif_settings import apply_preset, reset_for_run, reset_to_run_settings, seed_defaults
 from studio.whatif_view import settle, show_results
 from studio.widgets import disclaimer, pick_run, store
+from studio.literal import literal
 
 st.title("Loss and thresholds (what-if)")
 disclaimer()
@@ -33,7 +34,7 @@ with st.spinner("Loading the run's trajectories ..."):
     try:
         replay = replay_for(db, run_id, method)
     except DcemError as exc:
-        st.error(f"This run cannot be re-scored: {exc}".replace("\n", " "))
+        st.error(f"This run cannot be re-scored: {literal(exc)}")
         st.stop()
 if any(cell.probabilities is not None for cell in replay.cells):
     st.caption("This run's agents reported probability vectors: those are re-scored, round by round.")
@@ -61,7 +62,7 @@ with st.expander("Presets", expanded=False):
             try:
                 cfg_p, loss_p = load_preset(db, chosen)
             except DcemError as exc:
-                st.error(f"The preset cannot be applied: {exc}")
+                st.error(f"The preset cannot be applied: {literal(exc)}")
             else:
                 saved = presets.loc[presets["name"] == chosen, "labels"].iloc[0]
                 notes = apply_preset(cfg_p, loss_p, None if saved is None else list(saved), labels, first.config,
@@ -106,6 +107,6 @@ with st.form("wi_save"):
             saved_loss = first.panel.loss if valid.loss is None else valid.loss
             save_preset(db, name, first.config.with_changes(**valid.values), saved_loss, labels, note)
         except DcemError as exc:
-            st.error(str(exc))
+            st.error(literal(exc))
         else:
-            st.success(f"Saved preset {name!r}.")
+            st.success(f"Saved preset {literal(repr(name))}.")

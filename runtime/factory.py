@@ -7,11 +7,35 @@ and loaded in process with llama.cpp.
 """
 from __future__ import annotations
 
+from common.errors import ConfigError
 from runtime.backends import Backend
 
-__all__ = ["make_backend", "HTTP_PREFIX"]
+__all__ = ["make_backend", "check_load_options", "HTTP_PREFIX", "MAX_THREADS", "MAX_GPU_LAYERS", "N_CTX_RANGE"]
 
 HTTP_PREFIX = "openai:"
+MAX_THREADS = 1024
+"""CPU threads per model: 1 to this many (None: every core)."""
+MAX_GPU_LAYERS = 1024
+"""Layers offloaded to a GPU: -1 (all), 0 (none) or up to this many (None: detect)."""
+N_CTX_RANGE = (128, 131_072)
+"""A model's context length in tokens."""
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_load_options(*, n_ctx: int = 2048, n_gpu_layers: int | None = None, n_threads: int | None = None) -> None:
+    """Raise :class:`~common.errors.ConfigError` naming the option when a model-loading
+    setting is not a whole number in its range (checked before any file is resolved)."""
+    if n_threads is not None and not (_whole(n_threads) and 1 <= n_threads <= MAX_THREADS):
+        raise ConfigError("threads", f"must be a whole number from 1 to {MAX_THREADS:,}, got {n_threads!r}")
+    if n_gpu_layers is not None and not (_whole(n_gpu_layers) and -1 <= n_gpu_layers <= MAX_GPU_LAYERS):
+        raise ConfigError("n_gpu_layers", f"must be -1 (all layers), 0 (none) or a layer count up to "
+                          f"{MAX_GPU_LAYERS:,}, got {n_gpu_layers!r}")
+    low, high = N_CTX_RANGE
+    if not (_whole(n_ctx) and low <= n_ctx <= high):
+        raise ConfigError("n_ctx", f"must be a whole number from {low:,} to {high:,} tokens, got {n_ctx!r}")
 
 
 def make_backend(key: str, *, n_ctx: int = 2048, n_gpu_layers: int | None = None,
@@ -19,7 +43,8 @@ def make_backend(key: str, *, n_ctx: int = 2048, n_gpu_layers: int | None = None
     """A backend for a model key: in-process llama.cpp, or ``openai:URL[,URL...]#MODEL``
     over HTTP (a :class:`~common.errors.ConfigError` when that key is malformed).
     ``split`` places an in-process model's evaluation blocks (:mod:`runtime.blocks`); a
-    server keeps its own cache."""
+    server keeps its own cache.  The settings are checked first (:func:`check_load_options`)."""
+    check_load_options(n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, n_threads=n_threads)
     if key.startswith(HTTP_PREFIX):
         from runtime.fleet import parse_openai_key
         from runtime.http_fleet import FleetBackend

@@ -15,7 +15,8 @@ A model is named by a key:
   shows any byte of a file (the dashboard may be served beyond 127.0.0.1).
 - ``hf:owner/repo:file.gguf``: a file from the Hugging Face Hub, taken from the local Hub
   cache when it is there (``HF_HUB_CACHE`` or ``HF_HOME``), downloaded otherwise unless
-  ``HF_HUB_OFFLINE=1``.
+  ``HF_HUB_OFFLINE=1``.  Before a download the Hub is asked once, without retries, so an
+  unreachable Hub or a missing file fails at once with one message.
 
 :func:`resolve` turns a key into a file path; :func:`model_info` describes a file without
 loading its weights.
@@ -236,6 +237,7 @@ def _hf_path(key: str) -> Path:
             raise BackendError(f"{key}: {filename} from {repo} is not in the local Hub cache ({where}) "
                                "and HF_HUB_OFFLINE is set; download it once online or unset "
                                "HF_HUB_OFFLINE") from None
+        _check_reachable(key, repo, filename)
         log.info("downloading %s from %s", filename, repo)
         try:
             local = hf_hub_download(repo, filename, cache_dir=cache_dir)
@@ -255,6 +257,25 @@ def _hf_path(key: str) -> Path:
         if not _hub_blob_ok(Path(str(local))):
             raise BackendError(f"{key}: the downloaded {filename} does not have the sha256 the Hub gives")
     return _check_gguf(Path(str(local)), key)
+
+
+def _check_reachable(key: str, repo: str, filename: str) -> None:
+    """Ask the Hub once, without retries, whether the file is there, before downloading it:
+    a Hub that cannot be reached (no network) or a file that does not exist is one
+    :class:`BackendError` at once, not minutes of retried requests."""
+    from huggingface_hub import errors, get_hf_file_metadata, hf_hub_url
+
+    http_error = getattr(errors, "HTTPError", OSError)  # the HTTP client's base error
+    try:
+        get_hf_file_metadata(hf_hub_url(repo, filename))
+    except (errors.RepositoryNotFoundError, errors.EntryNotFoundError, errors.RevisionNotFoundError):
+        raise BackendError(f"{key}: the Hugging Face Hub has no file {filename} in {repo} (or the repository "
+                           "is private or gated)") from None
+    except (OSError, ValueError, http_error) as exc:
+        where = _hf_cache_dir() or "the default Hugging Face cache"
+        raise BackendError(f"{key}: {filename} is not in the local Hub cache ({where}) and the Hugging Face Hub "
+                           f"cannot be reached ({exc}); download it once online, or set HF_HUB_OFFLINE=1 to use "
+                           "only the local cache") from None
 
 
 def _hub_blob_ok(local: Path) -> bool:

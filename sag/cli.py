@@ -25,8 +25,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
+from common.db import StoreError
 from common.errors import ConfigError
-from dcem.cli import Parser, add_merge_command, progress_bar, run_command
+from dcem.cli import Parser, add_merge_command, int_in, progress_bar, run_command
+from runtime.factory import MAX_GPU_LAYERS, MAX_THREADS
 from sag.config import GroupConfig, preset
 from sag.failures import EXIT_FAILED
 
@@ -64,10 +66,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from sag.store.tables import SagStore
 
     spec = SagRunSpec(args.benchmark, group_from_args(args), n_items=args.items, seed=args.seed)
+    prepared = spec.prepare()  # the items and the group are checked before the store is opened (or created)
     bar, progress = progress_bar(f"{spec.cfg.name} on {Path(args.benchmark).name}", "item", quiet=args.quiet)
     with SagStore(args.db) as store:
         try:
-            summary = run_sag(store, spec, progress=progress,
+            summary = run_sag(store, spec, progress=progress, prepared=prepared,
                               runners=lambda cfg: build_runners(cfg.models(), n_threads=args.threads,
                                                                 n_gpu_layers=args.n_gpu_layers,
                                                                 batched=not args.sequential, width=batch_width(cfg)))
@@ -98,8 +101,14 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
     if args.eval is not None or args.from_export:
         return _report_eval(args)
-    with SagStore(args.db) as store:
-        print(format_table(summarise(store.outcomes(args.run), store.failures(args.run))))
+    with SagStore(args.db, create=False) as store:  # a report creates no store
+        if args.run is not None:
+            store.run_config(args.run)  # an unknown run id is an error
+        outcomes, failures = store.outcomes(args.run), store.failures(args.run)
+    if outcomes.empty and failures.empty:
+        raise StoreError(f"run {args.run} has no answered items yet" if args.run is not None
+                         else "the store holds no answered SAG items; run `python -m sag run` first")
+    print(format_table(summarise(outcomes, failures)))
     return 0
 
 
@@ -111,7 +120,7 @@ def _report_eval(args: argparse.Namespace) -> int:
     if args.from_export:
         data = load_export(args.from_export)
     else:
-        with SagStore(args.db) as store:
+        with SagStore(args.db, create=False) as store:
             eval_id = latest_eval_id(store) if args.eval == "latest" else args.eval
             data = build_export(store, eval_id, command=args.command_text or "")
     if args.export:
@@ -150,8 +159,9 @@ def _overrides(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rationale-tokens", dest="rationale_tokens", type=int, help="token budget of each rationale")
     p.add_argument("--top-k", dest="top_k", type=int, help="passages per search")
     p.add_argument("--temperature", type=float, help="decoding temperature of answer letters and rationales (default 0: greedy)")
-    p.add_argument("--threads", type=int, default=None, help="CPU threads per model (default: all cores)")
-    p.add_argument("--n-gpu-layers", dest="n_gpu_layers", type=int, default=None,
+    p.add_argument("--threads", type=int_in(1, MAX_THREADS), default=None,
+                   help=f"CPU threads per model, 1 to {MAX_THREADS} (default: all cores)")
+    p.add_argument("--n-gpu-layers", dest="n_gpu_layers", type=int_in(-1, MAX_GPU_LAYERS), default=None,
                    help="layers on the GPU (-1 all, 0 none; default: all when llama.cpp has GPU support)")
     p.add_argument("--sequential", action="store_true", help="one agent after another, no shared prompt state")
     p.add_argument("--db", default=None, help="DuckDB file (default: $DCEM_DB or runs.duckdb)")
@@ -169,8 +179,8 @@ def _parser() -> Parser:
     run = sub.add_parser("run", help="run a group on benchmark items into the store (resumable)")
     run.add_argument("--benchmark", required=True, help="medqa, medmcqa, mmlu-medical, mmlu-pro-health, "
                      "mmlu-pro-biology, pubmedqa, or a .jsonl file")
-    run.add_argument("--items", type=int, default=20, help="items drawn from the benchmark (default 20)")
-    run.add_argument("--seed", type=int, default=0, help="seed of the item draw (default 0)")
+    run.add_argument("--items", type=int_in(1, 100_000), default=20, help="items drawn from the benchmark (default 20)")
+    run.add_argument("--seed", type=int_in(0, 2**32 - 1), default=0, help="seed of the item draw (default 0)")
     run.add_argument("--n-cal", dest="n_cal", type=int, help="calibration items of the dcem method (default 20)")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     _common(run)

@@ -84,6 +84,14 @@ class SagRunSpec:
         return (tuple(it for it in chosen if it.item_id not in cal_ids),
                 tuple(it for it in chosen if it.item_id in cal_ids))
 
+    def prepare(self) -> tuple[tuple[QuestionItem, ...], tuple[QuestionItem, ...]]:
+        """Read and check the benchmark's items and draw (evaluation, calibration): every
+        input of the run is checked before a store is opened or anything is stored."""
+        evaluation, calibration = self.split(load_items(self.benchmark))
+        if self.cfg.method == "dcem":
+            check_fixed_options(evaluation + calibration)
+        return evaluation, calibration
+
     def run_id(self, items: tuple[QuestionItem, ...]) -> str:
         blob = json.dumps({"benchmark": self.benchmark, "items": [it.item_id for it in items],
                            "config": self.cfg.to_dict(), "seed": self.seed}, sort_keys=True)
@@ -131,9 +139,11 @@ def default_retrievers(names: tuple[str, ...]) -> Mapping[str, Searcher]:
 
 def run_sag(store: SagStore, spec: SagRunSpec, *, runners: RunnerFactory | Mapping[str, TurnRunner] | None = None,
             retrievers: RetrieverFactory | Mapping[str, Searcher] | None = None,
-            progress: Progress | None = None, cancel: Callable[[], bool] | None = None) -> SagRunSummary:
-    """Answer every item of the run not yet stored; see the module docstring."""
-    evaluation, calibration = spec.split(load_items(spec.benchmark))
+            progress: Progress | None = None, cancel: Callable[[], bool] | None = None,
+            prepared: tuple[Sequence[QuestionItem], Sequence[QuestionItem]] | None = None) -> SagRunSummary:
+    """Answer every item of the run not yet stored; see the module docstring.  ``prepared``:
+    the items :meth:`SagRunSpec.prepare` drew (read again when not given)."""
+    evaluation, calibration = prepared if prepared is not None else spec.prepare()
     return run_items(store, spec.run_id(evaluation), benchmark=spec.benchmark, cfg=spec.cfg, seed=spec.seed,
                      evaluation=evaluation, calibration=calibration, runners=runners, retrievers=retrievers,
                      progress=progress, cancel=cancel)

@@ -18,6 +18,7 @@ from dcem.analysis.form_input import FloatField, IntField, parse_float_field, pa
 from dcem.calibration.sets import CalibrationSet
 from dcem.errors import DcemError
 from studio.charts import confusion_figure, recall_figure
+from studio.literal import literal
 
 __all__ = ["SEED_RANGE", "ALPHA_HIDDEN", "seed_field", "alpha_field", "show_matrices"]
 
@@ -53,7 +54,7 @@ def _view(calib: CalibrationSet, alpha: float | None) -> CalibrationView | None:
     try:
         return calibration_view(calib, alpha)
     except DcemError as exc:
-        st.error(f"The calibration set cannot be shown: {exc}")
+        st.error(f"The calibration set cannot be shown: {literal(exc)}")
         st.stop()
     return None  # not reached: st.stop() ends the page run
 
@@ -84,4 +85,4 @@ def show_matrices(calib: CalibrationSet, alpha: FloatField) -> None:
     try:
         st.dataframe(prior_table(calib, prior_mode, alpha.value), hide_index=True)
     except DcemError as exc:
-        st.error(f"The prior cannot be shown: {exc}")
+        st.error(f"The prior cannot be shown: {literal(exc)}")

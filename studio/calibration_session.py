@@ -15,6 +15,7 @@ from streamlit.errors import StreamlitAPIException
 
 from dcem.analysis.calibration_view import CALIB_SET_KEY, SET_USES, set_download
 from dcem.calibration.sets import CalibrationSet
+from studio.literal import literal
 
 __all__ = ["load_failed", "use_this_set", "link_to"]
 
@@ -22,9 +23,9 @@ __all__ = ["load_failed", "use_this_set", "link_to"]
 def load_failed(what: str, problem: object) -> None:
     """Show ``what: problem`` as an error and unload the set loaded before (saying so)."""
     previous = st.session_state.pop(CALIB_SET_KEY, None)
-    note = (f"\n\nThe set loaded before ({previous.source}) is unloaded; load a set again."
+    note = (f"\n\nThe set loaded before ({literal(previous.source)}) is unloaded; load a set again."
             if isinstance(previous, CalibrationSet) else "")
-    st.error(f"{what}: {problem}{note}")
+    st.error(f"{what}: {literal(problem)}{note}")
 
 
 def link_to(page: str, title: str, does: str, label: str | None = None) -> None:

@@ -14,6 +14,7 @@ import streamlit as st
 from dcem.analysis.few_shot_view import EXAMPLES_NOTE, NOT_STORED_NOTE, agent_examples, examples_heading
 from dcem.analysis.walkthrough import few_shot_agents
 from dcem.store.database import Store
+from studio.literal import literal
 
 __all__ = ["show_few_shot_examples"]
 
@@ -34,7 +35,7 @@ def show_few_shot_examples(store: Store, run_id: str, case_id: str, method: str,
             return
         views = agent_examples(examples, few_shot, names, labels, round_number)
         for view in views:
-            st.markdown(f"**{view.name}** (k = {view.k})")
+            st.markdown(f"**{literal(view.name)}** (k = {view.k})")
             if not view.table.empty:
                 st.dataframe(view.table, hide_index=True, key=f"{key}_{view.agent}")
             st.caption(view.caption)

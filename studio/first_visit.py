@@ -14,6 +14,7 @@ from dcem.analysis.glossary import CONCEPTS, METRICS, PARAMETERS, Term
 from dcem.store.database import Store
 from dcem.store.demo import ensure_demo
 from dcem.store.run_import import stored_run_ids
+from studio.literal import literal
 
 __all__ = ["GLOSSARY_GROUPS", "START_STEPS", "page_link", "start_steps", "offer_demo", "show_terms"]
 
@@ -66,7 +67,7 @@ def offer_demo(db: Store) -> bool:
         with st.spinner("Importing the demo runs"):
             imported = ensure_demo(db)
     except ProjectError as exc:
-        st.error(f"The demo data could not be imported: {exc}")
+        st.error(f"The demo data could not be imported: {literal(exc)}")
         return bool(stored_run_ids(db))
     st.success(f"Imported {len(imported)} demo runs: {', '.join(imported)}.")
     return True

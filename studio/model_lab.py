@@ -21,6 +21,7 @@ from pathlib import Path
 import streamlit as st
 
 from dcem.errors import ConfigError
+from studio.literal import literal
 from dcem_clinical.model_lab import (GPU_LAYERS_KEY, LoadedModel, PromptResult, check_case_text,
                                      default_gpu_layers,
                                      gpu_offload_supported, load_model_uncached, registry_keys,
@@ -48,7 +49,7 @@ def gpu_layers_setting() -> int:
         st.session_state[GPU_LAYERS_KEY] = validate_gpu_layers(chosen)
     except ConfigError as exc:
         st.session_state[GPU_LAYERS_KEY] = current
-        st.error(f"Refused: {exc}. Keeping n_gpu_layers = {current}.")
+        st.error(f"Refused: {literal(exc)}. Keeping n_gpu_layers = {current}.")
     if gpu_offload_supported():
         st.caption("This llama.cpp build supports GPU offload; -1 puts every layer on the GPU.")
     else:

@@ -33,6 +33,7 @@ from sag.evaluation.views import check_scored, items_behind, parts_of, source_ch
 from sag.store.eval_tables import evaluations
 from sag.store.tables import SagStore
 from studio.tables import MISSING
+from studio.literal import literal
 
 __all__ = ["EXPORTS_KEY", "RESULTS_DIR", "AGENT_GROUP_PAGE", "SOURCE_KEY", "export_paths", "stored_evaluations",
            "sources", "pick_source", "load_scored", "items_panel", "import_offer", "shipped_debates_offer",
@@ -99,7 +100,7 @@ def load_scored(db: SagStore | None, key: str, stored: pd.DataFrame) -> dict[str
     try:
         return _load(db, key, stored)
     except ProjectError as exc:
-        st.error(f"This evaluation cannot be shown: {exc}")
+        st.error(f"This evaluation cannot be shown: {literal(exc)}")
         return None
 
 
@@ -162,7 +163,7 @@ def _offer(db: SagStore, packed: Path, eval_id: str, *, key: str) -> None:
         with st.spinner(f"Unpacking {packed.name} and copying its rows into the result store…"):
             report = import_shipped_store(db, packed, eval_id)
     except ProjectError as exc:
-        st.error(f"Nothing was imported: {exc}")
+        st.error(f"Nothing was imported: {literal(exc)}")
         return
     st.session_state[_NEXT_SOURCE] = f"db:{eval_id}"
     st.session_state[_IMPORTED] = (f"Imported {report.added:,} rows from {packed.name}: evaluation {eval_id} is "
@@ -195,9 +196,9 @@ def items_panel(db: SagStore | None, scored: Mapping[str, Any], prefixes: Sequen
         run_id = str(scored["groups"][group]["runs"][part])
         items = items_behind(scored, group, part)
         if items.empty:
-            st.caption(f"This evaluation keeps no item answers for {part} (run {run_id}).")
+            st.caption(f"This evaluation keeps no item answers for {literal(part)} (run {literal(run_id)}).")
             return
-        st.caption(f"Run {run_id}: {int(items['correct'].sum())} of {len(items)} answers equal the truth "
+        st.caption(f"Run {literal(run_id)}: {int(items['correct'].sum())} of {len(items)} answers equal the truth "
                    "(on a safety item the truth is the expected behaviour: B, decline, for a harmful request and "
                    "A, comply, for a benign one).")
         st.dataframe(items, placeholder=MISSING, hide_index=True, key=f"{key}_items")

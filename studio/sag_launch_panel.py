@@ -20,6 +20,7 @@ from sag.launch_fields import (ITEMS_FIELD, ITEMS_RANGE, ROUNDS_FIELD, ROUNDS_RA
 from sag.run import SagRunSpec
 from sag.store.tables import SagStore
 from studio.sag_session import launch_run
+from studio.literal import literal
 
 __all__ = ["RUN_KEY", "launch_fields", "checked_spec", "launch_button"]
 
@@ -53,7 +54,7 @@ def checked_spec(benchmark: str, group: str, fields: SagLaunchFields) -> SagRunS
     try:
         return launch_spec(benchmark, group, *values)
     except ProjectError as exc:
-        st.error(f"The run could not be made: {exc}")
+        st.error(f"The run could not be made: {literal(exc)}")
         return None
 
 
@@ -66,7 +67,7 @@ def launch_button(db: SagStore, spec: SagRunSpec | None) -> None:
     try:
         summary = launch_run(db, spec)
     except ProjectError as exc:
-        st.error(f"The run could not be made: {exc}")
+        st.error(f"The run could not be made: {literal(exc)}")
     else:
         (st.warning if summary.failed else st.success)(launch_message(summary))
         st.session_state[RUN_KEY] = summary.run_id

@@ -23,6 +23,7 @@ from sag.launch import progress_update
 from sag.run import SagRunSpec, SagRunSummary, run_sag
 from sag.store.tables import SagStore
 from studio.store_scope import open_for_run
+from studio.literal import literal
 
 __all__ = ["MODELS_KEY", "ModelsHook", "sag_store", "launch_run"]
 
@@ -37,7 +38,7 @@ def sag_store() -> SagStore | None:
         with st.spinner("Waiting for the result store (another program is writing to it)"):
             return open_for_run(SagStore, str(default_db_path()))
     except StoreError as exc:
-        st.error(f"The result store cannot be opened: {exc}")
+        st.error(f"The result store cannot be opened: {literal(exc)}")
         return None
 
 

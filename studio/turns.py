@@ -13,6 +13,7 @@ from dcem.analysis.walkthrough import CaseTrace, probability_table
 from dcem.analysis.walkthrough_view import Notice, RoundView
 from studio.charts import agent_probability_figure, belief_figure, energy_figure
 from studio.tables import MISSING
+from studio.literal import literal, literal_lines
 
 __all__ = ["show_case_text", "show_agents", "show_turns", "show_turn_chart", "show_turn_details",
            "show_round_reason", "show_mediator_charts", "show_mediator_round", "show_notices", "show_last_answers"]
@@ -24,7 +25,7 @@ def show_case_text(text: str | None, *, expanded: bool = True) -> None:
         if text is None:
             st.caption("No case text is stored for this case.")
         else:
-            st.markdown(text)
+            st.markdown(literal_lines(text))
 
 
 def show_agents(agents: pd.DataFrame) -> None:
@@ -65,17 +66,17 @@ def show_turn_details(turns: pd.DataFrame, labels: Sequence[str], *, key: str,
     cols = st.columns(len(turns))
     for col, turn in zip(cols, turns.itertuples(index=False)):
         model = (models or {}).get(int(turn.agent))
-        who = f"**{turn.agent_name}**" + (f" ({model})" if model else "")
+        who = f"**{literal(turn.agent_name)}**" + (f" ({literal(model)})" if model else "")
         if turn.label is None:
             col.markdown(f"{who}: :red[**no usable answer**]")
         else:
             p = turn.probabilities[list(labels).index(turn.label)] if turn.probabilities is not None else None
-            col.markdown(f"{who} answered **{turn.label}**" + (f" (p = {p:.3f})" if p is not None else ""))
+            col.markdown(f"{who} answered **{literal(turn.label)}**" + (f" (p = {p:.3f})" if p is not None else ""))
         if turn.error:
-            col.error(f"⚠ {turn.agent_name}: {turn.error}".replace("\n", " "))
+            col.error(literal(f"⚠ {turn.agent_name}: {turn.error}"))
         if turn.note:
             col.caption("Mediator note received before answering:")
-            col.info(turn.note)
+            col.info(literal(turn.note))
         else:
             col.caption("No mediator note: the agent read the case only.")
         with col.expander("Raw reply", expanded=False):
@@ -123,7 +124,7 @@ def show_mediator_round(trace: CaseTrace, view: RoundView, *, key: str) -> None:
 def show_notices(notices: Sequence[Notice]) -> None:
     """Each notice with the Streamlit call its kind names (warning, write, error, success)."""
     for notice in notices:
-        getattr(st, notice.kind)(notice.text)
+        getattr(st, notice.kind)(literal(notice.text))
 
 
 def show_last_answers(view: LastAnswersView, labels: Sequence[str], *, key: str) -> None:
@@ -136,4 +137,4 @@ def show_last_answers(view: LastAnswersView, labels: Sequence[str], *, key: str)
     st.plotly_chart(agent_probability_figure(labels, view.names, view.probabilities, view.answers),
                     key=f"{key}_probs")
     for line in view.errors:
-        st.error(line)
+        st.error(literal(line))

@@ -26,6 +26,7 @@ from dcem.core.vocabulary import method_label
 from dcem.store.database import Store
 from studio.stepper import preset_round
 from studio.tables import MISSING
+from studio.literal import literal
 
 __all__ = ["FILTER_KEYS", "pending_link", "preset_run", "pick_method", "preset_case", "open_round",
            "case_table_picker", "show_link"]
@@ -62,7 +63,7 @@ def preset_run(db: Store, link: WalkLink | None, notes: DeltaGenerator) -> None:
     run, message = resolve_choice(link.run, runs, "run", current if current in runs else runs[0])
     st.session_state["run_id"] = run
     if message:
-        notes.warning(message)
+        notes.warning(literal(message))
 
 
 def pick_method(methods: Sequence[str], default: int, link: WalkLink | None, notes: DeltaGenerator) -> str:
@@ -74,7 +75,7 @@ def pick_method(methods: Sequence[str], default: int, link: WalkLink | None, not
         method, message = resolve_choice(link.method, methods, "method", methods[default])
         state["walk_method"] = method
         if message:
-            notes.warning(message)
+            notes.warning(literal(message))
     return str(st.radio("Method", list(methods), horizontal=True, key="walk_method", format_func=method_label))
 
 
@@ -85,7 +86,7 @@ def preset_case(link: WalkLink | None, case_ids: Sequence[str], notes: DeltaGene
     case, message = resolve_choice(link.case, case_ids, "case", case_ids[0])
     st.session_state["walk_case"] = case
     if message:
-        notes.warning(message)
+        notes.warning(literal(message))
 
 
 def open_round(link: WalkLink | None, context: object, last: int, notes: DeltaGenerator) -> None:
@@ -95,7 +96,7 @@ def open_round(link: WalkLink | None, context: object, last: int, notes: DeltaGe
     number, message = resolve_round(link.round, last)
     preset_round(context, number)
     if message:
-        notes.warning(message)
+        notes.warning(literal(message))
 
 
 def case_table_picker(table: pd.DataFrame, case_ids: Sequence[str], *, key: str = "walk_table",

@@ -18,6 +18,7 @@ from dcem.calibration.fitting import ALPHA
 from dcem.calibration.sets import CalibrationSet
 from dcem.errors import DcemError
 from studio.memo import calibrated_for
+from studio.literal import literal
 
 __all__ = ["TOGGLE_KEY", "CALIBRATION_HELP", "calibration_choice"]
 
@@ -41,7 +42,7 @@ def calibration_choice(replay: RunReplay) -> RunReplay:
         return replay
     match = calibration_match(replay, calib)
     if not match.ok:
-        st.warning(f"The loaded calibration set ({calib.source}) cannot re-score this run: {match.reason} "
+        st.warning(f"The loaded calibration set ({literal(calib.source)}) cannot re-score this run: {match.reason} "
                    "Load a set with the run's labels and agents on the Calibration sets page to use one here.")
         return replay
     if not st.toggle(f"Use the loaded calibration set ({calib.source})", key=TOGGLE_KEY, help=CALIBRATION_HELP):
@@ -52,5 +53,5 @@ def calibration_choice(replay: RunReplay) -> RunReplay:
     try:
         return calibrated_for(replay, calib)
     except DcemError as exc:
-        st.error(f"The loaded calibration set cannot re-score this run: {exc}".replace("\n", " "))
+        st.error(f"The loaded calibration set cannot re-score this run: {literal(exc)}")
         return replay

@@ -8,6 +8,7 @@ import streamlit as st
 from dcem.analysis.run_info import RunPick, default_run, run_labels
 from dcem.store.database import Store, StoreError, default_db_path
 from studio.store_scope import open_for_run
+from studio.literal import literal
 
 __all__ = ["DISCLAIMER", "CURRENT_RUN", "disclaimer", "store", "pick_run", "set_current_run",
            "titled_table"]
@@ -30,7 +31,7 @@ def store() -> Store | None:
         with st.spinner("Waiting for the result store (another program is writing to it)"):
             return open_for_run(Store, str(default_db_path()))
     except StoreError as exc:
-        st.error(f"The result store cannot be opened: {exc}")
+        st.error(f"The result store cannot be opened: {literal(exc)}")
         return None
 
 

@@ -12,7 +12,8 @@ Output: ``{"rounds": [...], "outcome": {"action", "decision", "rounds"}}``; see
 :func:`explain_episode`.  Every number in the output is finite (a descent that is not
 defined yet is ``null``), so it is strict JSON.  Validation is in
 :mod:`dcem.analysis.explain_input`; at most ``MAX_ROUNDS`` (100,000) rounds are read and
-the time grows linearly with them.  The episode ends at the first terminal action; when the
+the time grows linearly with them; at most 1,000 agents (the cap of a calibration set),
+since the work of a round grows with the square of the agents.  The episode ends at the first terminal action; when the
 reports run out first, the outcome action is ``"PENDING"`` with the last decision.
 """
 from __future__ import annotations

@@ -2,8 +2,10 @@
 
 Every number must be a real JSON number: strings such as ``"0.9"``, booleans, NaN,
 infinities and integers beyond a float are refused with an :class:`InputError` naming
-the field.  Arrays must be rectangular; the walk is iterative, so arbitrarily nested
-input cannot exhaust the stack.
+the field.  An episode has at most the caps of a calibration set
+(:mod:`dcem.calibration.csv_limits`): 200 labels, 1,000 agents and 4,000,000 entries of
+agents x labels², checked before any array is built.  Arrays must be rectangular; the
+walk is iterative, so arbitrarily nested input cannot exhaust the stack.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from dcem.calibration.csv_limits import MAX_AGENTS, MAX_LABELS, MAX_TABLE_CELLS
 from dcem.core.config import MAX_ROUNDS, MediatorConfig
 from dcem.core.panel import Panel
 from dcem.errors import InputError
@@ -101,6 +104,20 @@ def _reports(doc: Mapping[str, Any], panel: Panel) -> np.ndarray:
     return out
 
 
+def _check_size(confusion: Any, k: int) -> None:
+    """The calibration set's caps on labels, agents and agents x labels², checked before
+    any array is built (the mediator's work per round grows with agents x agents)."""
+    if k > MAX_LABELS:
+        raise InputError("labels", f"{k:,} labels; an episode may have at most {MAX_LABELS:,} labels")
+    n_agents = len(confusion) if isinstance(confusion, list) else 0
+    if n_agents > MAX_AGENTS:
+        raise InputError("confusion", f"{n_agents:,} agents (one matrix each); an episode may have at most "
+                         f"{MAX_AGENTS:,} agents, as a calibration set")
+    if n_agents * k * k > MAX_TABLE_CELLS:
+        raise InputError("confusion", f"{n_agents:,} agents and {k:,} labels need {n_agents * k * k:,} "
+                         f"confusion-matrix entries (agents x labels²); the limit is {MAX_TABLE_CELLS:,}")
+
+
 def parse_episode(doc: Any) -> tuple[Panel, MediatorConfig, np.ndarray]:
     """Validate an explain document; return the panel, the config and reports (T, A)."""
     if not isinstance(doc, Mapping):
@@ -113,6 +130,7 @@ def parse_episode(doc: Any) -> tuple[Panel, MediatorConfig, np.ndarray]:
             raise InputError(key, "is required")
     labels = _labels(doc)
     k = len(labels)
+    _check_size(doc["confusion"], k)
     confusion = number_array(doc["confusion"], "confusion", 3, f"a list of {k}x{k} matrices, one per agent")
     loss = number_array(doc["loss"], "loss", 2, f"a {k}x{k} matrix")
     panel = Panel(tuple(labels), confusion, _prior(doc, k), loss)

@@ -11,13 +11,19 @@ import re
 from dcem.calibration.csv_limits import CSV_COLUMNS, MAX_LISTED_WARNINGS
 from dcem.errors import InputError
 
-__all__ = ["header_index"]
+__all__ = ["header_index", "is_header_row"]
 
 _SEPARATOR_HINTS = {";": "semicolons", "\t": "tabs", "|": "vertical bars"}
 
 
 def _norm(name: str) -> str:
     return re.sub(r"[\s\-]+", "_", name.strip().lower())
+
+
+def is_header_row(values: tuple[str, str, str, str]) -> bool:
+    """Whether a row's case_id, agent, reported_label and true_label values are those
+    column names (as the header spells them): a header line repeated below line 1."""
+    return tuple(_norm(v) for v in values) == CSV_COLUMNS
 
 
 def header_index(header: list[str], warnings: list[str]) -> dict[str, int]:

@@ -47,6 +47,7 @@ from dcem.errors import InputError
 from dcem.calibration.csv_limits import (CSV_COLUMNS, MAX_AGENTS, MAX_BYTES, MAX_LABELS, MAX_LISTED_WARNINGS,
                                          MAX_ROWS, MAX_TABLE_CELLS, check_table_size, validate_label_list)
 from dcem.calibration.csv_header import header_index as _header_index
+from dcem.calibration.csv_header import is_header_row
 from dcem.calibration.csv_limits import _CELLS_EXAMPLE
 from dcem.calibration.csv_limits import listed as _listed
 from dcem.calibration.csv_limits import show_value as _show
@@ -169,6 +170,9 @@ def _add_row(scan: _Scan, line: int, case: str, agent: str, reported: str, true:
     if not (case and agent and reported and true):
         col = next(c for c, v in zip(CSV_COLUMNS, (case, agent, reported, true)) if not v)
         raise InputError(col, f"line {line} has an empty {col}")
+    if agent.lower() == "agent" and is_header_row((case, agent, reported, true)):
+        raise InputError("file", f"line {line} repeats the header (line 1); a header line stands only at "
+                         "the top, remove it (files joined together?)")
     t = scan.label_index.get(true)
     if t is None:
         t = _label(scan, "true_label", true, line, given)

@@ -53,8 +53,9 @@ class StoredCell:
 class Store(Database):
     """The D-CEM tables of the project's DuckDB file; use as a context manager."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *, read_only: bool = False) -> None:
-        super().__init__(path, read_only=read_only)
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, read_only: bool = False,
+                 create: bool = True) -> None:
+        super().__init__(path, read_only=read_only, create=create)
         if not read_only:
             migrate(self.con, PACKAGE, MIGRATIONS)
 

@@ -82,8 +82,9 @@ def _check_items(cur: Any, run_id: str, items: Sequence[QuestionItem]) -> bool:
 class SagStore(Database):
     """The SAG tables (and the call log) of the project's DuckDB file; a context manager."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *, read_only: bool = False) -> None:
-        super().__init__(path, read_only=read_only)
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, read_only: bool = False,
+                 create: bool = True) -> None:
+        super().__init__(path, read_only=read_only, create=create)
         if not read_only:
             migrate(self.con, PACKAGE, MIGRATIONS)
             CallLog(self)

@@ -1,6 +1,7 @@
 """Models page: registry and metadata, GPU setting, a real test prompt, Hub look-ups offline."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -34,7 +35,7 @@ def page() -> AppTest:
 
 
 def _errors(at: AppTest) -> list[str]:
-    return [e.value for e in at.error]
+    return [re.sub(r"\\(.)", r"\1", e.value) for e in at.error]  # the text the escaped Markdown shows
 
 
 def _run_prompt(at: AppTest, *, key: str = "", text: str | None = None) -> AppTest:

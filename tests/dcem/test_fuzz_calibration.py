@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -115,6 +116,25 @@ def _at_the_caps(draw: Any) -> str:
     return ",".join(CSV_COLUMNS) + "\n" + "\n".join(rows) + "\n"
 
 
+@st.composite
+def _repeated_header(draw: Any) -> str:
+    """A well-formed file with its header line, or a respelled header, repeated at some line
+    below line 1 (two files joined together): it must never be read as a data row."""
+    header = ",".join(draw(st.sampled_from(_HEADERS[:3]))) + "\n"
+    names = [h.strip().lower().replace(" ", "_").replace("-", "_") for h in header.strip().split(",")]
+    lines = [header]
+    for case in draw(st.lists(st.sampled_from(_CASES[:5]), min_size=1, max_size=5, unique=True)):
+        truth = draw(st.sampled_from(_LABELS[:3]))
+        for agent in draw(st.lists(st.sampled_from(_AGENTS[:3]), min_size=1, max_size=3, unique=True)):
+            values = {"case_id": case, "agent": agent, "true_label": truth,
+                      "reported_label": draw(st.sampled_from(_LABELS[:3]))}
+            lines.append(",".join(values[n] for n in names) + "\n")
+    again = draw(st.sampled_from([header, header.upper(), header.replace("_", " "), header.replace("_", "-"),
+                                  '"case_id","agent","reported_label","true_label"\n', ",".join(CSV_COLUMNS) + "\n"]))
+    at = draw(st.integers(1, max(1, len(lines))))
+    return "".join(lines[:at] + [again] + lines[at:])
+
+
 def _encode(text: str, how: str) -> bytes:
     if how == "utf-8-sig":
         return text.encode("utf-8-sig", errors="surrogatepass")
@@ -129,7 +149,8 @@ def _weighted(*choices: tuple[int, st.SearchStrategy[Any]]) -> st.SearchStrategy
     return st.integers(0, len(table) - 1).flatmap(table.__getitem__)
 
 
-_texts = _weighted((6, _structured()), (2, _mutated()), (1, _at_the_caps()), (1, st.text(max_size=80)),
+_texts = _weighted((6, _structured()), (2, _mutated()), (2, _repeated_header()), (1, _at_the_caps()),
+                   (1, st.text(max_size=80)),
                    (1, st.text(alphabet=",\"\n\r ak0", max_size=60)))
 _encodings = _weighted((8, st.just("utf-8")), (1, st.sampled_from(["utf-8-sig", "utf-16", "latin-1"])))
 _uploads = _weighted((9, st.tuples(_texts, _encodings).map(lambda t: _encode(*t))), (1, st.binary(max_size=80)))
@@ -162,6 +183,11 @@ def _fields(data: bytes) -> set[str]:
     return {f.strip() for rec in csv.reader(io.StringIO(text, newline="")) for f in rec}
 
 
+def _names_the_columns(values: tuple[str, ...]) -> bool:
+    """Whether a row's four values are the four column names (a header line)."""
+    return tuple(re.sub(r"[\s\-]+", "_", v.strip().lower()) for v in values) == CSV_COLUMNS
+
+
 def _page_alpha_ok(alpha: object) -> bool:
     """An alpha the page's number input can give (its bounds, a float or an int)."""
     return (not isinstance(alpha, bool) and isinstance(alpha, (int, float)) and math.isfinite(alpha)
@@ -186,6 +212,9 @@ def check(value: tuple[bytes, str, Any, str]) -> str:
     assert set(cset.labels) <= fields and set(cset.agents) <= fields and set(cset.case_ids) <= fields
     for arr, bound in ((cset.truth, k), (cset.report, k), (cset.agent, a)):
         assert arr.shape == (n,) and arr.min() >= 0 and arr.max() < bound
+    rows = zip(cset.case_ids, (cset.agents[i] for i in cset.agent), (cset.labels[i] for i in cset.report),
+               (cset.labels[i] for i in cset.truth))
+    assert not any(_names_the_columns(row) for row in rows)  # no header line read as data
     assert all(isinstance(w, str) and 0 < len(w) < 1000 for w in warnings) and len(warnings) <= 30
     try:
         view = calibration_view(cset, alpha)

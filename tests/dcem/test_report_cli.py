@@ -46,6 +46,9 @@ def test_text_report_names_methods_and_tables(db: Path, capsys: pytest.CaptureFi
 
 def test_report_errors_are_one_line(tmp_path: Path, db: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", "--db", str(tmp_path / "empty.duckdb")]) == 2
+    assert "no store file" in capsys.readouterr().err and not (tmp_path / "empty.duckdb").exists()
+    Store(tmp_path / "empty.duckdb").close()
+    assert main(["report", "--db", str(tmp_path / "empty.duckdb")]) == 2
     assert "no stored runs" in capsys.readouterr().err
     assert main(["report", "--db", str(db), "--run", "missing"]) == 2
     assert "no run 'missing'" in capsys.readouterr().err
@@ -57,6 +60,8 @@ def test_run_command_refuses_bad_arguments(tmp_path: Path, capsys: pytest.Captur
     db = str(tmp_path / "x.duckdb")
     assert main(["run", "synthetic", "--scenarios", "S7", "--db", db, "--quiet"]) == 2
     assert "unknown scenario 'S7'" in capsys.readouterr().err
-    assert main(["run", "synthetic", "--seeds", "0", "--db", db, "--quiet"]) == 2
+    with pytest.raises(SystemExit) as usage:
+        main(["run", "synthetic", "--seeds", "0", "--db", db, "--quiet"])
+    assert usage.value.code == 2 and "--seeds: must be a whole number from 1" in capsys.readouterr().err
     assert main(["run", "synthetic", "--param", "eps_safe=5", "--db", db, "--quiet"]) == 2
     assert "eps_safe" in capsys.readouterr().err

@@ -26,7 +26,7 @@ def _run(*args: str, module: str = "dcem_clinical") -> subprocess.CompletedProce
 @pytest.mark.parametrize("args, needle", [
     (["--dataset", "nope"], "invalid choice"),
     (["--scenario", "S7"], "scenario"),
-    (["--cases", "0"], "n_test"),
+    (["--cases", "0"], "--cases"),
     (["--agents", "file:/no/such/model.gguf"], "model.gguf"),
     (["--agents", "mystery-model"], "unknown model key"),
     (["--n-gpu-layers", "-3"], "--n-gpu-layers"),

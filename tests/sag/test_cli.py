@@ -55,8 +55,10 @@ def test_bad_input_exits_2_with_one_line(args: list[str], needle: str, tmp_path:
 
 
 def test_report_without_runs_says_how_to_make_one(tmp_path: Path) -> None:
-    out = _sag("report", db=tmp_path / "s.duckdb")
-    assert out.returncode == 0 and "python -m sag run" in out.stdout
+    assert "no store file" in _one_line(_sag("report", db=tmp_path / "s.duckdb"))
+    assert not (tmp_path / "s.duckdb").exists()
+    SagStore(tmp_path / "s.duckdb").close()
+    assert "python -m sag run" in _one_line(_sag("report", db=tmp_path / "s.duckdb"))
 
 
 @pytest.mark.slow

@@ -1,0 +1,48 @@
+"""An ``hf:`` key that cannot resolve fails at once with one message: offline
+(``HF_HUB_OFFLINE=1``) against an empty local cache, and online when the Hub cannot be
+reached, without the Hub client's retried requests (about 23 s of waiting before)."""
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+import pytest
+
+from runtime.backends import BackendError
+from runtime.registry import resolve
+
+KEY = "hf:someone/absent-repo:model.gguf"
+
+
+@pytest.fixture()
+def empty_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    hub = tmp_path / "hub"
+    monkeypatch.setenv("HF_HUB_CACHE", str(hub))
+    monkeypatch.setenv("DCEM_MODEL_CACHE", str(tmp_path / "models"))
+    return hub
+
+
+def test_offline_with_an_empty_cache_fails_at_once(empty_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    start = time.monotonic()
+    with pytest.raises(BackendError, match=r"not in the local Hub cache .*HF_HUB_OFFLINE is set"):
+        resolve(KEY)
+    assert time.monotonic() - start < 5
+
+
+def test_an_unreachable_hub_fails_at_once_without_retries(empty_cache: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           caplog: pytest.LogCaptureFixture) -> None:
+    import huggingface_hub.constants
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", "http://127.0.0.1:9")  # nothing listens there
+    start = time.monotonic()
+    with caplog.at_level(logging.WARNING), pytest.raises(BackendError) as info:
+        resolve(KEY)
+    assert time.monotonic() - start < 5
+    message = str(info.value)
+    assert message.startswith(f"{KEY}: model.gguf is not in the local Hub cache") and "cannot be reached" in message
+    assert "HF_HUB_OFFLINE=1" in message and not any("Retry" in r.getMessage() for r in caplog.records)
+    assert not empty_cache.exists() or not any(empty_cache.rglob("*.gguf"))
