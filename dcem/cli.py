@@ -41,13 +41,16 @@ class Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors exit with status 2 and one line."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {_one_line(message)}\n")
+
+
+def _one_line(message: str) -> str:
+    # one line whatever the message quotes: control characters are shown escaped
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
 
 
 def _fail(message: str) -> int:
-    # one line whatever the message quotes: control characters are shown escaped
-    line = "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
-    sys.stderr.write(f"error: {line}\n")
+    sys.stderr.write(f"error: {_one_line(message)}\n")
     return EXIT_USAGE
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 
 from common.errors import ConfigError
+from common.terminal import escape_controls
 from sag.results import ItemResult
 from sag.transcript import GroupMessage
 
@@ -60,13 +61,15 @@ def format_debate(result: ItemResult, *, answer_known: bool) -> str:
     """The whole debate of one item as printable text."""
     item, out = result.item, result.outcome
     letters = item.letters
-    lines = [f"Question: {item.question}"] + [f"  {letter}. {text}" for letter, text in item.options]
+    # item and model text printed with its control characters escaped (a question keeps its line breaks)
+    lines = [f"Question: {escape_controls(item.question, keep=chr(10) + chr(9))}"]
+    lines += [f"  {letter}. {escape_controls(text)}" for letter, text in item.options]
     last = None
     for m in out.messages:
         if (m.round, m.phase) != last:
             last = (m.round, m.phase)
             lines.append(f"\nRound {m.round}, {_PHASES.get(m.phase, m.phase)}:")
-        lines.extend(format_message(m, letters))
+        lines.extend(escape_controls(line) for line in format_message(m, letters))
     for r in result.mediator:
         steer = f" -> challenge to {r.steer_agent} about {r.steer_alternative}" if r.steer_agent else ""
         lines.append(f"D-CEM round {r.round}: {r.action} (decision {r.decision}, energy {r.energy:.3f}, "

@@ -17,14 +17,12 @@ Bad input exits with status 2 and a one-line message on stderr, nothing stored.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Sequence
 
-from common.errors import ConfigError
 from dcem.cli import Parser, add_merge_command, progress_bar, run_command
-from sag.config import GroupConfig, preset
+from sag.config import GroupConfig, load_group_file, preset
 
 __all__ = ["main", "group_from_args"]
 
@@ -33,12 +31,7 @@ def group_from_args(args: argparse.Namespace) -> GroupConfig:
     """The group: a preset name or a JSON file, then the command-line overrides."""
     text = args.group
     if text.lower().endswith(".json"):
-        try:
-            cfg = GroupConfig.from_mapping(json.loads(Path(text).read_text(encoding="utf-8")))
-        except OSError as exc:
-            raise ConfigError("group", f"cannot read {text}: {exc.strerror or exc}") from None
-        except json.JSONDecodeError as exc:
-            raise ConfigError("group", f"{text} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+        cfg = load_group_file(text)
     else:
         cfg = preset(text)
     changes: dict[str, object] = {}
