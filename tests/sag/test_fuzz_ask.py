@@ -92,5 +92,6 @@ def test_fuzz_ask(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.fuzz_large
+@pytest.mark.timeout(7200)  # 10,000 commands run in-process: longer than the default limit on a busy machine
 def test_fuzz_ask_large(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _fuzz(tmp_path, monkeypatch, LARGE)
