@@ -7,21 +7,28 @@ image); ``load_jsonl_items(path)`` reads a user's JSONL file, one question per l
 
     {"id": "q1", "question": "...", "options": {"A": "...", "B": "..."}, "answer": "B"}
 
-``id`` is a non-empty string or a whole number; ``options`` is an object whose keys are
+``id`` is a non-empty string of at most 200 printable characters (no control
+characters) or a whole number of at most 18 digits (kept as its decimal text, ``7`` ->
+``"7"``); ``options`` is an object whose keys are
 single capital letters in order from A (at least two, at most 26) with non-empty texts,
 or a list of texts that get the letters A, B, ... in order; ``answer`` is one of the
 letters; an optional ``context`` string is kept (other keys are ignored).  Blank lines
-are skipped.  Any problem raises :class:`~common.errors.InputError` on field ``path``
-whose message starts with the line number and the field, e.g.
-``line 3: answer: 'E' is not among the options A-D``; nothing partial is returned.
-Question, option and answer texts are stripped of surrounding whitespace.
+are skipped.  The file must be UTF-8 and each line strict JSON (:mod:`common.strict_json`:
+finite numbers only, nesting at most 64 levels deep, no key given twice in one object,
+no lone surrogate escape such as ``"\\ud800"``: every text must be writable as UTF-8).
+Any problem raises :class:`~common.errors.InputError` on field ``path`` whose message
+names the file, the line number and the field, e.g.
+``questions.jsonl, line 3: answer: 'E' is not among the options A-D``; nothing partial is
+returned.  Question, option and answer texts are stripped of surrounding whitespace;
+anything else in them (line breaks, control characters) is kept as it is.
+``parse_json_item(text)`` reads one such item given as a JSON object (on any number of
+lines), with errors on field ``question``.
 
 ``sample_items(items, n, rng)`` draws ``n`` items without replacement and returns them
 in their original order, so a seed gives the same subset and the same order.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -29,14 +36,17 @@ from typing import Sequence
 import numpy as np
 
 from clinical.question_sources import READERS, SourceRow
+from common import strict_json
 from common.errors import InputError
 
 __all__ = ["QuestionItem", "BENCHMARKS", "DEFAULT_DATA_DIR", "load_benchmark", "load_jsonl_items",
-           "parse_jsonl_items", "sample_items"]
+           "parse_jsonl_items", "parse_json_item", "is_file", "sample_items"]
 
 BENCHMARKS: tuple[str, ...] = tuple(READERS)
 DEFAULT_DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_MAX_ID_CHARS = 200
+_MAX_ID_NUMBER = 10**18  # whole-number ids have at most 18 digits
 
 
 @dataclass(frozen=True)
@@ -65,6 +75,11 @@ class QuestionItem:
         if self.answer not in letters:
             raise InputError("answer", f"item {self.item_id!r}: {self.answer!r} is not among the "
                                        f"options {_span(letters)}")
+        texts = (("id", self.item_id), ("question", self.question), ("context", self.context),
+                 ("benchmark", self.benchmark), *((f"option {k}", t) for k, t in self.options),
+                 *((f"meta {k}", v) for k, v in self.meta))
+        for name, text in texts:
+            _check_encodable(name, text)
 
     @property
     def letters(self) -> tuple[str, ...]:
@@ -93,6 +108,16 @@ def _span(letters: Sequence[str]) -> str:
     return f"{letters[0]}-{letters[-1]}" if letters else "(none)"
 
 
+def _check_encodable(name: str, text: object) -> None:
+    """Refuse text that cannot be written as UTF-8 (a lone surrogate: from a ``\\ud800``
+    escape or undecodable bytes of a command-line argument)."""
+    try:
+        str(text).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = ascii(str(text)[exc.start])
+        raise InputError(name, f"holds {bad}, a lone surrogate that is not a character; give UTF-8 text") from None
+
+
 def _json_type(value: object) -> str:
     if value is None:
         return "null"
@@ -116,6 +141,9 @@ class _RowError(Exception):
 
 def _item_id(value: object) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
+        if not -_MAX_ID_NUMBER < value < _MAX_ID_NUMBER:
+            raise _RowError("id", f"a whole-number id has at most 18 digits, got {len(str(abs(value)))}; "
+                                  "give a longer id as a string")
         return str(value)
     if value is None:
         raise _RowError("id", "missing")
@@ -123,7 +151,13 @@ def _item_id(value: object) -> str:
         raise _RowError("id", f"must be a string or a whole number, got {_json_type(value)}")
     if not value.strip():
         raise _RowError("id", "is empty")
-    return value.strip()
+    text = value.strip()
+    if len(text) > _MAX_ID_CHARS:
+        raise _RowError("id", f"is {len(text)} characters long; at most {_MAX_ID_CHARS}")
+    if not text.isprintable():
+        bad = next(c for c in text if not c.isprintable())
+        raise _RowError("id", f"holds the control character {ascii(bad)}; give printable text")
+    return text
 
 
 def _text(field: str, value: object, *, allow_empty: bool = False) -> str:
@@ -173,7 +207,8 @@ def _answer(value: object, letters: Sequence[str]) -> str:
     return value.strip()
 
 
-def _build(rows: Sequence[SourceRow], benchmark: str, error_field: str) -> tuple[QuestionItem, ...]:
+def _build(rows: Sequence[SourceRow], benchmark: str, error_field: str, prefix: str = ""
+           ) -> tuple[QuestionItem, ...]:
     """Validate every row and build the items; ids must be unique."""
     items: list[QuestionItem] = []
     first_seen: dict[str, str] = {}
@@ -186,10 +221,10 @@ def _build(rows: Sequence[SourceRow], benchmark: str, error_field: str) -> tuple
             context = _text("context", row.context, allow_empty=True)
             if item_id in first_seen:
                 raise _RowError("id", f"duplicate id {item_id!r} (first at {first_seen[item_id]})")
-        except _RowError as exc:
-            raise InputError(error_field, f"{row.where}: {exc}") from None
-        first_seen[item_id] = row.where
-        items.append(QuestionItem(item_id, question, options, answer, benchmark, context, row.meta))
+            first_seen[item_id] = row.where
+            items.append(QuestionItem(item_id, question, options, answer, benchmark, context, row.meta))
+        except (_RowError, InputError) as exc:
+            raise InputError(error_field, f"{prefix}{row.where}: {exc}") from None
     return tuple(items)
 
 
@@ -210,37 +245,59 @@ def _check_benchmark_name(benchmark: object) -> str:
     return benchmark.strip()
 
 
-def parse_jsonl_items(text: str, *, benchmark: str = "custom") -> tuple[QuestionItem, ...]:
-    """The items of JSONL ``text`` (format in the module docstring); errors on field ``path``."""
+def _row(text: str, where: str, field: str, prefix: str) -> SourceRow:
+    """One JSON object read strictly (:mod:`common.strict_json`) as a source row."""
+    try:
+        obj = strict_json.loads(text, where, strict_text=True)
+    except strict_json.NotJson as exc:
+        at = f"line {exc.lineno}, column {exc.colno}" if exc.lineno > 1 else f"column {exc.colno}"
+        raise InputError(field, f"{prefix}{where}: not valid JSON: {exc.msg} ({at})") from None
+    except InputError as exc:
+        raise InputError(field, f"{prefix}{exc}") from None
+    if not isinstance(obj, dict):
+        raise InputError(field, f"{prefix}{where}: expected a JSON object, got {_json_type(obj)}")
+    return SourceRow(where, obj.get("id"), obj.get("question"), obj.get("options"), obj.get("answer"),
+                     obj.get("context", ""))
+
+
+def parse_jsonl_items(text: str, *, benchmark: str = "custom", source: str = "") -> tuple[QuestionItem, ...]:
+    """The items of JSONL ``text`` (format in the module docstring); errors on field ``path``,
+    their messages starting with ``source`` (the file's name) when given."""
     name = _check_benchmark_name(benchmark)
-    rows: list[SourceRow] = []
-    for line_no, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        where = f"line {line_no}"
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError("path", f"{where}: not valid JSON: {exc.msg} (column {exc.colno})") from None
-        if not isinstance(obj, dict):
-            raise InputError("path", f"{where}: expected a JSON object, got {_json_type(obj)}")
-        rows.append(SourceRow(where, obj.get("id"), obj.get("question"), obj.get("options"),
-                              obj.get("answer"), obj.get("context", "")))
+    prefix = f"{source}, " if source else ""
+    rows = [_row(line, f"line {n}", "path", prefix) for n, line in enumerate(text.split("\n"), start=1)
+            if line.strip()]
     if not rows:
-        raise InputError("path", "the file has no questions (it is empty or blank)")
-    return _build(rows, name, "path")
+        raise InputError("path", f"{prefix}the file has no questions (it is empty or blank)")
+    return _build(rows, name, "path", prefix)
+
+
+def parse_json_item(text: str, *, benchmark: str = "asked") -> QuestionItem:
+    """One item given as a JSON object (format in the module docstring); errors on field
+    ``question``."""
+    return _build([_row(text, "JSON item", "question", "")], _check_benchmark_name(benchmark), "question")[0]
+
+
+def is_file(path: Path | str) -> bool:
+    """Whether ``path`` names a file; any error while looking (a name too long for the file
+    system, a NUL byte, no permission) means it does not."""
+    try:
+        return Path(path).is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def load_jsonl_items(path: Path | str, *, benchmark: str = "custom") -> tuple[QuestionItem, ...]:
     """Read a user's question file (UTF-8 JSONL, format in the module docstring)."""
     file = Path(path)
-    if not file.is_file():
+    if not is_file(file):
         raise InputError("path", f"file not found: {file}")
     try:
-        text = file.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError("path", f"not UTF-8 text (byte {exc.start})") from None
-    return parse_jsonl_items(text, benchmark=benchmark)
+        data = file.read_bytes()
+    except OSError as exc:
+        raise InputError("path", f"cannot read {file}: {exc.strerror or exc}") from None
+    text = strict_json.decode_utf8(data, "path", str(file))
+    return parse_jsonl_items(text, benchmark=benchmark, source=str(file))
 
 
 def sample_items(items: Sequence[QuestionItem], n: int, rng: np.random.Generator

@@ -13,6 +13,7 @@ from typing import Sequence
 
 from clinical.questions import QuestionItem
 from common.errors import ConfigError
+from common.terminal import escape_controls
 from sag.failures import EXIT_FAILED, FailedItem, ItemFailed
 from sag.results import ItemResult
 from sag.transcript import GroupMessage
@@ -63,20 +64,22 @@ def format_message(message: GroupMessage, letters: tuple[str, ...]) -> list[str]
 def _turn_lines(item: QuestionItem, messages: Sequence[GroupMessage]) -> list[str]:
     """The question, its options and every turn, round by round."""
     letters = item.letters
-    lines = [f"Question: {item.question}"] + [f"  {letter}. {text}" for letter, text in item.options]
+    # item and model text printed with its control characters escaped (a question keeps its line breaks)
+    lines = [f"Question: {escape_controls(item.question, keep=chr(10) + chr(9))}"]
+    lines += [f"  {letter}. {escape_controls(text)}" for letter, text in item.options]
     last = None
     for m in messages:
         if (m.round, m.phase) != last:
             last = (m.round, m.phase)
             lines.append(f"\nRound {m.round}, {_PHASES.get(m.phase, m.phase)}:")
-        lines.extend(format_message(m, letters))
+        lines.extend(escape_controls(line) for line in format_message(m, letters))
     return lines
 
 
 def format_failure(item: QuestionItem, failure: FailedItem) -> str:
     """The debate up to the step whose model call failed, and that the group has no answer."""
     lines = _turn_lines(item, failure.messages)
-    lines.append(f"\nNo group answer: {failure.reason}.")
+    lines.append(f"\nNo group answer: {escape_controls(failure.reason)}.")
     lines.append("A failed model call is never counted as an answer; nothing was scored.")
     lines.append(f"{failure.model_calls} model calls, {failure.cached_calls} from the call log, "
                  f"{failure.seconds:.1f} s")
@@ -121,7 +124,7 @@ def ask(args: argparse.Namespace) -> int:
             result = answer_item(asked.item, cfg, runners, retrievers(corpora_of(cfg)), log=CallLog(store))
         except ItemFailed as exc:
             print(format_failure(asked.item, exc.failure))
-            print(f"error: no group answer: {exc.failure.reason}", file=sys.stderr)
+            print(f"error: no group answer: {escape_controls(exc.failure.reason)}", file=sys.stderr)
             return EXIT_FAILED
     print(format_debate(result, answer_known=asked.answer_known))
     return 0

@@ -20,16 +20,16 @@ failure and exits with status 1.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from common.db import StoreError
 from common.errors import ConfigError
+from common.terminal import escape_controls
 from dcem.cli import Parser, add_merge_command, int_in, progress_bar, run_command
 from runtime.factory import MAX_GPU_LAYERS, MAX_THREADS
-from sag.config import GroupConfig, preset
+from sag.config import GroupConfig, load_group_file, preset
 from sag.failures import EXIT_FAILED
 
 if TYPE_CHECKING:
@@ -42,12 +42,7 @@ def group_from_args(args: argparse.Namespace) -> GroupConfig:
     """The group: a preset name or a JSON file, then the command-line overrides."""
     text = args.group
     if text.lower().endswith(".json"):
-        try:
-            cfg = GroupConfig.from_mapping(json.loads(Path(text).read_text(encoding="utf-8")))
-        except OSError as exc:
-            raise ConfigError("group", f"cannot read {text}: {exc.strerror or exc}") from None
-        except json.JSONDecodeError as exc:
-            raise ConfigError("group", f"{text} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+        cfg = load_group_file(text)
     else:
         cfg = preset(text)
     changes: dict[str, object] = {}
@@ -77,9 +72,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         finally:
             bar.close()
     state = "resumed" if summary.resumed else "new"
-    print(f"run {summary.run_id} ({state}): {summary.answered_now} items answered now, {summary.items} in the run; "
-          f"{summary.model_calls} model calls, {summary.cached_calls} answered from the call log; "
-          f"{summary.seconds:.1f} s")
+    print(escape_controls(f"run {summary.run_id} ({state}): {summary.answered_now} items answered now, "
+                          f"{summary.items} in the run; {summary.model_calls} model calls, {summary.cached_calls} "
+                          f"answered from the call log; {summary.seconds:.1f} s"))
     return _report_failures(summary)
 
 
@@ -88,7 +83,7 @@ def _report_failures(summary: "SagRunSummary") -> int:
     if not summary.failed:
         return 0
     for failure in summary.failed:
-        print(f"failed: item {failure.item_id}: {failure.reason}", file=sys.stderr)
+        print(escape_controls(f"failed: item {failure.item_id}: {failure.reason}"), file=sys.stderr)
     print(f"error: {len(summary.failed)} item(s) got no answer (a model call failed), so the run is not finished"
           + (f"; {summary.stopped}" if summary.stopped else "")
           + "; run the same command again to retry them", file=sys.stderr)

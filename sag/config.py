@@ -20,19 +20,30 @@ Presets are named ``sag-6``, ``sag-10``, ``sag-15``, optionally followed by ``-m
 (reasoning and judge agents on ``gemma3-270m``, knowledge and safety agents on
 ``smollm2-135m``) and by a method (``sag-6-no_judge``, ``sag-10-dcem``,
 ``sag-6-majority``); ``single`` is one reasoning agent.
+
+A group file (``--group FILE.json``, :func:`load_group_file`) is one JSON object of these
+fields, read as strict UTF-8 and strict JSON (:mod:`common.strict_json`: finite numbers
+only, bounded nesting, no key given twice).  Every number must be finite and in range:
+the loss matrix's entries are numbers (not text, not true/false) from 0 to
+:data:`dcem.core.panel.MAX_LOSS`; ``counts``, ``backbones`` and ``corpora`` are lists.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import math
+import numbers
 from dataclasses import asdict, dataclass, replace
 from enum import Enum
+from pathlib import Path
 from typing import Any, Mapping
 
-from common.errors import ConfigError
+from common import strict_json
+from common.errors import ConfigError, InputError
+from dcem.core.panel import MAX_LOSS
 
 __all__ = ["AgentRole", "ROLES", "SIZES", "METHODS", "DEFAULT_MODEL", "MIXED_MODEL", "AgentSpec", "GroupConfig",
-           "preset", "PRESETS"]
+           "preset", "PRESETS", "load_group_file"]
 
 DEFAULT_MODEL = "smollm2-135m"
 MIXED_MODEL = "gemma3-270m"
@@ -67,9 +78,47 @@ class AgentSpec:
     corpus: str | None = None
 
 
+def _show(value: object) -> str:
+    """A value for a message, short; a whole number too long to print is described instead."""
+    if isinstance(value, int) and value.bit_length() > 128:
+        return f"a whole number of {value.bit_length()} bits"
+    return ascii(value)[:40]
+
+
 def _check_int(name: str, value: object, low: int, high: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ConfigError(name, f"must be a whole number in [{low}, {high}], got {value!r}")
+        raise ConfigError(name, f"must be a whole number in [{low}, {high}], got {_show(value)}")
+
+
+def _check_sequence(name: str, value: object) -> tuple[Any, ...]:
+    if not isinstance(value, (list, tuple)):
+        raise ConfigError(name, f"must be a list, got {type(value).__name__}")
+    return tuple(value)
+
+
+def _check_label(name: str, value: object, limit: int = 200) -> None:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(name, "must be a non-empty text")
+    if len(value) > limit or not value.isprintable():
+        raise ConfigError(name, f"must be printable text of at most {limit} characters, got {ascii(value[:40])}")
+
+
+def _loss_matrix(value: object) -> tuple[tuple[float, ...], ...]:
+    """A square loss matrix of finite numbers in [0, MAX_LOSS], as floats."""
+    rows = _check_sequence("loss", value)
+    if not 2 <= len(rows) <= 26 or any(not isinstance(r, (list, tuple)) or len(r) != len(rows) for r in rows):
+        raise ConfigError("loss", "must be a square matrix over the option letters: a list of 2 to 26 rows, "
+                                  "each a list of as many numbers")
+    out = []
+    for d, row in enumerate(rows):
+        for y, v in enumerate(row):
+            where = f"row {d + 1}, column {y + 1}"
+            if isinstance(v, bool) or not isinstance(v, numbers.Real):
+                raise ConfigError("loss", f"{where}: {_show(v)} is not a number")
+            if not (0 <= v <= MAX_LOSS and math.isfinite(v)):  # NaN fails the comparison
+                raise ConfigError("loss", f"{where}: {_show(v)} must be a finite number from 0 to {MAX_LOSS:g}")
+        out.append(tuple(float(v) for v in row))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -106,16 +155,16 @@ class GroupConfig:
     loss: tuple[tuple[float, ...], ...] | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "counts", tuple(self.counts))
-        object.__setattr__(self, "backbones", tuple(self.backbones))
-        object.__setattr__(self, "corpora", tuple(self.corpora))
+        for name in ("counts", "backbones", "corpora"):
+            object.__setattr__(self, name, _check_sequence(name, getattr(self, name)))
         if self.loss is not None:
-            object.__setattr__(self, "loss", tuple(tuple(float(v) for v in row) for row in self.loss))
+            object.__setattr__(self, "loss", _loss_matrix(self.loss))
         self._validate()
 
     def _validate(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
             raise ConfigError("name", "a group needs a name")
+        _check_label("name", self.name, 100)
         if self.method not in METHODS:
             raise ConfigError("method", f"unknown method {self.method!r}; choose one of {', '.join(METHODS)}")
         if len(self.counts) != 4:
@@ -124,6 +173,8 @@ class GroupConfig:
             _check_int(f"counts.{role.value}", n, 0, 16)
         if len(self.backbones) != 4 or not all(isinstance(b, str) and b.strip() for b in self.backbones):
             raise ConfigError("backbones", "need one non-empty model key per role (A_R, A_K, A_S, A_J)")
+        for backbone in self.backbones:
+            _check_label("backbones", backbone, 1000)
         _check_int("t_max", self.t_max, 1, 10)
         _check_int("rationale_tokens", self.rationale_tokens, 1, 512)
         _check_int("top_k", self.top_k, 1, 10)
@@ -139,11 +190,7 @@ class GroupConfig:
         for name, value, low, high in (("temperature", self.temperature, 0.0, 5.0), ("top_p", self.top_p, 1e-6, 1.0),
                                        ("refuse_threshold", self.refuse_threshold, 1e-6, 1.0)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
-                raise ConfigError(name, f"must be a number in [{low:g}, {high:g}], got {value!r}")
-        if self.loss is not None:
-            size = len(self.loss)
-            if size < 2 or any(len(row) != size for row in self.loss):
-                raise ConfigError("loss", "must be a square matrix over the option letters")
+                raise ConfigError(name, f"must be a number in [{low:g}, {high:g}], got {_show(value)}")
 
     def role_counts(self) -> tuple[int, int, int, int]:
         """Agents per role once the method is applied."""
@@ -195,6 +242,25 @@ class GroupConfig:
             return cls(**dict(values))
         except TypeError as exc:
             raise ConfigError("group", str(exc)) from None
+
+
+def load_group_file(path: str | Path) -> GroupConfig:
+    """A group from a JSON file (see the module docstring); every problem is a
+    :class:`ConfigError` on field ``group`` naming the file."""
+    file = Path(path)
+    try:
+        data = file.read_bytes()
+    except (OSError, ValueError) as exc:
+        raise ConfigError("group", f"cannot read {file}: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        values = strict_json.loads(strict_json.decode_utf8(data, "group", str(file)), str(file), strict_text=True)
+    except InputError as exc:
+        detail = str(exc)
+        raise ConfigError("group", detail.removeprefix("group: ")) from None
+    try:
+        return GroupConfig.from_mapping(values)
+    except ConfigError as exc:
+        raise ConfigError("group", f"{file}: {exc}") from None
 
 
 PRESETS = ("single", "single-gemma", "vote-6", "sag-6", "sag-10", "sag-15", "sag-6-mixed", "sag-10-mixed", "sag-6-majority", "sag-6-dcem")

@@ -1,21 +1,26 @@
 """The question ``python -m sag ask`` is given: a JSONL file, one JSON item, or plain text.
 
+A path is tried only when the argument could name a file (one line, no NUL, each part
+at most 255 bytes): a long one-line question is read as text, and any error of the file
+system while looking for the file means "not a file".
+
 Plain text is the question followed by one option per line, each starting with its letter
 (``A. ...``, ``B) ...`` or ``C: ...``).  Items typed in this way have no known answer: the
 debate runs the same, and nothing is scored.
 """
 from __future__ import annotations
 
-import json
+import os
 import re
 from pathlib import Path
 
-from clinical.questions import QuestionItem, load_jsonl_items, parse_jsonl_items
+from clinical.questions import QuestionItem, is_file, load_jsonl_items, parse_json_item
 from common.errors import InputError
 
 __all__ = ["AskedQuestion", "read_question"]
 
 _OPTION = re.compile(r"^\s*([A-Z])\s*[.):]\s*(.+?)\s*$")
+_NAME_MAX, _PATH_MAX = 255, 4096  # bytes of one part of a path, of a whole path (Linux, macOS)
 
 
 class AskedQuestion:
@@ -45,19 +50,28 @@ def _from_text(text: str) -> QuestionItem:
     return QuestionItem("asked", " ".join(question), tuple(options), "A", "asked")
 
 
+def _as_path(text: str) -> Path | None:
+    """``text`` as a path if it could name a file, else None."""
+    if not text or "\n" in text or "\r" in text or "\0" in text:
+        return None
+    try:
+        raw = os.fsencode(text)
+    except UnicodeEncodeError:  # a lone surrogate no file name can hold
+        return None
+    if len(raw) >= _PATH_MAX or any(len(part) > _NAME_MAX for part in raw.split(b"/")):
+        return None
+    return Path(text)
+
+
 def read_question(source: str, *, item_id: str | None = None) -> AskedQuestion:
     """A JSONL file (its first item, or ``item_id``), a JSON object, or plain text."""
     stripped = source.strip()
-    path = Path(stripped) if len(stripped) < 4096 and "\n" not in stripped else None
-    if path is not None and path.suffix.lower() in (".jsonl", ".json") or (path is not None and path.is_file()):
-        items = load_jsonl_items(path)  # type: ignore[arg-type]
+    path = _as_path(stripped)
+    if path is not None and (path.suffix.lower() in (".jsonl", ".json") or is_file(path)):
+        items = load_jsonl_items(path)
         return AskedQuestion(_pick(items, item_id, str(path)), True)
     if stripped.startswith("{"):
-        try:
-            json.loads(stripped)
-        except json.JSONDecodeError as exc:
-            raise InputError("question", f"not valid JSON: {exc.msg} at column {exc.colno}") from None
-        return AskedQuestion(parse_jsonl_items(stripped, benchmark="asked")[0], True)
+        return AskedQuestion(parse_json_item(stripped, benchmark="asked"), True)
     return AskedQuestion(_from_text(source), False)
 
 

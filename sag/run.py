@@ -20,7 +20,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from clinical.questions import BENCHMARKS, QuestionItem, load_benchmark, load_jsonl_items, sample_items
+from clinical.questions import BENCHMARKS, QuestionItem, is_file, load_benchmark, load_jsonl_items, sample_items
 from common.errors import ConfigError
 from runtime.call_log import CallLog
 from runtime.turns import TurnRunner
@@ -47,7 +47,7 @@ def load_items(benchmark: str) -> tuple[QuestionItem, ...]:
     if benchmark in BENCHMARKS:
         return load_benchmark(benchmark)
     path = Path(benchmark)
-    if path.suffix.lower() in (".jsonl", ".json") or path.exists():
+    if path.suffix.lower() in (".jsonl", ".json") or is_file(path):
         return load_jsonl_items(path, benchmark=path.stem or "custom")
     raise ConfigError("benchmark", f"unknown benchmark {benchmark!r}; use one of {', '.join(BENCHMARKS)} "
                                    "or a path to a .jsonl question file")

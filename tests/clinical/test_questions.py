@@ -217,7 +217,7 @@ def test_jsonl_rejects_bad_input(tmp_path: Path, lines: list[str], expected: str
     with pytest.raises(InputError) as err:
         load_jsonl_items(path)
     assert err.value.field == "path"
-    assert str(err.value).startswith("path: " + expected), str(err.value)
+    assert str(err.value).startswith(f"path: {path}, " + expected), str(err.value)
 
 
 def test_jsonl_missing_file_and_bad_bytes(tmp_path: Path) -> None:
