@@ -108,7 +108,11 @@ def load_export(path: str | Path) -> dict[str, Any]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise InputError("export", f"{path} is not UTF-8 text") from None
-    data = strict_json.loads(text, f"export {path}")
+    try:
+        data = strict_json.loads(text, str(path))
+    except InputError as exc:  # "<path>: is not valid JSON..." -> "export: <path> is not valid JSON..."
+        what = str(exc)[len(exc.field) + 2:]
+        raise InputError("export", f"{path}{' ' if what.startswith('is ') else ': '}{what}") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise InputError("export", f"{path} is not a SAG evaluation export (format {FORMAT})")
     return check_export(data, str(path))
