@@ -186,6 +186,7 @@ def test_fuzz_report_from_export(tmp_path: Path) -> None:
 
 
 @pytest.mark.fuzz_large
+@pytest.mark.timeout(3600)  # 10,000 reports of a 377 kB file
 def test_fuzz_report_from_export_large(tmp_path: Path) -> None:
     _report_surface(tmp_path, LARGE)
 
@@ -307,5 +308,6 @@ def test_fuzz_shipped_store_import(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 
 @pytest.mark.fuzz_large
+@pytest.mark.timeout(3600)  # 10,000 files, a few hundred of them imported into a store
 def test_fuzz_shipped_store_import_large(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _import_surface(tmp_path, monkeypatch, LARGE)
