@@ -63,6 +63,8 @@ def check_target(path: str | Path) -> Path:
     """The file ``path`` an export may be written to: not a folder, in a folder that
     exists and can be written; else InputError (checked before any work is done)."""
     target = Path(path)
+    if not str(path).strip():
+        raise InputError("export", "give the path of a JSON file to write")
     try:
         if not target.name or target.is_dir():
             raise InputError("export", f"{path} is a folder; give the path of a JSON file")

@@ -154,6 +154,10 @@ def test_an_export_path_that_cannot_be_written_writes_nothing(target: str, messa
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
 
 
+def test_an_empty_export_path_is_refused() -> None:
+    assert "give the path of a JSON file to write" in _refused(*_report("--from-export", str(EXPORT), "--export", ""))
+
+
 def test_a_write_that_fails_leaves_the_old_file_and_no_temporary_file(tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     target = tmp_path / "e.json"
