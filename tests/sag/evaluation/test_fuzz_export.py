@@ -104,6 +104,8 @@ def export_texts(draw: Any) -> str:
             old = parent[key]
         except (KeyError, IndexError, TypeError):
             continue  # an earlier mutation removed the path
+        if not isinstance(parent, (dict, list)):
+            continue  # an earlier mutation replaced a container by a string
         if op == "replace":
             parent[key] = draw(_values)
         elif op == "drop":
