@@ -94,7 +94,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from sag.report import format_table, summarise
     from sag.store.tables import SagStore
 
-    if args.eval is not None or args.from_export:
+    if args.eval is not None or args.from_export is not None:
         return _report_eval(args)
     with SagStore(args.db, create=False) as store:  # a report creates no store
         if args.run is not None:
@@ -108,17 +108,19 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _report_eval(args: argparse.Namespace) -> int:
-    from sag.evaluation.export import build_export, latest_eval_id, load_export, write_export
+    from sag.evaluation.export import build_export, check_target, latest_eval_id, load_export, write_export
     from sag.evaluation.tables import render_report
     from sag.store.tables import SagStore
 
-    if args.from_export:
+    if args.export is not None:  # a path that cannot be written stops the command before any work
+        check_target(args.export)
+    if args.from_export is not None:
         data = load_export(args.from_export)
     else:
         with SagStore(args.db, create=False) as store:
             eval_id = latest_eval_id(store) if args.eval == "latest" else args.eval
             data = build_export(store, eval_id, command=args.command_text or "")
-    if args.export:
+    if args.export is not None:
         write_export(data, args.export)
         print(f"wrote {args.export}", file=sys.stderr)
     print(render_report(data, level=args.level), end="")

@@ -48,7 +48,7 @@ def _escalation(name: str, counts: dict[str, Any]) -> list[str]:
 
 def _cost(groups: dict[str, Any], singles: dict[str, Any]) -> list[str]:
     secs = {g: _f(v["deployment"]["seconds_per_item"]) for g, v in groups.items()
-            if math.isfinite(_f(v.get("deployment", {}).get("seconds_per_item")))}
+            if _f(v.get("deployment", {}).get("seconds_per_item")) > 0}  # NaN and 0 s cannot be compared
     if not (secs and singles and any(g in secs for g in singles)):
         return []
     base = min(secs[g] for g in singles if g in secs)

@@ -209,3 +209,33 @@ def test_the_agent_group_page_without_runs_imports_the_shipped_debates(shipped_d
     assert any(f"evaluation {shipped_db[1]} is now in your result store" in s for s in _texts(at, "success"))
     assert at.selectbox(key="ag_run").value.startswith("eval-")  # a debate of the evaluation is on screen
     assert any(t.value == "Debate timeline" for t in at.subheader)
+
+
+def test_a_malformed_export_file_names_the_field(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import json
+
+    exports = tmp_path / "exports"
+    exports.mkdir()
+    doc = json.loads((ROOT / "data" / "results" / "sag_eval_core.json").read_text(encoding="utf-8"))
+    doc["groups"]["single"]["accuracy"]["medqa"]["low"] = None
+    (exports / "nulled.json").write_text(json.dumps(doc), encoding="utf-8")
+    at = _page(monkeypatch, tmp_path / "empty.duckdb", exports).run()
+    assert not at.exception and not at.tabs
+    assert any("cannot be shown" in e and "groups.single.accuracy.medqa.low must be a number" in e
+               for e in _texts(at, "error"))
+
+
+def test_a_packed_store_past_the_size_limit_imports_nothing(shipped_db: tuple[Path, str],
+                                                            monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from sag.evaluation import shipped
+
+    exports = tmp_path / "exports"
+    exports.mkdir()
+    _ship(shipped_db, exports)
+    monkeypatch.setattr(shipped, "MAX_UNPACKED_BYTES", 64 * 1024)
+    mine = tmp_path / "mine.duckdb"
+    at = _page(monkeypatch, mine, exports).run()
+    next(b for b in at.button if b.key == "ev_acc_import").click().run()
+    assert not at.exception
+    assert any("Nothing was imported" in e and "more than the limit of 65,536 bytes" in e for e in _texts(at, "error"))
+    assert at.selectbox(key="ev_source").options == ["file: sag_eval_small.json"]
