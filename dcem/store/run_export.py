@@ -10,8 +10,9 @@ written.  :func:`load_run_export` reads it back with DuckDB's ``read_parquet`` (
 pyarrow), refusing a directory that is missing, a manifest with any field out of place
 (:mod:`dcem.store.export_manifest`: file names are the plain ``<table>.parquet`` of the
 folder itself) and files that differ from the manifest or from the tables' schemas, keys
-and relations (:mod:`dcem.store.export_tables`).  The clinical tables (Appendix H, Tables 6, 7 and 1) can then be printed and
-re-derived from the outcomes without the store (:mod:`dcem.analysis.export_metrics`).
+and relations (:mod:`dcem.store.export_tables`).  The clinical tables (Appendix H,
+Tables 6, 7 and 1) can then be printed and re-derived from the outcomes without the
+store (:mod:`dcem.analysis.export_metrics`).
 
 Traces keep the reports, the agents' probability vectors and the mediator's decision,
 margin, energy terms, action, steer target and features, certified and budget flags;
