@@ -322,6 +322,10 @@ class _Checker:
 
     def __call__(self, case: tuple[list[tuple[Any, ...]], int]) -> str:
         ops, pick = case
+        seen = COUNTS[SURFACE]
+        if seen["inputs"] % 1000 == 0:  # a long run shows where it is
+            print(f"fuzz {SURFACE}: {seen['inputs']} inputs so far, {seen['error']} clean errors, "
+                  f"{seen['valid']} valid results", flush=True)
         mode = MODES[pick]
         want = self.expected(mode)
         self._fresh()
@@ -351,5 +355,6 @@ def test_fuzz_export_report(tmp_path: Path) -> None:
 
 
 @pytest.mark.fuzz_large
+@pytest.mark.timeout(5400)  # 10,000 inputs, a few hundred of them whole reports
 def test_fuzz_export_report_large(tmp_path: Path) -> None:
     _fuzz(tmp_path, LARGE)
