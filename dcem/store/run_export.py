@@ -5,11 +5,14 @@ cases with their text, per-round traces, outcomes, metrics, each agent turn's no
 reply, parse error and few-shot examples, and the synthetic compliance ablation) with
 DuckDB's own Parquet writer (ZSTD), and writes a manifest with the format tag
 :data:`FORMAT`, every run's kind, spec and config, the exact command that made the runs,
-the model files (name, size, sha256) and the sha256 of every file written.
-:func:`load_run_export` reads it back with DuckDB's ``read_parquet`` (no pyarrow),
-refusing a directory that is missing, of another format, or whose files differ from the
-manifest.  The clinical tables (Appendix H, Tables 6, 7 and 1) can then be printed and
-re-derived from the outcomes without the store (:mod:`dcem.analysis.export_metrics`).
+the model files (name, size, sha256) and the row count, size and sha256 of every file
+written.  :func:`load_run_export` reads it back with DuckDB's ``read_parquet`` (no
+pyarrow), refusing a directory that is missing, a manifest with any field out of place
+(:mod:`dcem.store.export_manifest`: file names are the plain ``<table>.parquet`` of the
+folder itself) and files that differ from the manifest or from the tables' schemas, keys
+and relations (:mod:`dcem.store.export_tables`).  The clinical tables (Appendix H,
+Tables 6, 7 and 1) can then be printed and re-derived from the outcomes without the
+store (:mod:`dcem.analysis.export_metrics`).
 
 Traces keep the reports, the agents' probability vectors and the mediator's decision,
 margin, energy terms, action, steer target and features, certified and budget flags;
@@ -19,10 +22,8 @@ the probabilities and the cell's panel).
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import json
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -30,13 +31,13 @@ from typing import Any, Mapping, Sequence
 import duckdb
 import pandas as pd
 
+from dcem import strict_json
 from dcem.errors import InputError
 from dcem.store.database import Store
+from dcem.store.export_manifest import FORMAT, MANIFEST, TABLES, check_manifest, check_models, check_runs
+from dcem.store.export_tables import read_tables, sha256_of
 
 __all__ = ["FORMAT", "MANIFEST", "TABLES", "TURN_KEY", "RunExport", "write_run_export", "load_run_export"]
-
-FORMAT = "dcem-run-export/1"
-MANIFEST = "manifest.json"
 
 _IN_RUNS = "run_id IN (SELECT run_id FROM _export_runs)"
 _TRACE_COLUMNS = ("run_id, case_id, method, round, reports, probabilities, decision, runner_up, margin, "
@@ -63,9 +64,7 @@ _QUERIES: dict[str, str] = {
     "ablation": "SELECT run_id, scenario, seed, xi, horizon, metric, value FROM ablation "
                 f"WHERE {_IN_RUNS} ORDER BY run_id, scenario, seed, xi, horizon, metric",
 }
-TABLES: tuple[str, ...] = tuple(_QUERIES)
 TURN_KEY = ["run_id", "case_id", "method", "round", "agent"]  # the columns that name one agent turn
-_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 @dataclass(frozen=True)
@@ -92,26 +91,6 @@ class RunExport:
             if entry["run_id"] == run_id:
                 return dict(entry)
         raise InputError("run", f"the export {self.directory} has no run {run_id!r}")
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _check_models(models: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    out = []
-    for i, entry in enumerate(models):
-        if not isinstance(entry, Mapping) or not isinstance(entry.get("key"), str) or not entry["key"]:
-            raise InputError("models", f"entry {i} needs a model key, got {entry!r}")
-        sha = entry.get("sha256")
-        if sha is not None and not (isinstance(sha, str) and _SHA256.fullmatch(sha)):
-            raise InputError("models", f"{entry['key']}: sha256 must be 64 lowercase hex digits or null")
-        out.append(dict(entry))
-    return out
 
 
 def _run_entries(store: Store, run_ids: list[str]) -> list[dict[str, Any]]:
@@ -164,7 +143,7 @@ def _copy_tables(store: Store, run_ids: list[str], directory: Path,
             os.replace(tmp, target)
             rows = con.execute(f"SELECT count(*) FROM ({query})").fetchone()[0]  # noqa: S608
             files.append({"name": target.name, "table": name, "rows": int(rows),
-                          "size_bytes": target.stat().st_size, "sha256": _sha256(target)})
+                          "size_bytes": target.stat().st_size, "sha256": sha256_of(target)})
     finally:
         con.close()
     return files
@@ -188,7 +167,8 @@ def write_run_export(store: Store, run_ids: Sequence[str], directory: str | os.P
         raise InputError("run", "give at least one run id to export")
     if not isinstance(command, str) or not command.strip():
         raise InputError("command", "give the command that made the runs")
-    entries, model_rows = _run_entries(store, ids), _check_models(models)
+    entries, model_rows = _run_entries(store, ids), check_models(list(models))
+    check_runs(entries)  # a run this format cannot carry is refused before any file is written
     target = Path(directory)
     try:
         target.mkdir(parents=True, exist_ok=True)
@@ -203,49 +183,27 @@ def write_run_export(store: Store, run_ids: Sequence[str], directory: str | os.P
     return manifest
 
 
-def _read_manifest(directory: Path) -> dict[str, Any]:
+def _read_manifest(directory: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """The manifest and its file entries by table, every field checked."""
     if not directory.is_dir():
         raise InputError("export", f"no export directory {directory}")
     path = directory / MANIFEST
-    if not path.is_file():
+    if path.is_symlink() or not path.is_file():
         raise InputError("export", f"{directory} has no {MANIFEST}; it is not a D-CEM run export")
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        manifest = strict_json.loads(path.read_text(encoding="utf-8"), str(path))
+    except InputError as exc:  # not JSON, a number no float holds, nested too deeply
+        raise InputError("export", f"cannot read {path}: {str(exc)[len(str(path)) + 2:]}") from None
+    except (OSError, UnicodeDecodeError) as exc:
         raise InputError("export", f"cannot read {path}: {exc}") from None
-    found = manifest.get("format") if isinstance(manifest, dict) else None
-    if found != FORMAT:
-        raise InputError("export", f"{path} is not a D-CEM run export: format {found!r}, expected {FORMAT!r}")
-    if not isinstance(manifest.get("runs"), list) or not isinstance(manifest.get("files"), list):
-        raise InputError("export", f"{path} lacks its runs or files list")
-    return manifest
-
-
-def _read_table(directory: Path, entry: Mapping[str, Any], con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    path = directory / str(entry["name"])
-    if not path.is_file():
-        raise InputError("export", f"{path.name} is listed in the manifest but missing from {directory}")
-    digest = _sha256(path)
-    if digest != entry.get("sha256"):
-        raise InputError("export", f"{path.name} has sha256 {digest[:12]}…, the manifest says "
-                                   f"{str(entry.get('sha256'))[:12]}…: the file was modified or is corrupt")
-    try:
-        return con.execute("SELECT * FROM read_parquet(?)", [str(path)]).df()
-    except duckdb.Error as exc:
-        raise InputError("export", f"cannot read {path.name}: {exc}") from None
+    return manifest, check_manifest(manifest, str(path))
 
 
 def load_run_export(directory: str | os.PathLike[str]) -> RunExport:
-    """Read an export written by :func:`write_run_export`, checking every file's sha256."""
+    """Read an export written by :func:`write_run_export`: every manifest field, each
+    file's size, sha256, row count and schema, keys and the rows' runs, cells and cases
+    are checked (:mod:`dcem.store.export_manifest`, :mod:`dcem.store.export_tables`);
+    InputError naming the field or file otherwise."""
     where = Path(directory)
-    manifest = _read_manifest(where)
-    listed = {str(f.get("table")): f for f in manifest["files"] if isinstance(f, dict)}
-    missing = [t for t in TABLES if t not in listed]
-    if missing:
-        raise InputError("export", f"{where / MANIFEST} lists no file for {', '.join(missing)}")
-    con = duckdb.connect()
-    try:
-        frames = {t: _read_table(where, listed[t], con) for t in TABLES}
-    finally:
-        con.close()
-    return RunExport(directory=where, manifest=manifest, **frames)
+    manifest, files = _read_manifest(where)
+    return RunExport(directory=where, manifest=manifest, **read_tables(where, files, manifest))

@@ -141,7 +141,7 @@ def test_a_malformed_run_entry_names_its_field(tmp_path: Path) -> None:
     del manifest["runs"][1]["kind"]
     (export / "manifest.json").write_text(json.dumps(manifest))
     with Store(tmp_path / "s.duckdb") as store:
-        with pytest.raises(InputError, match="'kind' is missing"):
+        with pytest.raises(InputError, match=r"runs\[1\] lacks the field 'kind'"):
             import_run_export(store, export)
         assert stored_run_ids(store) == set()
 
