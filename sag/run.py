@@ -28,6 +28,7 @@ from sag.config import AgentRole, GroupConfig
 from sag.debate import Searcher
 from sag.failures import FailedItem, ItemFailed
 from sag.group import answer_item, calibrate, check_fixed_options
+from sag.results import ItemResult
 from sag.store.tables import SagStore
 
 __all__ = ["SagRunSpec", "SagRunSummary", "run_sag", "run_items", "load_items", "default_runners", "default_retrievers",
@@ -149,6 +150,44 @@ def run_sag(store: SagStore, spec: SagRunSpec, *, runners: RunnerFactory | Mappi
                      progress=progress, cancel=cancel)
 
 
+class _Player:
+    """Answers a run's items in turn, storing each answer or failure (:func:`run_items`)."""
+
+    def __init__(self, store: SagStore, run_id: str, answer: Callable[[QuestionItem], ItemResult]) -> None:
+        self.store, self.run_id, self.answer = store, run_id, answer
+        self.failed: list[FailedItem] = []
+        self.calls = self.cached = 0
+
+    def items(self, todo: Sequence[QuestionItem], cancel: Callable[[], bool] | None,
+              progress: Callable[[int, str], None] | None) -> str | None:
+        """Play ``todo``; why the run stopped early (items failing in a row), or None."""
+        in_a_row = answered = 0
+        for n, item in enumerate(todo):
+            if cancel is not None and cancel():
+                log.info("run %s cancelled after %d items", self.run_id, n)
+                return None
+            try:
+                result = self.answer(item)
+            except ItemFailed as exc:
+                self._failed(exc.failure)
+                in_a_row += 1
+                if in_a_row >= STOP_AFTER_FAILURES and n + 1 < len(todo):
+                    return f"stopped after {in_a_row} items in a row got no answer; {len(todo) - n - 1} items not tried"
+                continue
+            in_a_row, answered = 0, answered + 1
+            self.store.save_item(self.run_id, result)
+            self.calls, self.cached = self.calls + result.model_calls, self.cached + result.cached_calls
+            if progress is not None:
+                progress(answered, item.item_id)
+        return None
+
+    def _failed(self, failure: FailedItem) -> None:
+        self.store.save_failure(self.run_id, failure)
+        self.failed.append(failure)
+        log.info("item %s of run %s got no answer: %s", failure.item_id, self.run_id, failure.reason)
+        self.calls, self.cached = self.calls + failure.model_calls, self.cached + failure.cached_calls
+
+
 def run_items(store: SagStore, run_id: str, *, benchmark: str, cfg: GroupConfig, seed: int,
               evaluation: Sequence[QuestionItem], calibration: Sequence[QuestionItem] = (),
               runners: RunnerFactory | Mapping[str, TurnRunner] | None = None,
@@ -181,30 +220,11 @@ def run_items(store: SagStore, run_id: str, *, benchmark: str, cfg: GroupConfig,
                             progress=(lambda d, n: progress(d, n, "calibration")) if progress else None)
             store.set_calibration(run_id, cal.to_dict())
             calls, cached = cal.model_calls, cal.cached_calls
-        in_a_row = 0
-        for n, item in enumerate(todo):
-            if cancel is not None and cancel():
-                log.info("run %s cancelled after %d items", run_id, n)
-                break
-            try:
-                result = answer_item(item, cfg, models, corpora, log=call_log, run_id=run_id, calibration=cal)
-            except ItemFailed as exc:
-                failure = exc.failure
-                store.save_failure(run_id, failure)
-                failed.append(failure)
-                log.info("item %s of run %s got no answer: %s", item.item_id, run_id, failure.reason)
-                calls, cached = calls + failure.model_calls, cached + failure.cached_calls
-                in_a_row += 1
-                if in_a_row >= STOP_AFTER_FAILURES and n + 1 < len(todo):
-                    stopped = (f"stopped after {in_a_row} items in a row got no answer; "
-                               f"{len(todo) - n - 1} items not tried")
-                    break
-                continue
-            in_a_row = 0
-            store.save_item(run_id, result)
-            calls, cached = calls + result.model_calls, cached + result.cached_calls
-            if progress is not None:
-                progress(len(done) + n + 1, len(evaluation), item.item_id)
+        play = _Player(store, run_id, lambda item: answer_item(item, cfg, models, corpora, log=call_log,
+                                                               run_id=run_id, calibration=cal))
+        stopped = play.items(todo, cancel, (lambda n, label: progress(len(done) + n, len(evaluation), label))
+                             if progress is not None else None)
+        failed, calls, cached = play.failed, calls + play.calls, cached + play.cached
     if store.done_items(run_id) >= {it.item_id for it in evaluation}:
         store.finish_run(run_id)
     elif failed:

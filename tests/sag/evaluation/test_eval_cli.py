@@ -40,6 +40,9 @@ def test_bad_eval_arguments_exit_2_with_one_line(tmp_path: Path, args: list[str]
 
 
 def test_report_eval_on_an_empty_store_says_what_to_do(tmp_path: Path) -> None:
+    missing = _sag("report", "--eval", db=tmp_path / "x.duckdb")
+    assert missing.returncode == 2 and "no store file" in missing.stderr and not (tmp_path / "x.duckdb").exists()
+    SagStore(tmp_path / "x.duckdb").close()
     out = _sag("report", "--eval", db=tmp_path / "x.duckdb")
     assert out.returncode == 2 and "python -m sag eval" in out.stderr and "Traceback" not in out.stderr
 
