@@ -54,6 +54,7 @@ _RUNS = [
                                                                           "method")],
     RowCheck("sag_runs", "item_ids", "len(r.item_ids) = 0 OR len(list_distinct(r.item_ids)) <> len(r.item_ids)",
              "must list at least one item, each once, none missing"),
+    *counts("sag_runs", "seed"),
     json_text("sag_runs", "config_json"),
     json_text("sag_runs", "calibration_json", nullable=True),
     *same_in_both("sag_runs", "benchmark", "group_name", "method", "config_json", "item_ids", "seed"),

@@ -157,6 +157,7 @@ def store_problems(store: Path | duckdb.DuckDBPyConnection) -> list[str]:
         ok = (r["status"] in ("running", "finished", "interrupted")
               and (r["status"] == "finished") == (r["finished_at"] is not None)
               and bool(ids) and None not in ids and len(set(ids)) == len(ids) and _json(r["config_json"])
+              and _count(r["seed"])
               and (r["calibration_json"] is None or _json(r["calibration_json"]))
               and all(r[c] for c in ("run_id", "benchmark", "group_name", "method")))
         bad += [] if ok else [f"sag_runs {r['run_id']}"]

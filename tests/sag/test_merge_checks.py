@@ -89,6 +89,7 @@ def test_a_clean_part_merges_whole_and_keeps_every_rule(source: Path, empty: Pat
     ("UPDATE sag_items SET options_json = '[[\"A\", \"x\"]]'", "sag_items", "options_json"),
     ("UPDATE sag_runs SET item_ids = ['only-this']", "sag_items", "item_id"),
     ("UPDATE sag_runs SET status = 'finished', finished_at = NULL", "sag_runs", "finished_at"),
+    ("UPDATE sag_runs SET seed = -1", "sag_runs", "seed"),
     (f"UPDATE llm_calls SET raw_reply = 'anything', probabilities = ['nan'] WHERE call_id = {_ONE_CALL}",
      "llm_calls", "probabilities"),
     (f"UPDATE llm_calls SET prompt_tokens = -7 WHERE call_id = {_ONE_CALL}", "llm_calls", "prompt_tokens"),
