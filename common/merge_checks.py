@@ -94,7 +94,8 @@ def _expand(sql: str, plan: Mapping[str, Sequence[str]], tables: frozenset[str])
 
 
 def _show(value: object, *, quoted: bool = True) -> str:
-    text = repr(value) if quoted else str(value)
+    """The value on one line (control characters escaped), cut to a readable length."""
+    text = repr(value) if quoted else "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(value))
     return text if len(text) <= _VALUE_CHARS else text[:_VALUE_CHARS - 3] + "..."
 
 

@@ -84,6 +84,7 @@ def test_a_clean_part_merges_whole_and_keeps_every_rule(source: Path, empty: Pat
     ("UPDATE sag_messages SET duration_s = -0.5 WHERE seq = 0", "sag_messages", "duration_s"),
     ("UPDATE sag_messages SET distribution = [1.5, -0.5] WHERE seq = 0", "sag_messages", "distribution"),
     ("UPDATE sag_messages SET answer = 'Q' WHERE seq = 0", "sag_messages", "answer"),
+    ("UPDATE sag_messages SET retrieved_json = 'not' || chr(10) || 'json'", "sag_messages", "retrieved_json"),
     ("UPDATE sag_mediator SET energy = '-inf'", "sag_mediator", "energy"),
     ("UPDATE sag_items SET answer = 'Z'", "sag_items", "answer"),
     ("UPDATE sag_items SET options_json = '[[\"A\", \"x\"]]'", "sag_items", "options_json"),
@@ -105,7 +106,7 @@ def test_a_bad_row_refuses_the_whole_merge_naming_table_key_and_column(mutation:
         _merge(empty, source)
     assert (info.value.table, info.value.column) == (table, column)
     assert f"table {table}, row (" in str(info.value) and f": {column} = " in str(info.value)
-    assert "nothing was changed" in str(info.value) and dump(empty) == before
+    assert "nothing was changed" in str(info.value) and "\n" not in str(info.value) and dump(empty) == before
 
 
 def test_the_command_line_refuses_a_bad_row_in_one_line_and_the_report_is_unchanged(
