@@ -109,11 +109,14 @@ _LLM = [
 
 _SAVED = [
     json_text("presets", "config_json"),
-    numbers("presets", "loss", None, depth=2, nullable=True),
+    numbers("presets", "loss", 0.0, depth=2, nullable=True),
     RowCheck("presets", "name", "r.name = ''", "must not be empty"),
     belongs("reviews", "outcomes", ("run_id", "case_id", "method"), "the run's outcome of this case and method "
             "must exist (in the target or among the merged rows)"),
-    RowCheck("reviews", "final_label", "r.final_label = ''", "must not be empty"),
+    RowCheck("reviews", "final_label", "NOT EXISTS (SELECT 1 FROM {cases} k JOIN {cells} c ON c.run_id = k.run_id "
+             "AND c.scenario = k.scenario AND c.seed = k.seed WHERE k.run_id = r.run_id AND k.case_id = r.case_id "
+             "AND list_contains(c.labels, r.final_label))", "must be one of the case's labels"),
+    RowCheck("reviews", "reviewer", "trim(r.reviewer) = ''", "must name the reviewer"),
 ]
 
 DCEM_CHECKS: tuple[RowCheck, ...] = (*_RUNS, *_CELLS, *_CASES, *_TRACES, *_OUTCOMES, *_RESULTS, *_LLM, *_SAVED)

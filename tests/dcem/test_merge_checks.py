@@ -67,6 +67,12 @@ def test_the_shared_clinical_store_keeps_every_rule(source: Path, empty: Path) -
      "run_id"),
     ("UPDATE agent_turns SET probabilities = [2.0] WHERE agent = 0", "agent_turns", "probabilities"),
     ("UPDATE llm_calls SET duration_s = -1", "llm_calls", "duration_s"),
+    ("INSERT INTO reviews SELECT 'r1', run_id, case_id, method, 'not-a-label', '', 'Ann', now() FROM outcomes "
+     "LIMIT 1", "reviews", "final_label"),
+    ("INSERT INTO reviews SELECT 'r1', run_id, case_id, 'no-method', 'x', '', 'Ann', now() FROM outcomes "
+     "LIMIT 1", "reviews", "method"),
+    ("INSERT INTO presets VALUES ('p1', 'mine', '{}', [[0.0, '-inf'::DOUBLE], [1.0, 0.0]], NULL, NULL, now())",
+     "presets", "loss"),
     ("UPDATE llm_calls SET run_id = 'ghost-run'", "llm_calls", "run_id"),
 ])
 def test_a_bad_dcem_or_call_log_row_refuses_the_whole_merge(mutation: str, table: str, column: str, source: Path,

@@ -235,7 +235,7 @@ class _Harness:
             self.counts["wrong"] += 1
             raise
         self.counts["valid" if accepted else "error"] += 1
-        if self.counts["inputs"] % 500 == 0:
+        if self.counts["inputs"] % 250 == 0:
             print(f"fuzz {SURFACE} so far: {dict(self.counts)}", flush=True)
 
 
@@ -278,6 +278,7 @@ def test_fuzz_merge(bases: Bases, tmp_path: Path) -> None:
 
 
 @pytest.mark.fuzz_large
+@pytest.mark.timeout(6 * 3600)  # each input is a whole merge of a store file: longer than the usual limit
 def test_fuzz_merge_large(bases: Bases, tmp_path: Path) -> None:
     counts = _fuzz(bases, tmp_path, LARGE)
     assert counts["inputs"] >= 10_000 and counts["error"] and counts["valid"]
