@@ -19,36 +19,52 @@ one transaction: all of it or, on any error, nothing.
 - Merging the same file again adds nothing.
 - The call log is keyed by call id: two processes that made the same call keep both
   rows, since each was a real call (a repeated call is answered from the newest).
-- The source is only read; a source still held by a running process is refused.
+- The source is only read; a source still held by a running process is refused, and so
+  is a file that is not a DuckDB store (its header is read before DuckDB opens it, so a
+  SQLite file never makes DuckDB fetch an extension).
+- Every row the merge brings in must keep the rules of its table (:mod:`common.merge_checks`:
+  values in their domain, child rows belonging to a run and item that exist, a run both
+  files hold defined alike in both); the first row that does not refuses the whole merge,
+  naming the table, the row's key and the column.
 """
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 import duckdb
 
 from common.db import Database, StoreBusyError, StoreError
+from common.merge_checks import SOURCE, MergeRefused, RowCheck, find_broken, quote
 
-__all__ = ["Precedence", "PRECEDENCE", "TableMerge", "MergeReport", "merge_store"]
+__all__ = ["Precedence", "PRECEDENCE", "TableMerge", "MergeReport", "merge_store", "require_duckdb_file",
+           "RowCheck", "MergeRefused"]
 
-_ALIAS = "merge_source"
+_ALIAS = SOURCE
 _MIGRATIONS = "schema_migrations"
+_MAGIC = b"DUCK"  # a DuckDB file's magic bytes, at offset 8 (after the header's checksum)
+_MAGIC_AT = 8
+_SQLITE = b"SQLite format 3\x00"
 
 
 @dataclass(frozen=True)
 class Precedence:
-    """When both files hold a row of one key, the source's row ``s`` replaces the
-    target's row ``t`` where the SQL condition ``when`` holds; ``why`` says so in the report."""
+    """When both files hold a row of one key, the source's row ``s`` gives the target's
+    row ``t`` its values of the columns ``changes`` where the SQL condition ``when`` holds
+    (the other columns stay the target's); ``why`` says so in the report."""
 
     when: str
     why: str
+    changes: tuple[str, ...]
 
 
-_FINISHED = Precedence("s.status = 'finished' AND t.status <> 'finished'", "finished in the source")
+_FINISHED = Precedence("s.status = 'finished' AND t.status <> 'finished'", "finished in the source",
+                       ("status", "finished_at"))
 PRECEDENCE: dict[str, Precedence] = {
-    "sag_eval_cost": Precedence("s.peak_rss_mb > t.peak_rss_mb", "the source's larger peak_rss_mb"),
+    "sag_eval_cost": Precedence("s.peak_rss_mb > t.peak_rss_mb", "the source's larger peak_rss_mb",
+                                ("peak_rss_mb", "weights_json", "measured_at")),
     "sag_runs": _FINISHED,
     "runs": _FINISHED,
 }
@@ -106,14 +122,35 @@ def _rows(n: int) -> str:
     return f"{n} row" if n == 1 else f"{n} rows"
 
 
-def _quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+_quote = quote
+
+
+def require_duckdb_file(path: Path, what: str) -> None:
+    """StoreError unless ``path`` starts like a DuckDB file (read before DuckDB opens it,
+    which would otherwise guess the format of a foreign file and fetch a reader for it)."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(_MAGIC_AT + len(_MAGIC))
+    except OSError as exc:
+        raise StoreError(f"cannot read {what} {path.name}: {exc.strerror or exc}") from None
+    if head[_MAGIC_AT:] == _MAGIC:
+        return
+    if not head:
+        kind = "it is empty"
+    elif len(head) < _MAGIC_AT + len(_MAGIC):
+        kind = f"it holds only {len(head)} bytes"
+    elif head == _SQLITE[:len(head)]:
+        kind = "it is a SQLite database"
+    else:
+        kind = "its header lacks DuckDB's magic bytes"
+    raise StoreError(f"{what} {path.name} is not a DuckDB store file ({kind}); only store files this "
+                     "project wrote can be merged")
 
 
 def _attach(cur: duckdb.DuckDBPyConnection, source: Path) -> None:
     literal = "'" + str(source).replace("'", "''") + "'"
     try:
-        cur.execute(f"ATTACH {literal} AS {_ALIAS} (READ_ONLY)")
+        cur.execute(f"ATTACH {literal} AS {_ALIAS} (TYPE DUCKDB, READ_ONLY)")
     except duckdb.Error as exc:
         if "lock" in str(exc).lower():
             raise StoreBusyError(f"the store {source.name} is in use by another program; stop the run "
@@ -121,13 +158,17 @@ def _attach(cur: duckdb.DuckDBPyConnection, source: Path) -> None:
         raise StoreError(f"cannot read {source.name} as a store: {str(exc).splitlines()[0]}") from None
 
 
-def _columns(cur: duckdb.DuckDBPyConnection, catalog: str) -> dict[str, list[tuple[str, str]]]:
-    rows = cur.execute("SELECT table_name, column_name, data_type FROM information_schema.columns "
-                       "WHERE table_catalog = ? AND table_schema = 'main' ORDER BY table_name, ordinal_position",
-                       [catalog]).fetchall()
-    out: dict[str, list[tuple[str, str]]] = {}
-    for table, column, dtype in rows:
-        out.setdefault(table, []).append((column, dtype))
+Columns = dict[str, list[tuple[str, str]]]
+
+
+def _columns(cur: duckdb.DuckDBPyConnection, catalogs: tuple[str, str]) -> list[Columns]:
+    """Each catalog's tables with their columns and types, in order."""
+    rows = cur.execute("SELECT database_name, table_name, column_name, data_type FROM duckdb_columns() "
+                       "WHERE database_name IN (?, ?) AND schema_name = 'main' "
+                       "ORDER BY table_name, column_index", list(catalogs)).fetchall()
+    out: list[Columns] = [{}, {}]
+    for catalog, table, column, dtype in rows:
+        out[catalogs.index(catalog)].setdefault(table, []).append((column, dtype))
     return out
 
 
@@ -141,10 +182,11 @@ def _migrations(cur: duckdb.DuckDBPyConnection, prefix: str) -> set[str]:
     return {r[0] for r in cur.execute(f"SELECT name FROM {prefix}{_MIGRATIONS}").fetchall()}  # noqa: S608
 
 
-def _plan(cur: duckdb.DuckDBPyConnection, source: Path) -> dict[str, list[str]]:
-    """The source's tables with their key columns, once the two schemas are checked."""
+def _plan(cur: duckdb.DuckDBPyConnection, source: Path) -> tuple[dict[str, list[str]], frozenset[str]]:
+    """The source's tables with their key columns, once the two schemas are checked, and
+    the target's tables."""
     target_db = cur.execute("SELECT current_database()").fetchone()[0]
-    theirs, ours = _columns(cur, _ALIAS), _columns(cur, target_db)
+    theirs, ours = _columns(cur, (_ALIAS, target_db))
     if _MIGRATIONS not in theirs:
         raise StoreError(f"{source.name} is not a store of this project (it has no {_MIGRATIONS} table)")
     if _MIGRATIONS not in ours:
@@ -154,7 +196,7 @@ def _plan(cur: duckdb.DuckDBPyConnection, source: Path) -> dict[str, list[str]]:
     if missing:
         raise StoreError(f"{source.name} has tables the target lacks (migrations {', '.join(missing)}); "
                          "open the target once with the command that wrote the source, then merge again")
-    keys = _keys(cur, _ALIAS)
+    keys, our_keys = _keys(cur, _ALIAS), _keys(cur, target_db)
     plan: dict[str, list[str]] = {}
     for table in sorted(t for t in theirs if t != _MIGRATIONS):
         if ours.get(table) != theirs[table]:
@@ -162,34 +204,104 @@ def _plan(cur: duckdb.DuckDBPyConnection, source: Path) -> dict[str, list[str]]:
                              "open both with the same version of the project")
         if table not in keys:
             raise StoreError(f"table {table} has no primary key, so its rows cannot be matched")
+        if keys[table] != our_keys.get(table):
+            raise StoreError(f"table {table} has a different primary key in {source.name} and in the target")
         plan[table] = keys[table]
-    return plan
+    return plan, frozenset(ours)
 
 
-def _merge_table(cur: duckdb.DuckDBPyConnection, table: str, key: list[str]) -> TableMerge:
-    mine, theirs = _quote(table), f"{_ALIAS}.{_quote(table)}"
-    match = " AND ".join(f"t.{_quote(c)} = s.{_quote(c)}" for c in key)
-    held = f"EXISTS (SELECT 1 FROM {mine} t WHERE {match})"
-    total = cur.execute(f"SELECT count(*) FROM {theirs}").fetchone()[0]  # noqa: S608 (catalog names)
-    present = cur.execute(f"SELECT count(*) FROM {theirs} s WHERE {held}").fetchone()[0]  # noqa: S608
-    same = cur.execute(f"SELECT count(*) FROM (SELECT * FROM {theirs} INTERSECT "  # noqa: S608
-                       f"SELECT * FROM {mine})").fetchone()[0]
-    replaced = _drop_superseded(cur, mine, theirs, PRECEDENCE[table], match) if table in PRECEDENCE else 0
-    if total > present or replaced:
-        cur.execute(f"INSERT INTO {mine} SELECT * FROM {theirs} s WHERE NOT {held}")  # noqa: S608
-    return TableMerge(table, int(total - present), int(present), int(present - same - replaced), int(replaced))
+@dataclass(frozen=True)
+class _Step:
+    """One table's part of a merge, counted before anything is written."""
+
+    table: str
+    key: list[str]
+    total: int
+    present: int
+    same: int
+    superseding: int
+
+    @property
+    def mine(self) -> str:
+        return _quote(self.table)
+
+    @property
+    def theirs(self) -> str:
+        return f"{_ALIAS}.{_quote(self.table)}"
+
+    @property
+    def match(self) -> str:
+        return " AND ".join(f"t.{_quote(c)} = s.{_quote(c)}" for c in self.key)
+
+    @property
+    def held(self) -> str:
+        return f"EXISTS (SELECT 1 FROM {self.mine} t WHERE {self.match})"
+
+    @property
+    def supersedes(self) -> str:
+        rule = PRECEDENCE.get(self.table)
+        return f"EXISTS (SELECT 1 FROM {self.mine} t WHERE {self.match} AND {rule.when})" if rule else "false"
+
+    def incoming(self) -> str:
+        """SQL of the source's rows this merge brings: those the target lacks and those that
+        supersede the target's."""
+        return (f"(SELECT * FROM {self.theirs} s WHERE NOT {self.held} "  # noqa: S608 (catalog names)
+                f"OR {self.supersedes})")
+
+    def brings(self) -> bool:
+        return self.total > self.present or self.superseding > 0
 
 
-def _drop_superseded(cur: duckdb.DuckDBPyConnection, mine: str, theirs: str, rule: Precedence, match: str) -> int:
-    """Delete the target's rows that the source's row of the same key supersedes by
-    ``rule`` (the caller inserts the source's rows in their place); return how many."""
-    return int(cur.execute(f"DELETE FROM {mine} t WHERE EXISTS (SELECT 1 FROM {theirs} s "  # noqa: S608
-                           f"WHERE {match} AND {rule.when})").fetchone()[0])
+def _count(cur: duckdb.DuckDBPyConnection, plan: dict[str, list[str]]) -> list[_Step]:
+    """Every table's step: its rows in the source, those whose key the target holds (and
+    how many of them are identical there) and those that supersede the target's."""
+    steps = [_Step(table, key, 0, 0, 0, 0) for table, key in plan.items()]
+    if not steps:
+        return []
+    found = cur.execute(" UNION ALL ".join(  # noqa: S608 (catalog names)
+        f"SELECT {i}, count(*), count(*) FILTER (WHERE {s.held}), count(*) FILTER (WHERE {s.supersedes}) "
+        f"FROM {s.theirs} s" for i, s in enumerate(steps))).fetchall()
+    out = []
+    for i, total, present, superseding in sorted(found):
+        step = steps[i]
+        same = cur.execute(f"SELECT count(*) FROM (SELECT * FROM {step.theirs} INTERSECT "  # noqa: S608
+                           f"SELECT * FROM {step.mine})").fetchone()[0] if present else 0
+        out.append(_Step(step.table, step.key, int(total), int(present), int(same), int(superseding)))
+    return out
 
 
-def merge_store(target: Database, source: str | os.PathLike[str]) -> MergeReport:
+def _merge_table(cur: duckdb.DuckDBPyConnection, step: _Step) -> TableMerge:
+    replaced = _take_superseding(cur, step) if step.superseding else 0
+    if step.total > step.present:
+        cur.execute(f"INSERT INTO {step.mine} SELECT * FROM {step.theirs} s "  # noqa: S608 (catalog names)
+                    f"WHERE NOT {step.held}")
+    return TableMerge(step.table, step.total - step.present, step.present,
+                      step.present - step.same - replaced, replaced)
+
+
+def _take_superseding(cur: duckdb.DuckDBPyConnection, step: _Step) -> int:
+    """Give the target's rows that the source's row of the same key supersedes (by the
+    table's :data:`PRECEDENCE`) the source's values of the rule's columns; return how many."""
+    rule = PRECEDENCE[step.table]
+    assign = ", ".join(f"{_quote(c)} = s.{_quote(c)}" for c in rule.changes)
+    return int(cur.execute(f"UPDATE {step.mine} t SET {assign} FROM {step.theirs} s "  # noqa: S608
+                           f"WHERE {step.match} AND {rule.when}").fetchone()[0])
+
+
+def _merge_all(cur: duckdb.DuckDBPyConnection, src: Path, plan: dict[str, list[str]], tables: frozenset[str],
+               checks: Sequence[RowCheck]) -> tuple[TableMerge, ...]:
+    """Count, check every incoming row, then write (inside the caller's transaction)."""
+    steps = _count(cur, plan)
+    find_broken(cur, src.name, plan, {s.table: s.incoming() for s in steps if s.brings()},
+                {s.table for s in steps if s.present}, checks, tables)
+    return tuple(_merge_table(cur, step) if step.total else TableMerge(step.table, 0, 0, 0) for step in steps)
+
+
+def merge_store(target: Database, source: str | os.PathLike[str], checks: Sequence[RowCheck]) -> MergeReport:
     """Copy the rows of the store file ``source`` that ``target`` lacks (see the module
-    docstring); :class:`StoreError` and no change for a source that cannot be merged."""
+    docstring), each checked by the rules ``checks`` of its table (a table with rows to
+    bring and no rule is refused); :class:`StoreError` (:class:`MergeRefused` for a row
+    that breaks a rule) and no change for a source that cannot be merged."""
     src = Path(source)
     if target.read_only:
         raise StoreError("the target store is open read-only; it cannot take merged rows")
@@ -197,14 +309,15 @@ def merge_store(target: Database, source: str | os.PathLike[str]) -> MergeReport
         raise StoreError(f"no store file {src}")
     if src.resolve() == Path(target.path).resolve():
         raise StoreError("a store cannot be merged into itself")
+    require_duckdb_file(src, "the source")
     cur = target.con.cursor()
     try:
         _attach(cur, src)
         try:
-            plan = _plan(cur, src)
+            plan, tables = _plan(cur, src)
             cur.execute("BEGIN TRANSACTION")
             try:
-                done = tuple(_merge_table(cur, table, key) for table, key in plan.items())
+                done = _merge_all(cur, src, plan, tables, checks)
                 cur.execute("COMMIT")
             except BaseException:
                 cur.execute("ROLLBACK")

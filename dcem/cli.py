@@ -273,25 +273,34 @@ def _cmd_runs(args: argparse.Namespace) -> int:
 
 def _cmd_merge(args: argparse.Namespace) -> int:
     from common.db import Database, default_db_path
-    from common.store_merge import merge_store
+    from common.store_merge import merge_store, require_duckdb_file
 
-    target = args.db if args.db is not None else default_db_path()
-    if not Path(target).is_file():
+    target = Path(args.db if args.db is not None else default_db_path())
+    if not target.is_file():
         raise DcemError(f"no store file {target} to merge into; copy the first part there instead of merging it")
+    require_duckdb_file(target, "the target")
     with Database(target) as db:
         for source in args.source:
-            print("\n".join(merge_store(db, source).lines()))
+            print("\n".join(merge_store(db, source, args.merge_checks()).lines()))
     return 0
 
 
-def add_merge_command(sub: Any) -> None:
+def _merge_checks() -> Sequence[Any]:
+    from dcem.store.merge_checks import DCEM_CHECKS
+
+    return DCEM_CHECKS
+
+
+def add_merge_command(sub: Any, checks: Callable[[], Sequence[Any]]) -> None:
     """``merge SOURCE ... --db TARGET``: the rows of other store files that TARGET lacks
-    (:mod:`common.store_merge`); shared by the project's command lines."""
+    (:mod:`common.store_merge`), each checked by the rules ``checks()`` returns (those of
+    the tables the command's stores hold, :class:`common.merge_checks.RowCheck`); shared by
+    the project's command lines."""
     p = sub.add_parser("merge", help="copy into --db the rows of other store files it lacks (a run split "
                                      "over processes or machines)")
     p.add_argument("source", nargs="+", help="store file(s) to merge in; only read, and refused while in use")
     p.add_argument("--db", default=None, help="the store to merge into (default: $DCEM_DB or data/dcem.duckdb)")
-    p.set_defaults(func=_cmd_merge, verbose=False)
+    p.set_defaults(func=_cmd_merge, verbose=False, merge_checks=checks)
 
 
 def _export_options(p: argparse.ArgumentParser) -> None:
@@ -356,7 +365,7 @@ def _parser() -> argparse.ArgumentParser:
 
     for p in sub.choices.values():
         p.add_argument("--db", default=None, help="DuckDB file (default: $DCEM_DB or data/dcem.duckdb)")
-    add_merge_command(sub)
+    add_merge_command(sub, _merge_checks)
     return parser
 
 

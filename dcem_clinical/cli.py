@@ -110,8 +110,16 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--db", default=None, help="DuckDB file (default: $DCEM_DB or data/dcem.duckdb)")
     p.set_defaults(func=_cmd_export)
     _cache_parser(sub)
-    add_merge_command(sub)
+    add_merge_command(sub, _merge_checks)
     return parser
+
+
+def _merge_checks() -> Sequence[object]:
+    """The rules of a clinical store's tables: D-CEM's and the call log's."""
+    from dcem.store.merge_checks import DCEM_CHECKS
+    from runtime.merge_checks import call_log_checks
+
+    return (*DCEM_CHECKS, *call_log_checks(("runs",)))
 
 
 def _run_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

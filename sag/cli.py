@@ -202,8 +202,14 @@ def _parser() -> Parser:
     report.add_argument("--db", default=None)
     report.add_argument("-v", "--verbose", action="store_true")
     report.set_defaults(func=_cmd_report)
-    add_merge_command(sub)
+    add_merge_command(sub, _merge_checks)
     return parser
+
+
+def _merge_checks() -> Sequence[object]:
+    from sag.store.merge_checks import sag_store_checks
+
+    return sag_store_checks()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -19,6 +19,7 @@ from common.db import StoreError
 from common.errors import InputError
 from common.store_merge import MergeReport, merge_store
 from sag.store.eval_tables import evaluations
+from sag.store.merge_checks import sag_store_checks
 from sag.store.tables import SagStore
 
 __all__ = ["companion_store", "import_shipped_store", "unpack_store", "MAX_UNPACKED_BYTES"]
@@ -51,7 +52,7 @@ def import_shipped_store(target: SagStore, packed: str | Path, eval_id: str, *,
         if eval_id not in _evaluation_ids(raw, packed.name):
             raise InputError("shipped store", f"{packed.name} does not hold the evaluation {eval_id!r}; "
                              "nothing was imported")
-        return merge_store(target, raw)
+        return merge_store(target, raw, sag_store_checks())
 
 
 def _declared_size(packed: Path) -> int:

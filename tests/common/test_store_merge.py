@@ -12,10 +12,20 @@ import pytest
 
 import common.store_merge as store_merge
 from common.db import Database, StoreBusyError, StoreError
-from common.store_merge import merge_store
+from common.store_merge import merge_store as merge_with
 from dcem.cli import main as dcem_main
 from dcem.store.database import Store
+from dcem.store.merge_checks import DCEM_CHECKS
+from dcem_clinical.cli import main as clinical_main
 from runtime.call_log import CallLog
+from runtime.merge_checks import call_log_checks
+
+CHECKS = (*DCEM_CHECKS, *call_log_checks(("runs",)))
+
+
+def merge_store(db: Database, source: Path) -> store_merge.MergeReport:
+    """Merge with the rules of a clinical store's tables (D-CEM's and the call log's)."""
+    return merge_with(db, source, CHECKS)
 
 
 def _counts(path: Path) -> dict[str, int]:
@@ -105,11 +115,11 @@ def test_a_failure_half_way_leaves_the_target_unchanged(source: Path, empty_stor
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     real, seen = store_merge._merge_table, []
 
-    def failing(cur: duckdb.DuckDBPyConnection, table: str, key: list[str]) -> store_merge.TableMerge:
+    def failing(cur: duckdb.DuckDBPyConnection, step: store_merge._Step) -> store_merge.TableMerge:
         if seen:
             raise duckdb.IOException("disk full")
-        seen.append(table)
-        return real(cur, table, key)
+        seen.append(step.table)
+        return real(cur, step)
 
     monkeypatch.setattr(store_merge, "_merge_table", failing)
     with Database(empty_store) as db, pytest.raises(StoreError, match="nothing was changed: .*disk full"):
@@ -137,7 +147,7 @@ def test_a_source_with_tables_the_target_lacks_is_refused(source: Path, tmp_path
 
 @pytest.mark.parametrize("content, message", [
     (None, "no store file"),
-    (b"not a database", "cannot read junk.duckdb as a store"),
+    (b"not a database", "junk.duckdb is not a DuckDB store file"),
     ("plain", "is not a store of this project"),
 ])
 def test_files_that_are_not_stores_are_refused(content: bytes | str | None, message: str, empty_store: Path,
@@ -176,9 +186,9 @@ def test_a_source_another_process_is_writing_is_refused(source: Path, empty_stor
 
 def test_the_command_line_merges_and_reports_bad_input_in_one_line(source: Path, empty_store: Path,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    assert dcem_main(["merge", str(source), "--db", str(empty_store)]) == 0
+    assert clinical_main(["merge", str(source), "--db", str(empty_store)]) == 0
     out = capsys.readouterr().out
     assert "  runs: 2 added, 0 already there" in out and out.strip().endswith("rows added from part.duckdb")
-    assert dcem_main(["merge", str(source), "--db", str(source.parent / "none.duckdb")]) == 2
+    assert clinical_main(["merge", str(source), "--db", str(source.parent / "none.duckdb")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no store file" in err and "copy the first part there" in err

@@ -6,18 +6,25 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from common.store_merge import merge_store
+from common.store_merge import MergeReport
+from common.store_merge import merge_store as merge_with
 from sag.cli import main as sag_main
 from sag.config import preset
 from sag.evaluation.export import build_export
 from sag.evaluation.runner import run_group_eval
 from sag.evaluation.suite import SuiteSpec
 from sag.store.eval_tables import eval_costs, record_cost
+from sag.store.merge_checks import sag_store_checks
 from sag.store.tables import SagStore
 from tests.sag.evaluation.test_eval_run import policy
 from tests.sag.fakes import ScriptedTurns
 
 SPEC = SuiteSpec("core", n_items=1)
+
+
+def merge_store(store: SagStore, source: Path) -> MergeReport:
+    """Merge with the rules of every table a SAG store holds."""
+    return merge_with(store, source, sag_store_checks())
 
 
 def _run(path: Path, groups: tuple[str, ...], only: tuple[str, ...] = ()) -> None:
