@@ -8,7 +8,9 @@ lettered A, B, ... and an answer among them.  An outcome, message or mediator ro
 to an item of the run; an outcome's answer is an option letter of that item, REFUSE or
 ESCALATE, its truth the item's answer, ``correct``/``refused``/``escalated`` follow from
 the answer; counts and rounds are non-negative, seconds and durations finite and
-non-negative, probabilities finite in [0, 1].
+non-negative, probabilities finite in [0, 1].  A failed item (``sag_failures``) belongs to an
+item of its run and says why; one that either file answered is not listed as failed
+(:meth:`sag.store.tables.SagStore.failures` reads only unanswered ones).
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from sag.transcript import ESCALATE, REFUSE
 
 __all__ = ["SAG_CHECKS", "letters_of", "sag_store_checks"]
 
-_STATUSES = ("running", "finished", "interrupted")
+_STATUSES = ("running", "finished", "interrupted", "failed")
 _PHASES = ("retrieve", "propose", "debate", "audit", "judge", "answer")
 _ACTIONS = ("CONTINUE", "DIFFERENTIAL_STEER", "STOP_AND_DECIDE", "STOP_AND_ESCALATE", "PENDING")
 _ITEM = "the run and item must exist (in the target or among the merged rows)"
@@ -112,6 +114,14 @@ _MEDIATOR = [
     number("sag_mediator", "margin", None),
 ]
 
+_FAILURES = [
+    belongs("sag_failures", "sag_items", ("run_id", "item_id"), _ITEM),
+    RowCheck("sag_failures", "reason", "r.reason IS NULL OR trim(r.reason) = ''", "must say why the item failed"),
+    RowCheck("sag_failures", "attempts", "r.attempts IS NULL OR r.attempts < 1", "must be a whole number >= 1"),
+    *counts("sag_failures", "model_calls", "cached_calls"),
+    number("sag_failures", "seconds"),
+]
+
 _EVAL = [
     belongs("sag_eval_parts", "sag_runs", ("run_id",), "the run must exist (in the target or among the merged rows)"),
     *counts("sag_eval_parts", "position"),
@@ -120,7 +130,7 @@ _EVAL = [
     json_text("sag_eval_cost", "weights_json"),
 ]
 
-SAG_CHECKS: tuple[RowCheck, ...] = (*_RUNS, *_ITEMS, *_OUTCOMES, *_MESSAGES, *_MEDIATOR, *_EVAL)
+SAG_CHECKS: tuple[RowCheck, ...] = (*_RUNS, *_ITEMS, *_OUTCOMES, *_MESSAGES, *_MEDIATOR, *_FAILURES, *_EVAL)
 """The rules of every SAG table, parents first (a run before its items, an item before its outcome)."""
 
 

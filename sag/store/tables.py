@@ -33,6 +33,9 @@ MESSAGE_COLUMNS = ("run_id", "item_id", "seq", "round", "phase", "agent_id", "ro
 OUTCOME_COLUMNS = ("run_id", "item_id", "answer", "truth", "correct", "refused", "escalated", "rule", "rounds",
                    "stop_reason", "refusal_score", "model_calls", "cached_calls", "prompt_tokens",
                    "completion_tokens", "seconds", "created_at")
+# A failure row of an item answered since (a store merged from a copy that answered it) is not a failure.
+_UNANSWERED = ("NOT EXISTS (SELECT 1 FROM sag_outcomes a WHERE a.run_id = f.run_id "  # noqa: S608 (fixed SQL)
+               "AND a.item_id = f.item_id)")
 _FAILURE_COLUMNS = ("run_id", "item_id", "reason", "attempts", "model_calls", "cached_calls", "seconds", "failed_at")
 _MEDIATOR_COLUMNS = ("run_id", "item_id", "round", "action", "decision", "energy", "margin", "steer_agent",
                      "steer_alternative")
@@ -154,7 +157,8 @@ class SagStore(Database):
         """Items that got no answer and have not been answered since, of one run (or all)."""
         return self._frame("SELECT f.*, r.benchmark, r.group_name, r.method FROM sag_failures f "
                            "JOIN sag_runs r USING (run_id) LEFT JOIN sag_items i USING (run_id, item_id) "
-                           "WHERE ? IS NULL OR f.run_id = ? ORDER BY f.run_id, i.position", [run_id, run_id])
+                           f"WHERE (? IS NULL OR f.run_id = ?) AND {_UNANSWERED} ORDER BY f.run_id, i.position",
+                           [run_id, run_id])
 
     def done_items(self, run_id: str) -> set[str]:
         with cursor(self) as cur:
@@ -192,7 +196,8 @@ class SagStore(Database):
         return self._frame(
             "SELECT r.run_id, r.benchmark, r.group_name, r.method, r.seed, r.status, r.created_at, "
             "len(r.item_ids) AS items, count(o.item_id) AS answered, "
-            "(SELECT count(*) FROM sag_failures f WHERE f.run_id = r.run_id) AS failed FROM sag_runs r "
+            f"(SELECT count(*) FROM sag_failures f WHERE f.run_id = r.run_id AND {_UNANSWERED}) AS failed "
+            "FROM sag_runs r "
             "LEFT JOIN sag_outcomes o USING (run_id) GROUP BY ALL ORDER BY r.created_at DESC")
 
     def run_config(self, run_id: str) -> GroupConfig:

@@ -175,3 +175,38 @@ def test_run_against_a_server_that_is_down_stores_no_answer(tmp_path: Path,
     assert main(["report", "--db", str(db)]) == 0
     report = capsys.readouterr().out
     assert "no answered item" in report and "0.500" not in report
+
+
+def test_merging_copies_keeps_failed_items_apart_and_answered_ones_answered(tmp_path: Path) -> None:
+    """A failed item answered in another copy of the store is answered after merging
+    (either way round); a failure row that breaks its table's rules is refused."""
+    import shutil
+
+    from common.merge_checks import MergeRefused
+    from common.store_merge import merge_store
+    from sag.store.merge_checks import sag_store_checks
+
+    spec = _spec("single", n=3)
+    items, _ = spec.split(load_benchmark("medqa"))
+    failing, answered = tmp_path / "failing.duckdb", tmp_path / "answered.duckdb"
+    with SagStore(failing) as store:
+        run_id = run_sag(store, spec, runners=_runners(spec.cfg, FailOn([items[0].question])), retrievers={}).run_id
+    shutil.copy(failing, answered)
+    with SagStore(answered) as store:
+        run_sag(store, spec, runners=_runners(spec.cfg, ScriptedTurns(constant("B"))), retrievers={})
+    for target, source in ((failing, answered), (answered, failing)):
+        merged = tmp_path / f"merged-{target.stem}.duckdb"
+        shutil.copy(target, merged)
+        with SagStore(merged) as store:
+            merge_store(store, source, sag_store_checks())
+            assert store.failures().empty and len(store.outcomes(run_id)) == 3
+            assert store.runs()["failed"].tolist() == [0] and store.runs()["status"].tolist() == ["finished"]
+    broken, target = tmp_path / "broken.duckdb", tmp_path / "target.duckdb"
+    shutil.copy(failing, broken)
+    with SagStore(broken) as store:
+        store.con.execute("UPDATE sag_failures SET attempts = 0")
+    SagStore(target).close()
+    with SagStore(target) as store:
+        with pytest.raises(MergeRefused, match="sag_failures.*attempts"):
+            merge_store(store, broken, sag_store_checks())
+        assert store.runs().empty
