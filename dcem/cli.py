@@ -320,7 +320,7 @@ def _run_parser(sub: Any) -> None:
     p.add_argument("--xi", type=float_in(0.0, 1.0), default=1.0, help="steering compliance in [0, 1]")
     p.add_argument("--t-max", type=int_in(1, MAX_ROUNDS), default=12, help="round budget of the mediator")
     p.add_argument("--free-rounds", type=int_in(1, MAX_ROUNDS), default=22, help="rounds of free discussion")
-    p.add_argument("--n-train", type=int_in(200, MAX_SAMPLES), default=20000, help="calibration samples per seed")
+    p.add_argument("--n-train", type=int_in(10, MAX_SAMPLES), default=20000, help="calibration samples per seed")
     p.add_argument("--n-eval", type=int_in(1, MAX_SAMPLES), default=100, help="evaluation samples per seed")
     p.add_argument("--no-ablation", action="store_true", help="skip the compliance ablation")
     world = p.add_mutually_exclusive_group()

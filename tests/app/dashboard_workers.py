@@ -16,9 +16,9 @@ def _count_busy() -> list[int]:
     busy = [0]
     connect = common_db.connect
 
-    def counting(path: Path, *, read_only: bool) -> Any:
+    def counting(path: Path, *, read_only: bool, **kwargs: Any) -> Any:
         try:
-            return connect(path, read_only=read_only)
+            return connect(path, read_only=read_only, **kwargs)
         except common_db.StoreBusyError:
             busy[0] += 1
             raise

@@ -106,6 +106,7 @@ def test_a_stored_evaluation_renders_every_tab(eval_db: tuple[Path, str], monkey
 def test_an_export_file_is_a_source(eval_db: tuple[Path, str], monkeypatch: pytest.MonkeyPatch,
                                     tmp_path: Path) -> None:
     with SagStore(eval_db[0]) as store:
+        (tmp_path / "exports").mkdir(exist_ok=True)
         write_export(build_export(store, eval_db[1]), tmp_path / "exports" / "sag_eval_small.json")
     at = _page(monkeypatch, tmp_path / "empty.duckdb", tmp_path / "exports").run()
     assert not at.exception and not at.error
