@@ -113,7 +113,7 @@ CLINICAL_RUN = Command("dcem_clinical", ("run", "--quiet"), {
 SYNTHETIC_RUN = Command("dcem", ("run", "synthetic", "--quiet"), {
     "--seeds": strict_int(1, 10_000), "--seed-start": strict_int(0, 2**31 - 1), "--xi": finite_float(0.0, 1.0),
     "--t-max": strict_int(1, 100_000), "--free-rounds": strict_int(1, 100_000),
-    "--n-train": strict_int(200, 10_000_000), "--n-eval": strict_int(1, 10_000_000),
+    "--n-train": strict_int(10, 10_000_000), "--n-eval": strict_int(1, 10_000_000),
     "--sharpness": finite_float(0.0, 1e6, above_low=True), "--kappa": finite_float(0.0, 1e6)}, _synthetic_arrived)
 CEILINGS = Command("dcem", ("ceilings",), {"--n": strict_int(1000, 10_000_000), "--seed": strict_int(0, 2**31 - 1)},
                    _synthetic_arrived)

@@ -46,7 +46,7 @@ _RANGES: dict[str, dict[str, tuple[tuple[float, float], bool]]] = {
                       "--n-gpu-layers": ((-1, 1024), True), "--threads": ((1, 1024), True)},
     "dcem": {"--seeds": ((1, 10_000), True), "--seed-start": ((0, 2**31 - 1), True), "--xi": ((0, 1), False),
              "--t-max": ((1, 100_000), True), "--free-rounds": ((1, 100_000), True),
-             "--n-train": ((200, 10**7), True), "--n-eval": ((1, 10**7), True), "--sharpness": ((0, 1e6), False),
+             "--n-train": ((10, 10**7), True), "--n-eval": ((1, 10**7), True), "--sharpness": ((0, 1e6), False),
              "--kappa": ((0, 1e6), False), "--n": ((1000, 10**7), True), "--seed": ((0, 2**31 - 1), True)},
 }
 
