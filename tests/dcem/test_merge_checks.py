@@ -6,8 +6,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import duckdb
 import pytest
+
+from tests.common.sql_files import run_sql as _sql
 
 from common.db import Database, StoreError
 from common.merge_checks import MergeRefused
@@ -36,15 +37,6 @@ def empty(tmp_path: Path) -> Path:
     with Store(path) as store:
         CallLog(store)
     return path
-
-
-def _sql(path: Path, *statements: str) -> None:
-    con = duckdb.connect(str(path))
-    try:
-        for sql in statements:
-            con.execute(sql)
-    finally:
-        con.close()
 
 
 def test_the_shared_clinical_store_keeps_every_rule(source: Path, empty: Path) -> None:

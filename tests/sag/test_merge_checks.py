@@ -9,6 +9,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from tests.common.sql_files import run_sql as _sql
+
 from common.merge_checks import MergeRefused
 from common.store_merge import merge_store
 from sag.cli import main
@@ -40,15 +42,6 @@ def empty(tmp_path: Path) -> Path:
     with SagStore(path):
         pass
     return path
-
-
-def _sql(path: Path, *statements: str) -> None:
-    con = duckdb.connect(str(path))
-    try:
-        for sql in statements:
-            con.execute(sql)
-    finally:
-        con.close()
 
 
 def _merge(target: Path, source: Path) -> object:
