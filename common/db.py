@@ -101,11 +101,23 @@ def connect(path: Path, *, read_only: bool, create: bool = True) -> duckdb.DuckD
     try:
         return duckdb.connect(str(path), read_only=read_only)
     except duckdb.Error as exc:
+        if read_only and "different configuration" in str(exc):
+            # This process already holds the file open for writing (a page's cached store);
+            # DuckDB allows one mode per file and process, and reading through it is safe.
+            return _connect_again(path)
         if "lock" in str(exc).lower():
             raise StoreBusyError(
                 f"the store {path.name} is in use by another program (a running dashboard or "
                 "experiment); wait for it to finish, run the experiment from the dashboard's "
                 "Experiments page, or use another file with --db / DCEM_DB") from None
+        raise StoreError(f"cannot open the store {path}: {exc}") from None
+
+
+def _connect_again(path: Path) -> duckdb.DuckDBPyConnection:
+    """A second connection to a file this process already holds open for writing."""
+    try:
+        return duckdb.connect(str(path), read_only=False)
+    except duckdb.Error as exc:
         raise StoreError(f"cannot open the store {path}: {exc}") from None
 
 
