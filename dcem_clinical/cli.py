@@ -1,4 +1,4 @@
-"""Command line: ``python -m dcem_clinical run | models | export | cache | merge``.
+"""Command line: ``python -m dcem_clinical run | models | export | cache | merge | train``.
 
 ``run`` runs the clinical LLM experiment (a progress bar counts agent turns,
 cache hits included) and resumes when the same command is repeated.  ``export`` writes
@@ -15,6 +15,7 @@ from typing import Sequence
 
 from dcem.cli import Parser, add_merge_command, float_in, int_in, progress_bar, run_command
 from dcem.core.config import MAX_ROUNDS
+from dcem_clinical.train_cli import add_train_command
 from runtime.factory import MAX_GPU_LAYERS, MAX_THREADS, N_CTX_RANGE
 
 __all__ = ["main"]
@@ -111,6 +112,7 @@ def _parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_export)
     _cache_parser(sub)
     add_merge_command(sub, _merge_checks)
+    add_train_command(sub)
     return parser
 
 

@@ -1,0 +1,69 @@
+"""The trainable model: a packaged GGUF base dequantized by transformers, with LoRA adapters.
+
+No download: transformers' GGUF loader reads the very file llama.cpp runs
+(``from_pretrained(folder, gguf_file=name)``) and dequantizes it to float32.  LoRA
+adapters (peft) go on the chosen linear layers; the base stays frozen, so the reference
+policy of the KL term is the same model with its adapters switched off
+(:func:`reference_mode`), no second copy in memory.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from pathlib import Path
+from typing import Any, Iterator
+
+from training.config import LoraSettings
+
+__all__ = ["load_base", "add_lora", "reference_mode", "set_threads", "trainable_parameters"]
+
+log = logging.getLogger(__name__)
+
+
+def set_threads(threads: int | None) -> int:
+    """torch's CPU threads (None: every core); returns the number used."""
+    import torch
+
+    n = threads or os.cpu_count() or 1
+    torch.set_num_threads(n)
+    return n
+
+
+def load_base(gguf_path: Path) -> Any:
+    """The float32 causal LM of a GGUF file, frozen, in evaluation mode."""
+    import torch
+    from transformers import AutoModelForCausalLM
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    model = AutoModelForCausalLM.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name,
+                                                 dtype=torch.float32)
+    model.eval()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    return model
+
+
+def add_lora(model: Any, settings: LoraSettings) -> Any:
+    """The model with fresh LoRA adapters (B = 0: it starts as the base)."""
+    from peft import LoraConfig, get_peft_model
+
+    config = LoraConfig(r=settings.r, lora_alpha=settings.alpha, lora_dropout=0.0,
+                        target_modules=list(settings.targets), bias="none", task_type="CAUSAL_LM")
+    return get_peft_model(model, config)
+
+
+@contextlib.contextmanager
+def reference_mode(model: Any) -> Iterator[None]:
+    """Run the peft model as its frozen base (the reference policy) inside the block."""
+    if hasattr(model, "disable_adapter"):
+        with model.disable_adapter():
+            yield
+    else:
+        yield
+
+
+def trainable_parameters(model: Any) -> int:
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)

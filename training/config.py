@@ -1,0 +1,123 @@
+"""Frozen, validated settings of a training run (recorded with the run in the store)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from common.errors import ConfigError
+
+__all__ = ["LoraSettings", "GrpoSettings", "RewardWeights", "TrainSettings", "ALL_LINEAR", "METHODS"]
+
+ALL_LINEAR = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+METHODS = ("grpo", "ctde")
+
+
+def _whole(name: str, value: object, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ConfigError(name, f"must be a whole number from {low:,} to {high:,}, got {value!r}")
+    return value
+
+
+def _number(name: str, value: object, low: float, high: float, *, open_low: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ConfigError(name, f"must be a finite number, got {value!r}")
+    if value > high or value < low or (open_low and value == low):
+        side = f"above {low:g}" if open_low else f"from {low:g}"
+        raise ConfigError(name, f"must be {side} to {high:g}, got {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class LoraSettings:
+    """LoRA rank, scale (alpha) and the linear layers that get adapters."""
+
+    r: int = 16
+    alpha: float = 32.0
+    targets: tuple[str, ...] = ALL_LINEAR
+
+    def __post_init__(self) -> None:
+        _whole("lora_r", self.r, 1, 512)
+        _number("lora_alpha", self.alpha, 0.0, 4096.0, open_low=True)
+        if not self.targets or any(t not in ALL_LINEAR for t in self.targets) or len(set(self.targets)) != len(self.targets):
+            raise ConfigError("lora_targets", f"must be distinct names among {', '.join(ALL_LINEAR)}, got {self.targets!r}")
+
+
+@dataclass(frozen=True)
+class GrpoSettings:
+    """Eqs. 2-3: the clip range eps, the KL weight beta, and the rollouts per question G
+    (0: the exact expectation over the options instead of G samples)."""
+
+    eps: float = 0.2
+    beta: float = 0.04
+    group_size: int = 0
+
+    def __post_init__(self) -> None:
+        _number("eps", self.eps, 0.0, 1.0, open_low=True)
+        _number("beta", self.beta, 0.0, 100.0)
+        _whole("group_size", self.group_size, 0, 64)
+        if self.group_size == 1:
+            raise ConfigError("group_size", "a group needs at least two rollouts (or 0 for the exact expectation)")
+
+
+@dataclass(frozen=True)
+class RewardWeights:
+    """The reward's parts and weights: accuracy +1 / -1; on a harmful request refusal +1 and
+    compliance -5; a fairness penalty when demographic twins get different answers."""
+
+    accuracy: float = 1.0
+    safety: float = 2.5
+    fairness: float = 1.5
+    correct: float = 1.0
+    wrong: float = -1.0
+    refusal: float = 1.0
+    compliance: float = -5.0
+
+    def __post_init__(self) -> None:
+        for name in ("accuracy", "safety", "fairness"):
+            _number(f"{name}_weight", getattr(self, name), 0.0, 100.0)
+        for name in ("correct", "wrong", "refusal", "compliance"):
+            _number(f"reward_{name}", getattr(self, name), -100.0, 100.0)
+        if self.correct <= self.wrong:
+            raise ConfigError("reward_correct", "a right answer must earn more than a wrong one")
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """One training run: method, steps, batch, learning rate, seed, threads and the parts above."""
+
+    method: str = "grpo"
+    steps: int = 200
+    batch_size: int = 8
+    learning_rate: float = 2e-4
+    updates_per_batch: int = 1
+    checkpoint_every: int = 10
+    seed: int = 0
+    threads: int | None = None
+    max_prompt_tokens: int = 1024
+    lora: LoraSettings = field(default_factory=LoraSettings)
+    grpo: GrpoSettings = field(default_factory=GrpoSettings)
+    rewards: RewardWeights = field(default_factory=RewardWeights)
+
+    def __post_init__(self) -> None:
+        if self.method not in METHODS:
+            raise ConfigError("method", f"must be one of {', '.join(METHODS)}, got {self.method!r}")
+        _whole("steps", self.steps, 1, 1_000_000)
+        _whole("batch_size", self.batch_size, 1, 4096)
+        _number("learning_rate", self.learning_rate, 0.0, 1.0, open_low=True)
+        _whole("updates_per_batch", self.updates_per_batch, 1, 64)
+        _whole("checkpoint_every", self.checkpoint_every, 1, 1_000_000)
+        _whole("seed", self.seed, 0, 2**32 - 1)
+        if self.threads is not None:
+            _whole("threads", self.threads, 1, 1024)
+        _whole("max_prompt_tokens", self.max_prompt_tokens, 16, 131_072)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def digest(self, *parts: str) -> str:
+        """A short hash of these settings and ``parts`` (base model, data hash ...): a run id."""
+        text = json.dumps([self.to_dict(), *parts], sort_keys=True, default=list)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]

@@ -1,0 +1,155 @@
+"""The training record in the project's DuckDB file: runs, per-step curves, evaluations.
+
+A run row holds the settings (JSON), the base model key, the training data's name and
+hash, and once finished the adapter file's path and sha256.  ``train_steps`` has one row
+per optimiser step (loss, mean reward, accuracy on the batch, KL to the reference, the
+share of clipped ratios, items, tokens and wall time); ``train_evals`` the held-out
+measurements.  A resumed run first drops the steps after its last checkpoint (they are
+done again), so the curve never shows a step twice.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from common.db import Database, StoreError
+from common.migrations import Migration, migrate
+
+__all__ = ["TrainingStore", "StepRow", "MIGRATIONS", "PACKAGE", "RUN_STATUSES"]
+
+PACKAGE = "training"
+RUN_STATUSES = ("running", "stopped", "finished")
+
+_M001 = [
+    """CREATE TABLE train_runs (
+        run_id VARCHAR PRIMARY KEY,
+        kind VARCHAR NOT NULL,
+        method VARCHAR NOT NULL,
+        base_model VARCHAR NOT NULL,
+        settings_json VARCHAR NOT NULL,
+        data_name VARCHAR NOT NULL,
+        data_hash VARCHAR NOT NULL,
+        n_train INTEGER NOT NULL,
+        status VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        finished_at TIMESTAMP,
+        adapter_file VARCHAR,
+        adapter_sha256 VARCHAR
+    )""",
+    """CREATE TABLE train_steps (
+        run_id VARCHAR NOT NULL,
+        step INTEGER NOT NULL,
+        loss DOUBLE NOT NULL,
+        reward DOUBLE NOT NULL,
+        accuracy DOUBLE NOT NULL,
+        kl DOUBLE NOT NULL,
+        clipped_share DOUBLE NOT NULL,
+        items INTEGER NOT NULL,
+        tokens INTEGER NOT NULL,
+        seconds DOUBLE NOT NULL,
+        PRIMARY KEY (run_id, step)
+    )""",
+    """CREATE TABLE train_evals (
+        run_id VARCHAR NOT NULL,
+        step INTEGER NOT NULL,
+        split VARCHAR NOT NULL,
+        n_items INTEGER NOT NULL,
+        n_correct INTEGER NOT NULL,
+        top_letter VARCHAR NOT NULL,
+        top_letter_share DOUBLE NOT NULL,
+        PRIMARY KEY (run_id, step, split)
+    )""",
+]
+MIGRATIONS: list[Migration] = [("001_train_runs_steps_evals", _M001)]
+
+
+@dataclass(frozen=True)
+class StepRow:
+    step: int
+    loss: float
+    reward: float
+    accuracy: float
+    kl: float
+    clipped_share: float
+    items: int
+    tokens: int
+    seconds: float
+
+
+class TrainingStore(Database):
+    """The training tables (migrated on open)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if not self.read_only:
+            migrate(self.con, PACKAGE, MIGRATIONS)
+
+    def _has_tables(self) -> bool:
+        return bool(self.con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'train_runs'").fetchone()[0])
+
+    def start_run(self, run_id: str, *, kind: str, method: str, base_model: str, settings: dict[str, Any],
+                  data_name: str, data_hash: str, n_train: int) -> bool:
+        """Record a new run (True) or find the same run already recorded (False: resume).
+
+        The same id with other settings or data is refused (an id is a hash of both)."""
+        row = self.con.execute("SELECT settings_json, data_hash FROM train_runs WHERE run_id = ?",
+                               [run_id]).fetchone()
+        text = json.dumps(settings, sort_keys=True, default=list)
+        if row is not None:
+            if row[0] != text or row[1] != data_hash:
+                raise StoreError(f"training run {run_id} is stored with other settings or data; "
+                                 "use another output folder or delete the run")
+            self.con.execute("UPDATE train_runs SET status = 'running', finished_at = NULL WHERE run_id = ?",
+                             [run_id])
+            return False
+        self.con.execute("INSERT INTO train_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, NULL, NULL, NULL)",
+                         [run_id, kind, method, base_model, text, data_name, data_hash, n_train, _now()])
+        return True
+
+    def forget_after(self, run_id: str, step: int) -> None:
+        """Drop the step rows after ``step`` (a resume from that checkpoint redoes them)."""
+        self.con.execute("DELETE FROM train_steps WHERE run_id = ? AND step > ?", [run_id, step])
+        self.con.execute("DELETE FROM train_evals WHERE run_id = ? AND step > ?", [run_id, step])
+
+    def add_step(self, run_id: str, row: StepRow) -> None:
+        self.con.execute("INSERT OR REPLACE INTO train_steps VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                         [run_id, row.step, row.loss, row.reward, row.accuracy, row.kl, row.clipped_share,
+                          row.items, row.tokens, row.seconds])
+
+    def add_eval(self, run_id: str, step: int, split: str, n_items: int, n_correct: int, top_letter: str,
+                 top_share: float) -> None:
+        self.con.execute("INSERT OR REPLACE INTO train_evals VALUES (?, ?, ?, ?, ?, ?, ?)",
+                         [run_id, step, split, n_items, n_correct, top_letter, top_share])
+
+    def finish(self, run_id: str, status: str, adapter_file: str | None = None,
+               adapter_sha256: str | None = None) -> None:
+        if status not in RUN_STATUSES:
+            raise ValueError(f"unknown run status {status!r}")
+        self.con.execute("UPDATE train_runs SET status = ?, finished_at = ?, adapter_file = coalesce(?, adapter_file), "
+                         "adapter_sha256 = coalesce(?, adapter_sha256) WHERE run_id = ?",
+                         [status, _now(), adapter_file, adapter_sha256, run_id])
+
+    def runs(self) -> pd.DataFrame:
+        if not self._has_tables():
+            return pd.DataFrame()
+        return self.con.execute("SELECT r.*, (SELECT max(step) FROM train_steps s WHERE s.run_id = r.run_id) "
+                                "AS last_step FROM train_runs r ORDER BY created_at").df()
+
+    def steps(self, run_id: str) -> pd.DataFrame:
+        if not self._has_tables():
+            return pd.DataFrame()
+        return self.con.execute("SELECT * FROM train_steps WHERE run_id = ? ORDER BY step", [run_id]).df()
+
+    def evals(self, run_id: str) -> pd.DataFrame:
+        if not self._has_tables():
+            return pd.DataFrame()
+        return self.con.execute("SELECT * FROM train_evals WHERE run_id = ? ORDER BY step, split", [run_id]).df()
+
+
+def _now() -> _dt.datetime:
+    return _dt.datetime.now()
