@@ -74,11 +74,12 @@ def train_diagnostician(store: TrainingStore, run: DiagnosticianRun, *,
                         eval_progress: Callable[[int], None] | None = None) -> TrainSummary:
     import torch
 
-    from dcem_clinical.diagnostician import DiagnosticianStep, build_prompts, data_hash, evaluate
+    from dcem_clinical.diagnostician import build_items, data_hash
     from runtime.llama_backend import LlamaCppBackend, file_sha256
     from runtime.registry import resolve
     from training.base_model import add_lora, load_base, set_threads
     from training.checkpoint import load_checkpoint, restore, save_checkpoint
+    from training.letter_task import LetterStep, greedy_answers
     from training.loop import run_loop
 
     s = run.settings
@@ -90,8 +91,8 @@ def train_diagnostician(store: TrainingStore, run: DiagnosticianRun, *,
     run_id = s.digest(run.base_model, file_sha256(path), data_hash(train))
     run_dir = run.out / run_id
     backend = LlamaCppBackend(path, n_ctx=max(2048, s.max_prompt_tokens + 8), n_threads=1, kv_cache_mb=0)
-    prompts = build_prompts(backend, labels, train, max_tokens=s.max_prompt_tokens)
-    held_prompts = build_prompts(backend, labels, held, max_tokens=s.max_prompt_tokens) if held else None
+    items = build_items(backend, labels, train, max_tokens=s.max_prompt_tokens, rewards=s.rewards)
+    held_items = build_items(backend, labels, held, max_tokens=s.max_prompt_tokens, rewards=s.rewards) if held else None
     del backend
     store.start_run(run_id, kind=KIND, method=s.method, base_model=run.base_model, settings=s.to_dict(),
                     data_name=f"{run.dataset}:train:{split_hash[:12]}", data_hash=data_hash(train),
@@ -110,12 +111,12 @@ def train_diagnostician(store: TrainingStore, run: DiagnosticianRun, *,
         store.forget_after(run_id, start)
         log.info("resuming %s from step %d", run_id, start)
     base_acc = None
-    if held_prompts is not None and start == 0 and store.evals(run_id).empty:
-        base = evaluate(model, held_prompts, reference=True, progress=eval_progress)
+    if held_items is not None and start == 0 and store.evals(run_id).empty:
+        base = greedy_answers(model, held_items, reference=True, progress=eval_progress)
         letter, share = base.top_letter
         store.add_eval(run_id, 0, "heldout", base.n_items, base.n_correct, letter, share)
         base_acc = base.accuracy
-    step = DiagnosticianStep(model, prompts, s, optimizer, rng)
+    step = LetterStep(model, items, s, optimizer, rng)
 
     def checkpoint(k: int) -> None:
         save_checkpoint(run_dir, k, model, optimizer, {"rng": rng.bit_generator.state})
@@ -126,8 +127,8 @@ def train_diagnostician(store: TrainingStore, run: DiagnosticianRun, *,
         store.finish(run_id, "stopped")
         return TrainSummary(run_id, result.last_step, True, start, base_acc, None, None)
     trained_acc = None
-    if held_prompts is not None:
-        done = evaluate(model, held_prompts, progress=eval_progress)
+    if held_items is not None:
+        done = greedy_answers(model, held_items, progress=eval_progress)
         letter, share = done.top_letter
         store.add_eval(run_id, s.steps, "heldout", done.n_items, done.n_correct, letter, share)
         trained_acc = done.accuracy

@@ -1,0 +1,156 @@
+"""GRPO for one agent whose action is one option: items as prompt token ids with a reward
+per option, the optimiser step, and greedy evaluation.
+
+The experiments build :class:`LetterItems` (a D-CEM diagnostician's category letters, a
+SAG agent's answer letters plus REFUSE, each option with its reward) and hand them to
+:class:`LetterStep`.  With ``group_size`` 0 the step takes the exact expectation over the
+options (:func:`training.grpo.exact_loss`: the group of Eq. 4 is every option, weighted
+by the behaviour policy) instead of G sampled answers (:func:`training.grpo.sampled_loss`).
+The reference policy (the base, adapters off) of each item is computed once and kept.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from training.config import TrainSettings
+from training.store import StepRow
+
+__all__ = ["LetterItems", "LetterStep", "Greedy", "greedy_answers"]
+
+
+@dataclass(frozen=True)
+class LetterItems:
+    """Items of one option set: ids, prompt token ids, option tokens and names, the reward
+    of every option per item (n, K) and the right option per item (-1: none is right)."""
+
+    ids: tuple[str, ...]
+    tokens: tuple[tuple[int, ...], ...]
+    option_ids: tuple[int, ...]
+    option_names: tuple[str, ...]
+    rewards: np.ndarray
+    right: np.ndarray
+
+    def __post_init__(self) -> None:
+        n, k = len(self.ids), len(self.option_ids)
+        if len(self.tokens) != n or self.rewards.shape != (n, k) or self.right.shape != (n,):
+            raise ValueError("items, token lists, rewards and right answers must line up")
+        if len(self.option_names) != k or k < 2:
+            raise ValueError("at least two named options are needed")
+        if not np.all(np.isfinite(self.rewards)):
+            raise ValueError("every reward must be finite")
+
+
+class LetterStep:
+    """One optimiser step on a random batch (see the module docstring)."""
+
+    def __init__(self, model: Any, items: LetterItems, settings: TrainSettings, optimizer: Any,
+                 rng: np.random.Generator) -> None:
+        if not items.ids:
+            raise ValueError("no training item")
+        self.model, self.items, self.settings, self.optimizer, self.rng = model, items, settings, optimizer, rng
+        self._ref: dict[int, Any] = {}
+
+    def logprobs(self, rows: Sequence[int]) -> Any:
+        from training.letters import option_logprobs, policy_logprobs
+
+        return policy_logprobs(option_logprobs(self.model, [self.items.tokens[i] for i in rows],
+                                               self.items.option_ids))
+
+    def reference(self, rows: Sequence[int]) -> Any:
+        import torch
+
+        from training.base_model import reference_mode
+
+        missing = [i for i in rows if i not in self._ref]
+        if missing:
+            with torch.no_grad(), reference_mode(self.model):
+                for i, row in zip(missing, self.logprobs(missing)):
+                    self._ref[i] = row
+        return torch.stack([self._ref[i] for i in rows])
+
+    def __call__(self, step: int) -> StepRow:
+        import torch
+
+        from training.advantages import group_advantages
+        from training.grpo import exact_loss, sampled_loss
+
+        start = time.perf_counter()
+        s, n = self.settings, len(self.items.ids)
+        rows = [int(i) for i in self.rng.choice(n, size=min(s.batch_size, n), replace=False)]
+        sample_seed = int(self.rng.integers(2**62))
+        ref = self.reference(rows)
+        rewards = torch.as_tensor(self.items.rewards[rows], dtype=torch.float32)
+        old = None
+        for _ in range(s.updates_per_batch):
+            logp = self.logprobs(rows)
+            if old is None:
+                old = logp.detach()
+            if s.grpo.group_size == 0:
+                parts = exact_loss(logp, old, ref, rewards, eps=s.grpo.eps, beta=s.grpo.beta)
+            else:
+                gen = torch.Generator().manual_seed(sample_seed)
+                actions = torch.multinomial(old.exp(), s.grpo.group_size, replacement=True, generator=gen)
+                parts = sampled_loss(logp.gather(1, actions), old.gather(1, actions), ref.gather(1, actions),
+                                     group_advantages(rewards.gather(1, actions)), eps=s.grpo.eps, beta=s.grpo.beta)
+            self.optimizer.zero_grad()
+            parts.loss.backward()
+            self.optimizer.step()
+        assert old is not None
+        right = torch.as_tensor(self.items.right[rows])
+        accuracy = float((old.argmax(dim=1) == right).float().mean())
+        reward = float((old.exp() * rewards).sum(dim=1).mean())
+        tokens = sum(len(self.items.tokens[i]) for i in rows)
+        return StepRow(step, float(parts.loss.detach()), reward, accuracy, parts.kl, parts.clipped_share, len(rows),
+                       tokens, time.perf_counter() - start)
+
+
+@dataclass(frozen=True)
+class Greedy:
+    """Greedy answers on items (the most probable option, as the runtime answers),
+    their accuracy and the answer distribution beside it."""
+
+    answers: tuple[int, ...]
+    right: tuple[int, ...]
+    option_names: tuple[str, ...]
+
+    @property
+    def n_items(self) -> int:
+        return len(self.answers)
+
+    @property
+    def n_correct(self) -> int:
+        return sum(a == r for a, r in zip(self.answers, self.right))
+
+    @property
+    def accuracy(self) -> float:
+        return self.n_correct / self.n_items if self.n_items else float("nan")
+
+    @property
+    def top_letter(self) -> tuple[str, float]:
+        counts = np.bincount(np.array(self.answers, dtype=int), minlength=len(self.option_names))
+        top = int(counts.argmax())
+        return self.option_names[top], float(counts[top] / max(1, self.n_items))
+
+
+def greedy_answers(model: Any, items: LetterItems, *, reference: bool = False, batch: int = 8,
+                   progress: Callable[[int], None] | None = None) -> Greedy:
+    """The model's greedy answers on ``items`` (the base's with ``reference``)."""
+    import contextlib
+
+    import torch
+
+    from training.base_model import reference_mode
+    from training.letters import option_logprobs
+
+    answers: list[int] = []
+    with torch.no_grad(), (reference_mode(model) if reference else contextlib.nullcontext()):
+        for lo in range(0, len(items.tokens), batch):
+            chunk = items.tokens[lo:lo + batch]
+            answers.extend(int(a) for a in option_logprobs(model, chunk, items.option_ids).argmax(dim=1))
+            if progress is not None:
+                progress(len(chunk))
+    return Greedy(tuple(answers), tuple(int(r) for r in items.right), items.option_names)
