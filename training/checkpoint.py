@@ -66,7 +66,7 @@ def load_checkpoint(run_dir: Path) -> Checkpoint | None:
                 data = json.loads(meta.read_text(encoding="utf-8"))
                 step, state = int(data["step"]), dict(data["state"])
             except (ValueError, KeyError, TypeError) as exc:
-                raise InputError(f"the checkpoint in {folder.name} is damaged ({exc}); delete the folder "
+                raise InputError("checkpoint", f"the checkpoint in {folder.name} is damaged ({exc}); delete the folder "
                                  "to start the run again") from None
             return Checkpoint(step, state, folder / "adapter.safetensors", folder / "optimizer.pt")
     return None
@@ -82,7 +82,7 @@ def restore(checkpoint: Checkpoint, model: Any, optimizer: Any) -> None:
         set_peft_model_state_dict(model, load_file(str(checkpoint.adapter)))
         optimizer.load_state_dict(torch.load(checkpoint.optimizer, weights_only=True))
     except (OSError, RuntimeError, ValueError, KeyError) as exc:
-        raise InputError(f"cannot load the checkpoint {checkpoint.adapter.parent.name}: {exc}") from None
+        raise InputError("checkpoint", f"cannot load the checkpoint {checkpoint.adapter.parent.name}: {exc}") from None
 
 
 def _fsync_dir(folder: Path) -> None:

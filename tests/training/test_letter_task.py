@@ -1,0 +1,94 @@
+"""One-option GRPO learns, and a run interrupted and resumed from its checkpoint ends where
+an uninterrupted run ends (tiny random llama model, so each test takes seconds)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from tests.training.tiny import cue_items, tiny_model
+from training.checkpoint import load_checkpoint, restore, save_checkpoint
+from training.config import GrpoSettings, TrainSettings
+from training.letter_task import LetterItems, LetterStep, greedy_answers
+from training.loop import run_loop
+from training.store import StepRow, TrainingStore
+
+
+def _trainer(settings: TrainSettings, items: LetterItems) -> tuple[object, torch.optim.Optimizer, LetterStep]:
+    model = tiny_model()
+    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=settings.learning_rate)
+    return model, opt, LetterStep(model, items, settings, opt, np.random.default_rng(settings.seed))
+
+
+@pytest.mark.parametrize("group_size", [0, 4])
+def test_grpo_teaches_the_tiny_model_to_read_the_cue(group_size: int) -> None:
+    torch.set_num_threads(1)
+    items, held = cue_items(64, seed=1), cue_items(64, seed=2)
+    settings = TrainSettings(steps=120, batch_size=16, learning_rate=0.02, grpo=GrpoSettings(group_size=group_size))
+    model, _, step = _trainer(settings, items)
+    before = greedy_answers(model, held)
+    rows = [step(k) for k in range(1, settings.steps + 1)]
+    after = greedy_answers(model, held)
+    assert before.accuracy < 0.5 and after.accuracy > 0.8, (before.accuracy, after.accuracy)
+    assert np.mean([r.reward for r in rows[-10:]]) > np.mean([r.reward for r in rows[:10]])
+    assert greedy_answers(model, held, reference=True).answers == before.answers  # the base is untouched
+
+
+def test_a_resumed_run_ends_where_an_uninterrupted_run_ends(tmp_path: Path) -> None:
+    torch.set_num_threads(1)
+    items = cue_items(32, seed=3)
+    settings = TrainSettings(steps=8, batch_size=4, learning_rate=0.01, checkpoint_every=3)
+
+    def play(run_dir: Path, db: Path, stop_after: int | None) -> list[StepRow]:
+        model, opt, step = _trainer(settings, items)
+        start = 0
+        found = load_checkpoint(run_dir)
+        with TrainingStore(db) as store:
+            store.start_run("r", kind="test", method="grpo", base_model="tiny", settings=settings.to_dict(),
+                            data_name="cue", data_hash="h", n_train=32)
+            if found is not None:
+                restore(found, model, opt)
+                step.rng.bit_generator.state = found.state["rng"]
+                start = found.step
+                store.forget_after("r", start)
+            calls = iter(range(10_000))
+            run_loop(start=start, total=settings.steps, step=step, record=lambda row: store.add_step("r", row),
+                     checkpoint=lambda k: save_checkpoint(run_dir, k, model, opt, {"rng": step.rng.bit_generator.state}),
+                     every=settings.checkpoint_every,
+                     should_stop=(lambda: stop_after is not None and next(calls) >= stop_after))
+            return [StepRow(*r[1:]) for r in store.con.execute(
+                "SELECT * FROM train_steps WHERE run_id = 'r' ORDER BY step").fetchall()]
+
+    whole = play(tmp_path / "a", tmp_path / "a.duckdb", None)
+    # the interrupted run stops after 5 steps: its checkpoint covers step 5 (saved on stop)
+    part = play(tmp_path / "b", tmp_path / "b.duckdb", 5)
+    assert [r.step for r in part] == [1, 2, 3, 4, 5]
+    resumed = play(tmp_path / "b", tmp_path / "b.duckdb", None)
+    assert [r.step for r in resumed] == list(range(1, 9))
+    assert [r.loss for r in resumed] == pytest.approx([r.loss for r in whole], abs=1e-6)
+    assert [r.reward for r in resumed] == pytest.approx([r.reward for r in whole], abs=1e-6)
+
+
+def test_rows_after_the_checkpoint_are_dropped_on_resume(tmp_path: Path) -> None:
+    with TrainingStore(tmp_path / "s.duckdb") as store:
+        store.start_run("r", kind="test", method="grpo", base_model="tiny", settings={}, data_name="d",
+                        data_hash="h", n_train=1)
+        for k in range(1, 6):
+            store.add_step("r", StepRow(k, 0.0, 0.0, 0.0, 0.0, 0.0, 1, 1, 0.1))
+        store.forget_after("r", 3)
+        assert list(store.steps("r")["step"]) == [1, 2, 3]
+        assert store.start_run("r", kind="test", method="grpo", base_model="tiny", settings={}, data_name="d",
+                               data_hash="h", n_train=1) is False
+        with pytest.raises(Exception, match="other settings or data"):
+            store.start_run("r", kind="test", method="grpo", base_model="tiny", settings={"x": 1}, data_name="d",
+                            data_hash="h", n_train=1)
+
+
+def test_a_damaged_checkpoint_is_named(tmp_path: Path) -> None:
+    (tmp_path / "checkpoint").mkdir()
+    (tmp_path / "checkpoint" / "meta.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(Exception, match="checkpoint .*damaged"):
+        load_checkpoint(tmp_path)
+    assert load_checkpoint(tmp_path / "none") is None
