@@ -10,10 +10,15 @@ import argparse
 import importlib.util
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from dcem.cli import float_in, int_in
 from dcem.errors import DcemError
 
-__all__ = ["add_train_command", "TRAINING_LIBRARIES"]
+if TYPE_CHECKING:
+    from training.run import RunResult
+
+__all__ = ["add_train_command", "TRAINING_LIBRARIES", "print_result", "missing_training_libraries"]
 
 TRAINING_LIBRARIES = ("torch", "transformers", "peft", "gguf")
 
@@ -54,16 +59,22 @@ def _cmd_train(args: argparse.Namespace) -> int:
     with TrainingStore(args.db) as store:
         summary = train_diagnostician(store, run, progress=progress)
     bar.close()
+    print_result(summary, run.settings.steps, args.model)
+    return 0
+
+
+def print_result(summary: "RunResult", steps: int, model: str) -> None:
+    """What a finished or stopped training command prints."""
     if summary.resumed_from:
         print(f"resumed from step {summary.resumed_from}")
-    print(f"run {summary.run_id}: {summary.steps_done} of {run.settings.steps} steps")
-    if summary.base_accuracy is not None:
-        print(f"held-out accuracy before training: {summary.base_accuracy:.3f}")
-    if summary.trained_accuracy is not None:
-        print(f"held-out accuracy after training: {summary.trained_accuracy:.3f}")
+    print(f"run {summary.run_id}: {summary.steps_done} of {steps} steps"
+          + (" (stopped; run the same command to resume)" if summary.stopped else ""))
+    for name, acc in summary.before.items():
+        print(f"{name}: accuracy before training {acc:.3f}")
+    for name, acc in summary.after.items():
+        print(f"{name}: accuracy after training {acc:.3f}")
     if summary.adapter is not None:
-        print(f"adapter: {summary.adapter} (model key {args.model}+lora:file:{summary.adapter})")
-    return 0
+        print(f"adapter: {summary.adapter} (model key {model}+lora:file:{summary.adapter})")
 
 
 def add_train_command(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

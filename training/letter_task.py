@@ -19,13 +19,15 @@ import numpy as np
 from training.config import TrainSettings
 from training.store import StepRow
 
-__all__ = ["LetterItems", "LetterStep", "Greedy", "greedy_answers"]
+__all__ = ["LetterItems", "LetterStep", "Greedy", "greedy_answers", "offered_policy", "UNOFFERED"]
 
 
 @dataclass(frozen=True)
 class LetterItems:
-    """Items of one option set: ids, prompt token ids, option tokens and names, the reward
-    of every option per item (n, K) and the right option per item (-1: none is right)."""
+    """Items over one option list: ids, prompt token ids, option tokens and names, the reward
+    of every option per item (n, K), the right option per item (-1: none is right) and
+    which options each item offers (n, K; None: all).  An option an item does not offer
+    (a three-option question among four-option ones) gets no probability."""
 
     ids: tuple[str, ...]
     tokens: tuple[tuple[int, ...], ...]
@@ -33,15 +35,36 @@ class LetterItems:
     option_names: tuple[str, ...]
     rewards: np.ndarray
     right: np.ndarray
+    offered: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         n, k = len(self.ids), len(self.option_ids)
         if len(self.tokens) != n or self.rewards.shape != (n, k) or self.right.shape != (n,):
             raise ValueError("items, token lists, rewards and right answers must line up")
+        if self.offered is not None and (self.offered.shape != (n, k) or not self.offered.any(axis=1).all()
+                                         or (self.offered.sum(axis=1) < 2).any()):
+            raise ValueError("every item must offer at least two of the options")
         if len(self.option_names) != k or k < 2:
             raise ValueError("at least two named options are needed")
         if not np.all(np.isfinite(self.rewards)):
             raise ValueError("every reward must be finite")
+
+
+UNOFFERED = -1e4
+"""The log-score an option an item does not offer gets before the policy's softmax (its
+probability underflows to 0 while ratios and KL stay finite)."""
+
+
+def offered_policy(model: Any, items: LetterItems, rows: Sequence[int]) -> Any:
+    """The policy's log-probabilities over the options each of ``rows`` offers, shape (B, K)."""
+    import torch
+
+    from training.letters import option_logprobs, policy_logprobs
+
+    scores = option_logprobs(model, [items.tokens[i] for i in rows], items.option_ids)
+    if items.offered is not None:
+        scores = scores.masked_fill(~torch.as_tensor(items.offered[list(rows)]), UNOFFERED)
+    return policy_logprobs(scores)
 
 
 class LetterStep:
@@ -55,10 +78,7 @@ class LetterStep:
         self._ref: dict[int, Any] = {}
 
     def logprobs(self, rows: Sequence[int]) -> Any:
-        from training.letters import option_logprobs, policy_logprobs
-
-        return policy_logprobs(option_logprobs(self.model, [self.items.tokens[i] for i in rows],
-                                               self.items.option_ids))
+        return offered_policy(self.model, self.items, rows)
 
     def reference(self, rows: Sequence[int]) -> Any:
         import torch
@@ -144,13 +164,12 @@ def greedy_answers(model: Any, items: LetterItems, *, reference: bool = False, b
     import torch
 
     from training.base_model import reference_mode
-    from training.letters import option_logprobs
 
     answers: list[int] = []
     with torch.no_grad(), (reference_mode(model) if reference else contextlib.nullcontext()):
         for lo in range(0, len(items.tokens), batch):
-            chunk = items.tokens[lo:lo + batch]
-            answers.extend(int(a) for a in option_logprobs(model, chunk, items.option_ids).argmax(dim=1))
+            rows = list(range(lo, min(lo + batch, len(items.tokens))))
+            answers.extend(int(a) for a in offered_policy(model, items, rows).argmax(dim=1))
             if progress is not None:
-                progress(len(chunk))
+                progress(len(rows))
     return Greedy(tuple(answers), tuple(int(r) for r in items.right), items.option_names)

@@ -92,3 +92,25 @@ def test_a_damaged_checkpoint_is_named(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="checkpoint .*damaged"):
         load_checkpoint(tmp_path)
     assert load_checkpoint(tmp_path / "none") is None
+
+
+def test_an_option_an_item_does_not_offer_gets_no_probability_and_no_nan() -> None:
+    torch.set_num_threads(1)
+    base = cue_items(8, seed=4)
+    offered = np.ones((8, 4), dtype=bool)
+    offered[:4, 3] = False  # the first four items offer three options
+    right = np.where(base.right == 3, 0, base.right)
+    rewards = np.full((8, 4), -1.0)
+    rewards[np.arange(8), right] = 1.0
+    items = LetterItems(base.ids, base.tokens, base.option_ids, base.option_names, rewards, right, offered)
+    settings = TrainSettings(steps=2, batch_size=8, learning_rate=0.01)
+    model, _, step = _trainer(settings, items)
+    row = step(1)
+    assert np.isfinite([row.loss, row.reward, row.kl]).all()
+    from training.letter_task import offered_policy
+    probs = offered_policy(model, items, range(8)).exp()
+    assert float(probs[:4, 3].max()) < 1e-30 and torch.allclose(probs.sum(dim=1), torch.ones(8))
+    assert all(a != 3 for a in greedy_answers(model, items).answers[:4])
+    with pytest.raises(ValueError, match="at least two"):
+        LetterItems(base.ids, base.tokens, base.option_ids, base.option_names, rewards, right,
+                    np.eye(8, 4, dtype=bool))

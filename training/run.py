@@ -1,0 +1,121 @@
+"""A whole one-option GRPO run: record, resume, train, measure, export.
+
+The experiment builds its :class:`~training.letter_task.LetterItems` (training items and
+held-out sets by name) and calls :func:`run_letter_training`.  The run's id is a hash of
+the settings, the base model file and the training data; its folder ``out/<run id>``
+holds the checkpoint and, at the end, the adapter as a llama.cpp GGUF LoRA file.  The
+held-out sets are measured with the base (step 0) and with the trained adapters (last
+step) and stored beside the curve.  After an interruption or kill -9 the same call
+resumes from the last checkpoint.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Mapping
+
+import numpy as np
+
+from training.config import TrainSettings
+from training.letter_task import LetterItems
+from training.store import StepRow, TrainingStore
+
+__all__ = ["LetterRun", "RunResult", "run_letter_training", "ADAPTER_FILE"]
+
+log = logging.getLogger(__name__)
+
+ADAPTER_FILE = "adapter.gguf"
+
+
+@dataclass(frozen=True)
+class LetterRun:
+    """What one run trains: its kind (the experiment), base model key and file, settings,
+    training items and their name and hash, held-out sets, and the runs folder."""
+
+    kind: str
+    base_model: str
+    base_path: Path
+    base_sha256: str
+    settings: TrainSettings
+    items: LetterItems
+    data_name: str
+    data_hash: str
+    heldout: Mapping[str, LetterItems]
+    out: Path
+
+    @property
+    def run_id(self) -> str:
+        return self.settings.digest(self.kind, self.base_model, self.base_sha256, self.data_hash)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    run_id: str
+    steps_done: int
+    stopped: bool
+    resumed_from: int
+    before: dict[str, float]
+    after: dict[str, float]
+    adapter: Path | None
+
+
+def _measure(store: TrainingStore, run_id: str, step: int, model: object, heldout: Mapping[str, LetterItems],
+             reference: bool) -> dict[str, float]:
+    from training.letter_task import greedy_answers
+
+    got = {}
+    for name, items in heldout.items():
+        result = greedy_answers(model, items, reference=reference)
+        letter, share = result.top_letter
+        store.add_eval(run_id, step, name, result.n_items, result.n_correct, letter, share)
+        got[name] = result.accuracy
+    return got
+
+
+def run_letter_training(store: TrainingStore, run: LetterRun, *,
+                        progress: Callable[[int, int, StepRow], None] | None = None,
+                        should_stop: Callable[[], bool] | None = None) -> RunResult:
+    import torch
+
+    from training.base_model import add_lora, load_base, set_threads
+    from training.checkpoint import load_checkpoint, restore, save_checkpoint
+    from training.gguf_lora import export_lora_gguf
+    from training.letter_task import LetterStep
+    from training.loop import run_loop
+    from runtime.llama_backend import file_sha256
+
+    s, run_id = run.settings, run.run_id
+    run_dir = run.out / run_id
+    store.start_run(run_id, kind=run.kind, method=s.method, base_model=run.base_model, settings=s.to_dict(),
+                    data_name=run.data_name, data_hash=run.data_hash, n_train=len(run.items.ids))
+    set_threads(s.threads)
+    torch.manual_seed(s.seed)
+    model = add_lora(load_base(run.base_path), s.lora)
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=s.learning_rate)
+    rng = np.random.default_rng(s.seed)
+    start = 0
+    found = load_checkpoint(run_dir)
+    if found is not None:
+        restore(found, model, optimizer)
+        rng.bit_generator.state = found.state["rng"]
+        start = found.step
+        store.forget_after(run_id, start)
+        log.info("resuming %s from step %d", run_id, start)
+    before: dict[str, float] = {}
+    if start == 0 and run.heldout:
+        before = _measure(store, run_id, 0, model, run.heldout, reference=True)
+    step = LetterStep(model, run.items, s, optimizer, rng)
+
+    def checkpoint(k: int) -> None:
+        save_checkpoint(run_dir, k, model, optimizer, {"rng": rng.bit_generator.state})
+
+    result = run_loop(start=start, total=s.steps, step=step, record=lambda row: store.add_step(run_id, row),
+                      checkpoint=checkpoint, every=s.checkpoint_every, progress=progress, should_stop=should_stop)
+    if result.stopped:
+        store.finish(run_id, "stopped")
+        return RunResult(run_id, result.last_step, True, start, before, {}, None)
+    after = _measure(store, run_id, s.steps, model, run.heldout, reference=False) if run.heldout else {}
+    adapter = export_lora_gguf(model, run.base_path, run_dir / ADAPTER_FILE, alpha=s.lora.alpha)
+    store.finish(run_id, "finished", str(adapter), file_sha256(adapter))
+    return RunResult(run_id, result.last_step, False, start, before, after, adapter)
