@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from dcem import strict_json
-from dcem.cli_args import (EXIT_USAGE, MAX_SAMPLES, MAX_SCALE, MAX_SEED, MAX_SEEDS, Parser, one_line, float_in,
+from common.cli_args import (EXIT_USAGE, MAX_SAMPLES, MAX_SCALE, MAX_SEED, MAX_SEEDS, Parser, one_line, float_in,
                            int_in)
 from dcem.core.config import MAX_ROUNDS, MediatorConfig
 from dcem.errors import DcemError

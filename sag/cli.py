@@ -1,4 +1,4 @@
-"""Command line: ``python -m sag ask | run | report``.
+"""Command line: ``python -m sag ask | run | eval | report | merge | train``.
 
 - ``ask QUESTION --group sag-6``: one item, the debate printed round by round.
 - ``run --benchmark medqa --group sag-10 --items 50 --seed 0``: a set of items into the
@@ -28,6 +28,7 @@ from common.db import StoreError
 from common.errors import ConfigError
 from common.terminal import escape_controls
 from dcem.cli import Parser, add_merge_command, int_in, progress_bar, run_command
+from sag.train_cli import add_train_command
 from runtime.factory import MAX_GPU_LAYERS, MAX_THREADS
 from sag.config import GroupConfig, load_group_file, preset
 from sag.failures import EXIT_FAILED
@@ -203,6 +204,7 @@ def _parser() -> Parser:
     report.add_argument("-v", "--verbose", action="store_true")
     report.set_defaults(func=_cmd_report)
     add_merge_command(sub, _merge_checks)
+    add_train_command(sub)
     return parser
 
 

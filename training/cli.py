@@ -1,0 +1,85 @@
+"""What every ``train`` command shares: its flags, the settings they make, the check that
+the training extra is installed, the progress bar and the lines printed at the end."""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from typing import Any, Callable
+
+from common.cli_args import float_in, int_in
+from common.errors import ProjectError
+from training.config import GrpoSettings, LoraSettings, RewardWeights, TrainSettings
+from training.run import RunResult
+from training.store import StepRow
+
+__all__ = ["add_training_flags", "settings_from", "require_training_libraries", "step_bar", "print_result",
+           "TRAINING_LIBRARIES"]
+
+TRAINING_LIBRARIES = ("torch", "transformers", "peft", "gguf")
+
+
+def require_training_libraries() -> None:
+    """A one-line error naming the missing libraries and how to install them."""
+    missing = [name for name in TRAINING_LIBRARIES if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ProjectError(f"training needs {', '.join(missing)}: run `make train` (installs requirements-train.txt)")
+
+
+def add_training_flags(p: argparse.ArgumentParser, *, steps: int = 200) -> None:
+    p.add_argument("--model", default="smollm2-135m", help="base model key (a packaged GGUF or file:)")
+    p.add_argument("--out", default="runs/train", help="folder of the run folders (checkpoints, adapter)")
+    p.add_argument("--steps", type=int_in(1, 1_000_000), default=steps)
+    p.add_argument("--batch-size", type=int_in(1, 4096), default=8, help="training items per step")
+    p.add_argument("--lr", type=float_in(1e-8, 1.0), default=2e-4, help="learning rate (AdamW)")
+    p.add_argument("--updates-per-batch", type=int_in(1, 64), default=1)
+    p.add_argument("--group-size", type=int_in(0, 64), default=0,
+                   help="answers sampled per item (G of Eq. 4); 0 = the exact expectation over the options")
+    p.add_argument("--eps", type=float_in(1e-6, 1.0), default=0.2, help="ratio clip range (Eq. 3)")
+    p.add_argument("--beta", type=float_in(0.0, 100.0), default=0.04, help="weight of the KL to the base (Eq. 2)")
+    p.add_argument("--accuracy-weight", type=float_in(0.0, 100.0), default=1.0)
+    p.add_argument("--lora-r", type=int_in(1, 512), default=16)
+    p.add_argument("--lora-alpha", type=float_in(1e-6, 4096.0), default=32.0)
+    p.add_argument("--max-prompt-tokens", type=int_in(16, 131_072), default=1024)
+    p.add_argument("--checkpoint-every", type=int_in(1, 1_000_000), default=10)
+    p.add_argument("--heldout", type=int_in(0, 10_000), default=200, help="held-out items measured before and after")
+    p.add_argument("--seed", type=int_in(0, 2**32 - 1), default=0)
+    p.add_argument("--threads", type=int_in(1, 1024), default=None, help="torch CPU threads (default: all cores)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--db", default=None, help="DuckDB file (default: $DCEM_DB or data/dcem.duckdb)")
+
+
+def settings_from(args: argparse.Namespace) -> TrainSettings:
+    return TrainSettings(method="grpo", steps=args.steps, batch_size=args.batch_size, learning_rate=args.lr,
+                         updates_per_batch=args.updates_per_batch, checkpoint_every=args.checkpoint_every,
+                         seed=args.seed, threads=args.threads, max_prompt_tokens=args.max_prompt_tokens,
+                         lora=LoraSettings(r=args.lora_r, alpha=args.lora_alpha),
+                         grpo=GrpoSettings(eps=args.eps, beta=args.beta, group_size=args.group_size),
+                         rewards=RewardWeights(accuracy=args.accuracy_weight))
+
+
+def step_bar(total: int, quiet: bool) -> tuple[Any, Callable[[int, int, StepRow], None]]:
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, unit="step", disable=quiet, desc="training", file=sys.stderr)
+
+    def progress(done: int, count: int, row: StepRow) -> None:
+        bar.total, bar.n = count, done
+        bar.set_postfix_str(f"reward {row.reward:+.2f} batch acc {row.accuracy:.2f} kl {row.kl:.3f}", refresh=False)
+        bar.refresh()
+
+    return bar, progress
+
+
+def print_result(result: RunResult, steps: int, model: str) -> None:
+    """What a finished or stopped training command prints."""
+    if result.resumed_from:
+        print(f"resumed from step {result.resumed_from}")
+    print(f"run {result.run_id}: {result.steps_done} of {steps} steps"
+          + (" (stopped; run the same command to resume)" if result.stopped else ""))
+    for name, acc in result.before.items():
+        print(f"{name}: accuracy before training {acc:.3f}")
+    for name, acc in result.after.items():
+        print(f"{name}: accuracy after training {acc:.3f}")
+    if result.adapter is not None:
+        print(f"adapter: {result.adapter} (model key {model}+lora:file:{result.adapter})")
