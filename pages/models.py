@@ -6,6 +6,7 @@ from dcem.errors import DcemError
 from dcem_clinical.model_lab import (EXAMPLE_CASE, MAX_CASE_CHARS, TEST_LABELS, TEST_N_CTX, hub_offline,
                                      model_facts, registry_table)
 from studio.model_lab import ask_test_prompt, fetch_hub_model, gpu_layers_setting, installed_keys
+from studio.training_panel import training_section
 from studio.widgets import disclaimer
 from studio.literal import literal
 
@@ -73,6 +74,8 @@ if result is not None:
     st.dataframe(ranked_probabilities(result.table), hide_index=True, key="models_test_table",
                  column_config={"probability": st.column_config.ProgressColumn(
                      "probability", min_value=0.0, max_value=1.0, format="%.3f")})
+
+training_section()
 
 st.subheader("Hugging Face Hub")
 st.write("Fetch a GGUF file as `hf:owner/repo:file.gguf`: the local Hub cache is used first, the Hub "

@@ -68,7 +68,8 @@ def _measure(store: TrainingStore, run_id: str, step: int, model: object, heldou
     for name, items in heldout.items():
         result = greedy_answers(model, items, reference=reference)
         letter, share = result.top_letter
-        store.add_eval(run_id, step, name, result.n_items, result.n_correct, letter, share)
+        n_options = int(items.offered.sum(axis=1).max()) if items.offered is not None else len(items.option_ids)
+        store.add_eval(run_id, step, name, result.n_items, result.n_correct, n_options, letter, share)
         got[name] = result.accuracy
     return got
 

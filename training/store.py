@@ -59,6 +59,7 @@ _M001 = [
         split VARCHAR NOT NULL,
         n_items INTEGER NOT NULL,
         n_correct INTEGER NOT NULL,
+        n_options INTEGER NOT NULL,
         top_letter VARCHAR NOT NULL,
         top_letter_share DOUBLE NOT NULL,
         PRIMARY KEY (run_id, step, split)
@@ -121,10 +122,10 @@ class TrainingStore(Database):
                          [run_id, row.step, row.loss, row.reward, row.accuracy, row.kl, row.clipped_share,
                           row.items, row.tokens, row.seconds])
 
-    def add_eval(self, run_id: str, step: int, split: str, n_items: int, n_correct: int, top_letter: str,
-                 top_share: float) -> None:
-        self.con.execute("INSERT OR REPLACE INTO train_evals VALUES (?, ?, ?, ?, ?, ?, ?)",
-                         [run_id, step, split, n_items, n_correct, top_letter, top_share])
+    def add_eval(self, run_id: str, step: int, split: str, n_items: int, n_correct: int, n_options: int,
+                 top_letter: str, top_share: float) -> None:
+        self.con.execute("INSERT OR REPLACE INTO train_evals VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                         [run_id, step, split, n_items, n_correct, n_options, top_letter, top_share])
 
     def finish(self, run_id: str, status: str, adapter_file: str | None = None,
                adapter_sha256: str | None = None) -> None:
