@@ -7,7 +7,7 @@ from sag.config import PRESETS
 from sag.views import DISCLAIMER, NO_RUN_HINT, compare_runs, item_labels, load_item_view, run_labels, turn_markdown
 from studio.sag_charts import distribution_figure, mediator_figure
 from studio.sag_eval_session import announce_import, shipped_debates_offer
-from studio.sag_launch_panel import checked_spec, launch_button, launch_fields
+from studio.sag_launch_panel import adapter_pick, checked_spec, launch_button, launch_fields
 from studio.sag_session import sag_store
 from studio.tables import MISSING
 from studio.widgets import titled_table
@@ -28,7 +28,7 @@ with st.expander("Launch a small run", expanded=False):
     benchmark = c1.selectbox("Benchmark", BENCHMARKS, key="ag_bench")
     group = c2.selectbox("Group", PRESETS, index=PRESETS.index("sag-6"), key="ag_group")
     fields = launch_fields(st.columns(3))
-    spec = checked_spec(benchmark, group, fields)
+    spec = checked_spec(benchmark, group, fields, adapter_pick())
     st.caption("Loads the group's models in this process (a few seconds each) and answers the items one by "
                "one; answered items are saved as they finish, and launching the same settings again resumes. "
                "Run stays disabled while a field above is invalid.")

@@ -8,16 +8,40 @@ from __future__ import annotations
 
 from clinical.questions import BENCHMARKS
 from common.errors import ConfigError
-from sag.config import PRESETS, preset
+from sag.config import PRESETS, ROLES, GroupConfig, preset
 from sag.run import SagRunSpec, SagRunSummary
 
-__all__ = ["MAX_LAUNCH_ITEMS", "launch_spec", "progress_update", "launch_message"]
+__all__ = ["MAX_LAUNCH_ITEMS", "launch_spec", "progress_update", "launch_message", "with_adapter", "LORA_INFIX"]
+
+LORA_INFIX = "+lora:file:"
+"""How a model key names a base model with a trained adapter (see docs/adapters.md)."""
+
+
+def with_adapter(cfg: GroupConfig, base_model: str, adapter_file: str, roles: tuple[str, ...]) -> GroupConfig:
+    """``cfg`` whose agents in ``roles`` (role names, e.g. "reasoning") run ``base_model`` with
+    the trained adapter; a role on another base model is refused (an adapter fits one base)."""
+    names = [r.value for r in ROLES]
+    unknown = [r for r in roles if r not in names]
+    if unknown or not roles:
+        raise ConfigError("adapter_roles", f"choose roles among {', '.join(names)}, got {', '.join(roles) or 'none'}")
+    backbones = list(cfg.backbones)
+    for role in roles:
+        i = names.index(role)
+        if backbones[i] != base_model:
+            raise ConfigError("adapter_roles", f"the {role} agents run {backbones[i]}, but the adapter was trained on "
+                                               f"{base_model}")
+        backbones[i] = f"{base_model}{LORA_INFIX}{adapter_file}"
+    return cfg.with_changes(backbones=tuple(backbones))
 
 MAX_LAUNCH_ITEMS = 50
 
 
-def launch_spec(benchmark: str, group: str, n_items: int, seed: int, t_max: int) -> SagRunSpec:
-    """The checked settings of a small run launched from the page (ConfigError names the field)."""
+def launch_spec(benchmark: str, group: str, n_items: int, seed: int, t_max: int,
+                adapter: tuple[str, str, tuple[str, ...]] | None = None) -> SagRunSpec:
+    """The checked settings of a small run launched from the page (ConfigError names the field).
+
+    ``adapter`` = (base model, adapter file, role names): those roles' agents use the
+    trained adapter (:func:`with_adapter`)."""
     if benchmark not in BENCHMARKS:
         raise ConfigError("benchmark", f"unknown benchmark {benchmark!r}; choose one of {', '.join(BENCHMARKS)}")
     if group not in PRESETS:
@@ -25,7 +49,10 @@ def launch_spec(benchmark: str, group: str, n_items: int, seed: int, t_max: int)
     if isinstance(n_items, bool) or not isinstance(n_items, int) or not 1 <= n_items <= MAX_LAUNCH_ITEMS:
         raise ConfigError("items", f"must be a whole number in [1, {MAX_LAUNCH_ITEMS}] here, got {n_items!r}; "
                                    "run bigger experiments with python -m sag run")
-    return SagRunSpec(benchmark, preset(group).with_changes(t_max=t_max), n_items=n_items, seed=seed)
+    cfg = preset(group).with_changes(t_max=t_max)
+    if adapter is not None:
+        cfg = with_adapter(cfg, *adapter)
+    return SagRunSpec(benchmark, cfg, n_items=n_items, seed=seed)
 
 
 def progress_update(done: int, total: int, label: str) -> tuple[float, str]:

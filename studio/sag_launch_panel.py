@@ -13,7 +13,9 @@ from collections.abc import Sequence
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from common.db import StoreError, default_db_path
 from common.errors import ProjectError
+from sag.config import ROLES
 from sag.launch import launch_message, launch_spec
 from sag.launch_fields import (ITEMS_FIELD, ITEMS_RANGE, ROUNDS_FIELD, ROUNDS_RANGE, SEED_FIELD, SEED_RANGE,
                                SagLaunchFields, read_sag_launch)
@@ -21,8 +23,12 @@ from sag.run import SagRunSpec
 from sag.store.tables import SagStore
 from studio.sag_session import launch_run
 from studio.literal import literal
+from studio.store_scope import open_for_run
+from training.store import TrainingStore
 
-__all__ = ["RUN_KEY", "launch_fields", "checked_spec", "launch_button"]
+__all__ = ["RUN_KEY", "launch_fields", "checked_spec", "launch_button", "adapter_pick"]
+
+NO_ADAPTER = "none (the packaged models)"
 
 RUN_KEY = "ag_run"  # session key of the page's Run selectbox: a launched run is shown at once
 
@@ -45,14 +51,36 @@ def launch_fields(columns: Sequence[DeltaGenerator]) -> SagLaunchFields:
     return fields
 
 
-def checked_spec(benchmark: str, group: str, fields: SagLaunchFields) -> SagRunSpec | None:
+def adapter_pick() -> tuple[str, str, tuple[str, ...]] | None:
+    """A finished training run's adapter for some roles of the group, or None."""
+    try:
+        runs = open_for_run(TrainingStore, str(default_db_path())).runs()
+    except StoreError as exc:
+        st.caption(f"Trained adapters cannot be listed: {literal(exc)}")
+        return None
+    done = runs[(runs["status"] == "finished") & runs["adapter_file"].notna()] if not runs.empty else runs
+    if done.empty:
+        st.caption("No trained adapter yet (python -m dcem_clinical train, python -m sag train; see the Models page).")
+        return None
+    c1, c2 = st.columns(2)
+    labels = {f"{r.run_id} · {r.kind} · {r.base_model}": r for r in done.itertuples()}
+    picked = c1.selectbox("Trained adapter", [NO_ADAPTER, *labels], key="ag_adapter")
+    roles = c2.multiselect("Roles that use it", [r.value for r in ROLES], default=["reasoning"], key="ag_adapter_roles")
+    if picked == NO_ADAPTER:
+        return None
+    row = labels[picked]
+    return str(row.base_model), str(row.adapter_file), tuple(roles)
+
+
+def checked_spec(benchmark: str, group: str, fields: SagLaunchFields,
+                 adapter: tuple[str, str, tuple[str, ...]] | None = None) -> SagRunSpec | None:
     """The run the panel describes, or None while a field is invalid (its message is under
     the field) or the settings are refused (the refusal is shown here)."""
     values = fields.values()
     if values is None:
         return None
     try:
-        return launch_spec(benchmark, group, *values)
+        return launch_spec(benchmark, group, *values, adapter=adapter)
     except ProjectError as exc:
         st.error(f"The run could not be made: {literal(exc)}")
         return None
