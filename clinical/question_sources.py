@@ -52,7 +52,7 @@ from clinical.agentclinic import agentclinic_cases
 from clinical.data_files import read_json, read_jsonl
 from common.errors import InputError
 
-__all__ = ["SourceRow", "READERS", "PUBMEDQA_OPTIONS"]
+__all__ = ["SourceRow", "READERS", "PUBMEDQA_OPTIONS", "read_pubmedqa_train"]
 
 PUBMEDQA_OPTIONS: tuple[tuple[str, str], ...] = (("A", "yes"), ("B", "no"), ("C", "maybe"))
 _FIELD = "data_dir"
@@ -163,13 +163,28 @@ def _pubmedqa_context(where: str, record: dict[str, object]) -> str:
     return "\n".join(f"{label}: {text}" for label, text in zip(labels, contexts))
 
 
-def read_pubmedqa(data_dir: Path) -> list[SourceRow]:
-    """PubMedQA PQA-L official test split (500 PMIDs); meta ``year`` where known."""
+def _pubmedqa_records(data_dir: Path) -> tuple[dict[str, object], dict[str, object]]:
+    """(test ground truth, every PQA-L record), both keyed by PMID."""
     truth = read_json(data_dir, "pubmedqa/test_ground_truth.json")
     records = read_json(data_dir, "pubmedqa/ori_pqal.json")
     if not isinstance(truth, dict) or not isinstance(records, dict):
         raise InputError(_FIELD, "pubmedqa: both JSON files must hold an object keyed by PMID")
+    return truth, records
+
+
+def _pubmedqa_row(pmid: str, record: object, where: str) -> SourceRow:
+    if not isinstance(record, dict):
+        raise InputError(_FIELD, f"{where}: not an object")
     letters = {text: letter for letter, text in PUBMEDQA_OPTIONS}
+    decision = record.get("final_decision")
+    return SourceRow(where, pmid, record.get("QUESTION"), [t for _, t in PUBMEDQA_OPTIONS],
+                     letters.get(str(decision), decision), _pubmedqa_context(where, record),
+                     _meta(record, ("YEAR", "year"), ("LONG_ANSWER", "long_answer")))
+
+
+def read_pubmedqa(data_dir: Path) -> list[SourceRow]:
+    """PubMedQA PQA-L official test split (500 PMIDs); meta ``year`` where known."""
+    truth, records = _pubmedqa_records(data_dir)
     out: list[SourceRow] = []
     for pmid, label in truth.items():
         where = f"pubmedqa/ori_pqal.json PMID {pmid}"
@@ -180,10 +195,17 @@ def read_pubmedqa(data_dir: Path) -> list[SourceRow]:
         if decision != label:
             raise InputError(_FIELD, f"{where}: final_decision {decision!r} differs from the test "
                                      f"ground truth {label!r}")
-        out.append(SourceRow(where, pmid, record.get("QUESTION"), [t for _, t in PUBMEDQA_OPTIONS],
-                             letters.get(str(decision), decision), _pubmedqa_context(where, record),
-                             _meta(record, ("YEAR", "year"), ("LONG_ANSWER", "long_answer"))))
+        out.append(_pubmedqa_row(pmid, record, where))
     return out
+
+
+def read_pubmedqa_train(data_dir: Path) -> list[SourceRow]:
+    """The other 500 PQA-L PMIDs (upstream's train/cross-validation part), in file order;
+    the same item form as :func:`read_pubmedqa`, the answer from ``final_decision``.  No
+    evaluation of this project reads them."""
+    truth, records = _pubmedqa_records(data_dir)
+    return [_pubmedqa_row(pmid, record, f"pubmedqa/ori_pqal.json PMID {pmid}")
+            for pmid, record in records.items() if pmid not in truth]
 
 
 def read_agentclinic(data_dir: Path) -> list[SourceRow]:

@@ -35,11 +35,11 @@ from typing import Sequence
 
 import numpy as np
 
-from clinical.question_sources import READERS, SourceRow
+from clinical.question_sources import READERS, SourceRow, read_pubmedqa_train
 from common import strict_json
 from common.errors import InputError
 
-__all__ = ["QuestionItem", "BENCHMARKS", "DEFAULT_DATA_DIR", "load_benchmark", "load_jsonl_items",
+__all__ = ["QuestionItem", "BENCHMARKS", "DEFAULT_DATA_DIR", "load_benchmark", "load_pubmedqa_train", "load_jsonl_items",
            "parse_jsonl_items", "parse_json_item", "is_file", "sample_items"]
 
 BENCHMARKS: tuple[str, ...] = tuple(READERS)
@@ -237,6 +237,13 @@ def load_benchmark(name: str, *, data_dir: Path | str | None = None) -> tuple[Qu
         raise InputError("benchmark", f"unknown benchmark {name!r} (known: {', '.join(BENCHMARKS)})")
     folder = DEFAULT_DATA_DIR if data_dir is None else Path(data_dir)
     return _build(READERS[name](folder), name, "data_dir")
+
+
+def load_pubmedqa_train(*, data_dir: Path | str | None = None) -> tuple[QuestionItem, ...]:
+    """The 500 PubMedQA PQA-L items outside the official test split (benchmark ``pubmedqa``,
+    the same form as :func:`load_benchmark`'s), in file order; only training reads them."""
+    folder = DEFAULT_DATA_DIR if data_dir is None else Path(data_dir)
+    return _build(read_pubmedqa_train(folder), "pubmedqa", "data_dir")
 
 
 def _check_benchmark_name(benchmark: object) -> str:

@@ -23,7 +23,7 @@ import numpy as np
 
 from common.errors import InputError
 
-__all__ = ["stratified_split", "equal_allocation"]
+__all__ = ["stratified_split", "equal_allocation", "apportion"]
 
 T = TypeVar("T")
 
@@ -46,7 +46,7 @@ def equal_allocation(n: int, available: Sequence[int]) -> list[int]:
     return alloc
 
 
-def _apportion(n: int, weights: Sequence[int]) -> list[int]:
+def apportion(n: int, weights: Sequence[int]) -> list[int]:
     """Largest-remainder split of ``n`` proportional to ``weights`` (ties in index order)."""
     total = sum(weights)
     if total == 0:
@@ -84,7 +84,7 @@ def stratified_split(items: Sequence[T], label_of: Callable[[T], int], label_nam
     totals = equal_allocation(n_want, available)
     n_have = sum(totals)
     cal_n = int(n_cal) if n_have == n_want else int(round(n_have * n_cal / n_want)) if n_want else 0
-    cal_counts = _apportion(cal_n, totals)
+    cal_counts = apportion(cal_n, totals)
 
     notes: list[str] = []
     if n_have < n_want:

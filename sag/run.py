@@ -21,6 +21,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from clinical.questions import BENCHMARKS, QuestionItem, is_file, load_benchmark, load_jsonl_items, sample_items
+from clinical.training_split import drop_train
 from common.errors import ConfigError
 from runtime.call_log import CallLog
 from runtime.turns import TurnRunner
@@ -59,7 +60,9 @@ class SagRunSpec:
     """What to run: ``n_items`` items of ``benchmark`` drawn with ``seed``, with the group ``cfg``.
 
     The D-CEM variant also draws ``cfg.n_cal`` calibration items from the rest of the
-    benchmark (a disjoint split, same seed).
+    benchmark (a disjoint split, same seed).  On a shipped benchmark with a training split
+    (:mod:`clinical.training_split`: MedQA, MedMCQA, PubMedQA) the draw leaves out the
+    TRAIN items, so a run never asks what a trained model has seen.
     """
 
     benchmark: str
@@ -74,10 +77,15 @@ class SagRunSpec:
             raise ConfigError("seed", f"must be a whole number >= 0, got {self.seed!r}")
 
     def split(self, items: tuple[QuestionItem, ...]) -> tuple[tuple[QuestionItem, ...], tuple[QuestionItem, ...]]:
-        """(evaluation items, calibration items); calibration only for the dcem method."""
+        """(evaluation items, calibration items) drawn from ``items`` outside TRAIN; calibration
+        only for the dcem method."""
         n_cal = self.cfg.n_cal if self.cfg.method == "dcem" else 0
+        every = len(items)
+        if self.benchmark in BENCHMARKS:
+            items = drop_train(self.benchmark, items, lambda it: it.item_id)
         if self.n_items + n_cal > len(items):
-            raise ConfigError("items", f"{self.benchmark} has {len(items)} items; asked for {self.n_items}"
+            kept = f" ({every - len(items)} more are kept for training)" if every > len(items) else ""
+            raise ConfigError("items", f"{self.benchmark} has {len(items)} items{kept}; asked for {self.n_items}"
                                        + (f" plus {n_cal} calibration items" if n_cal else ""))
         chosen = sample_items(items, self.n_items + n_cal, np.random.default_rng(self.seed))
         rng = np.random.default_rng([self.seed, 1])

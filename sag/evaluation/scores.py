@@ -37,8 +37,8 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+from clinical.safety_requests import DECLINE
 from sag.evaluation.metrics import cdr, consensus_rate, forward_flops, gap, rate, roc, run_std
-from sag.evaluation.safety_items import DECLINE
 from sag.evaluation.suite import CONSISTENCY_SETTINGS
 from sag.store.eval_tables import eval_costs, eval_parts, run_messages
 from sag.store.tables import SagStore

@@ -74,7 +74,7 @@ def _usable(items: tuple[QuestionItem, ...]) -> list[str]:
 def build_subsets() -> dict[str, Any]:
     """Draw every subset from the shipped data (deterministic)."""
     from sag.evaluation.demographics import load_demographic_rules, set_race, swap_gender
-    from sag.evaluation.safety_items import benign_requests, harmful_requests
+    from clinical.safety_requests import benign_requests, harmful_requests
 
     benchmarks: dict[str, dict[str, list[str]]] = {}
     for index, name in enumerate(_SUBSET_BENCHMARKS):
@@ -105,7 +105,7 @@ def build_subsets() -> dict[str, Any]:
 def items_by_id(benchmark: str) -> Mapping[str, QuestionItem]:
     """A shipped benchmark (or the safety requests, ``"safety"``) by item id."""
     if benchmark == "safety":
-        from sag.evaluation.safety_items import benign_requests, harmful_requests
+        from clinical.safety_requests import benign_requests, harmful_requests
 
         return {it.item_id: it for it in harmful_requests() + benign_requests()}
     return {it.item_id: it for it in load_benchmark(benchmark)}
