@@ -81,7 +81,6 @@ def run_letter_training(store: TrainingStore, run: LetterRun, *,
 
     from training.base_model import add_lora, load_base, set_threads
     from training.checkpoint import load_checkpoint, restore, save_checkpoint
-    from training.gguf_lora import export_lora_gguf
     from training.letter_task import LetterStep
     from training.loop import run_loop
     from runtime.llama_backend import file_sha256
@@ -117,6 +116,8 @@ def run_letter_training(store: TrainingStore, run: LetterRun, *,
         store.finish(run_id, "stopped")
         return RunResult(run_id, result.last_step, True, start, before, {}, None)
     after = _measure(store, run_id, s.steps, model, run.heldout, reference=False) if run.heldout else {}
+    from training.gguf_lora import export_lora_gguf
+
     adapter = export_lora_gguf(model, run.base_path, run_dir / ADAPTER_FILE, alpha=s.lora.alpha)
     store.finish(run_id, "finished", str(adapter), file_sha256(adapter))
     return RunResult(run_id, result.last_step, False, start, before, after, adapter)
