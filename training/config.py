@@ -118,6 +118,10 @@ class TrainSettings:
         return asdict(self)
 
     def digest(self, *parts: str) -> str:
-        """A short hash of these settings and ``parts`` (base model, data hash ...): a run id."""
-        text = json.dumps([self.to_dict(), *parts], sort_keys=True, default=list)
+        """A short hash of these settings and ``parts`` (base model, data hash ...): a run id.
+
+        The thread count is left out: it changes the speed, not the run (a run started with
+        two threads may resume with one)."""
+        settings = {k: v for k, v in self.to_dict().items() if k != "threads"}
+        text = json.dumps([settings, *parts], sort_keys=True, default=list)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]

@@ -87,7 +87,8 @@ def run_letter_training(store: TrainingStore, run: LetterRun, *,
 
     s, run_id = run.settings, run.run_id
     run_dir = run.out / run_id
-    store.start_run(run_id, kind=run.kind, method=s.method, base_model=run.base_model, settings=s.to_dict(),
+    recorded = {k: v for k, v in s.to_dict().items() if k != "threads"}
+    store.start_run(run_id, kind=run.kind, method=s.method, base_model=run.base_model, settings=recorded,
                     data_name=run.data_name, data_hash=run.data_hash, n_train=len(run.items.ids))
     set_threads(s.threads)
     torch.manual_seed(s.seed)

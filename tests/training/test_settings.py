@@ -35,3 +35,7 @@ def test_the_run_id_follows_settings_and_data() -> None:
     assert base.digest("m", "d") != TrainSettings(steps=201).digest("m", "d")
     assert base.digest("m", "d") != base.digest("m", "other data")
     assert RewardWeights() == RewardWeights(accuracy=1.0, safety=2.5, fairness=1.5)
+
+
+def test_the_thread_count_is_not_part_of_the_run() -> None:
+    assert TrainSettings(threads=1).digest("m") == TrainSettings(threads=2).digest("m") == TrainSettings().digest("m")
