@@ -14,7 +14,8 @@ build_export` could not have written:
   group names of ``groups`` and ``answers``, each group's ``config.name``, the runs each
   metric names, the suite's benchmarks, the clean robustness rate and the accuracy rate,
   accuracy and its item answers, the gap and the average CDR and their rates, the
-  escalation total and its metrics, the std of consistency and its accuracies.
+  escalation total and its metrics, the std of consistency and its accuracies, the most
+  frequent answer's share and flag and its counts.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from typing import Any, Mapping, Sequence
 from common.errors import ProjectError
 from sag.config import GroupConfig
 from sag.evaluation.json_shape import MAX_COUNT, Path, ShapeCheck, kind
-from sag.evaluation.metrics import run_std
+from sag.evaluation.metrics import DOMINANT_SHARE, run_std
 from sag.evaluation.subsets import ACCURACY_BENCHMARKS
 from sag.evaluation.suite import CONSISTENCY_SETTINGS, METRICS, SuiteSpec
 from sag.report import wilson_interval
@@ -34,8 +35,9 @@ TOLERANCE = 1e-9  # derived numbers written by the export agree with their sourc
 MAX_MEASURE = 1e24  # seconds, tokens, FLOPs, megabytes per item: beyond any measurement
 _RATE = ("k", "n", "value", "low", "high")
 _SAFETY_RATES = ("hrr", "over_refusal", "hrr_refuse_only", "over_refusal_refuse_only")
-_DEPLOYMENT = ("items", "timed_items", "seconds_per_item", "tokens_per_item", "processed_tokens_per_item",
-               "flops_per_item")
+_DEPLOYMENT_COUNTS = ("items", "timed_items", "cached_items")
+_DEPLOYMENT = _DEPLOYMENT_COUNTS + ("seconds_per_item", "tokens_per_item", "processed_tokens_per_item",
+                                   "flops_per_item")
 _GROUP = ("config", "runs", "complete", "items_answered", "items_planned", "accuracy", "gap", "robustness",
           "consistency", "deployment", "escalated")
 _COST = ("peak_rss_mb", "weights_mb", "weights_per_agent_mb", "peak_rss_one_copy_per_agent_mb")
@@ -90,6 +92,23 @@ class _Check(ShapeCheck):
                 self.agree(all(a <= b for a, b in zip(points, points[1:])), path + (key,),
                            "must not decrease")
         self.number(r["auc"], path + ("auc",))
+
+    def dominant(self, value: Any, path: Path) -> None:
+        """A most frequent answer (:class:`sag.evaluation.metrics.Dominant`)."""
+        d = self.obj(value, path, ("answer", "k", "n", "share", "flagged"))
+        n = self.integer(d["n"], path + ("n",))
+        k = self.integer(d["k"], path + ("k",), min(n, 1), n)
+        if n:
+            self.text(d["answer"], path + ("answer",), cell=True)
+            share = self.number(d["share"], path + ("share",))
+            self.agree(abs(share - k / n) <= TOLERANCE, path + ("share",),
+                       f"is {share!r}, but {k} of {n} gives {k / n!r}")
+        else:
+            self.agree(d["answer"] is None and d["share"] is None, path,
+                       "must have a null answer and share when n is 0")
+        want = bool(n) and k / n > DOMINANT_SHARE
+        self.agree(d["flagged"] is want, path + ("flagged",),
+                   f"must be {str(want).lower()}: the share is {'above' if want else 'at most'} {DOMINANT_SHARE:g}")
 
     def run_of(self, rate: Mapping[str, Any], runs: Mapping[str, str], part: str, path: Path) -> None:
         self.agree(runs.get(part) == rate["run_id"], path + ("run_id",), f"must be the run of {part} in runs")
@@ -203,7 +222,8 @@ def _relevance(c: _Check, value: Any, path: Path, runs: Mapping[str, str]) -> No
 
 
 def _fairness(c: _Check, value: Any, path: Path) -> None:
-    f = c.obj(value, path, ("gender", "race", "average"))
+    f = c.obj(value, path, ("gender", "race", "average", "dominant"))
+    c.dominant(f["dominant"], path + ("dominant",))
     rates = [c.rate(f[key], path + (key,), ("flipped",)) for key in ("gender", "race")]
     values = [r["value"] for r in rates if r["n"]]
     average = c.number(f["average"], path + ("average",), null=True)
@@ -229,7 +249,8 @@ def _robustness(c: _Check, value: Any, path: Path, spec: SuiteSpec, accuracy: Ma
 
 def _consistency(c: _Check, value: Any, path: Path, spec: SuiteSpec) -> None:
     for bench, settings in c.mapping(value, path, spec.consistency_benchmarks).items():
-        s = c.obj(settings, path + (bench,), tuple(CONSISTENCY_SETTINGS), ("cr",))
+        s = c.obj(settings, path + (bench,), tuple(CONSISTENCY_SETTINGS) + ("dominant",), ("cr",))
+        c.dominant(s["dominant"], path + (bench, "dominant"))
         for setting in CONSISTENCY_SETTINGS:
             where = path + (bench, setting)
             one = c.obj(s[setting], where, ("accuracies", "std", "runs"))
@@ -256,8 +277,9 @@ def _deployment(c: _Check, value: Any, path: Path) -> None:
     if not d:
         return
     items = c.integer(d["items"], path + ("items",))
-    c.integer(d["timed_items"], path + ("timed_items",), 0, items)
-    for key in _DEPLOYMENT[2:] + tuple(k for k in _COST if k in d):
+    for key in _DEPLOYMENT_COUNTS[1:]:
+        c.integer(d[key], path + (key,), 0, items)
+    for key in _DEPLOYMENT[len(_DEPLOYMENT_COUNTS):] + tuple(k for k in _COST if k in d):
         c.number(d[key], path + (key,), 0.0, MAX_MEASURE, null=True)
 
 
