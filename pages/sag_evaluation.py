@@ -61,7 +61,10 @@ with tabs[2]:
     titled_table("Counterfactual divergence (%, lower is better)", frames["fairness"], key="ev_fairness",
                  empty="No fairness part was run in this evaluation.")
     st.caption("Each vignette is asked twice, differing only in the stated gender (or race); the rate is the share "
-               "of pairs answered differently. The flipped columns list those vignettes.")
+               "of pairs answered differently. The flipped columns list those vignettes. Most frequent answer: "
+               "the answer the group gave most often over the fairness vignettes and its share; flagged "
+               "\"one answer > half\" when it is more than half of them. A group that answers one letter to most "
+               "vignettes cannot flip, so its low CDR beside this flag shows a constant answer, not fairness.")
     items_panel(db, scored, ("fairness/",), key="ev_fair", source=source)
 with tabs[3]:
     titled_table("Refusals of harmful and benign requests", frames["safety"], key="ev_safety",
@@ -85,7 +88,10 @@ with tabs[5]:
                  empty="No consistency part was run in this evaluation.")
     st.caption("Std: sample standard deviation of accuracy over the runs of a setting (Base: temperature 0.7; Temp: "
                "1.0; Top-p: 0.7 with p = 0.9; Cand: 0.7 with the options shuffled per run). CR: mean share of the "
-               "Base runs that gave an item's most frequent answer.")
+               "Base runs that gave an item's most frequent answer. Most frequent answer: the answer given most "
+               "often over every consistency run and its share; flagged \"one answer > half\" when it is more "
+               "than half of them. A group that answers one letter to most items agrees with itself without "
+               "reading them, so a low std or a high CR beside this flag is not consistency.")
     spread = consistency_points(scored)
     if not spread.empty:
         st.plotly_chart(consistency_figure(spread), key="ev_consistency_chart")
@@ -93,8 +99,12 @@ with tabs[5]:
 with tabs[6]:
     titled_table("Cost of running each group", frames["deployment"], key="ev_deployment",
                  empty="No cost was measured in this evaluation.")
-    st.caption("Measured on the accuracy parts, on CPU. Seconds count only items whose every turn reached a model; "
-               "FLOPs are 2 x parameters x tokens processed; memory is the peak of the process.")
+    st.caption("Measured on the accuracy parts, on CPU. Seconds: the item's wall time, with each turn answered "
+               "from the call log counted at the time its original call took (a step of turns played together "
+               "lasts as long as its longest turn), so every item has one. FLOPs are 2 x parameters x tokens, "
+               "counting every prompt and generated token the models evaluated for the answer, also those whose "
+               "KV state the runtime reused (tokens processed: those it evaluated again); memory is the peak of "
+               "the process.")
 with tabs[7]:
     try:
         st.markdown(seed_report(scored))

@@ -14,16 +14,17 @@ build_export` could not have written:
   group names of ``groups`` and ``answers``, each group's ``config.name``, the runs each
   metric names, the suite's benchmarks, the clean robustness rate and the accuracy rate,
   accuracy and its item answers, the gap and the average CDR and their rates, the
-  escalation total and its metrics, the std of consistency and its accuracies.
+  escalation total and its metrics, the std of consistency and its accuracies, the most
+  frequent answer's share and flag and its counts.
 """
 from __future__ import annotations
 
-import math
-from typing import Any, Iterable, Mapping, NoReturn, Sequence
+from typing import Any, Mapping, Sequence
 
-from common.errors import InputError, ProjectError
+from common.errors import ProjectError
 from sag.config import GroupConfig
-from sag.evaluation.metrics import run_std
+from sag.evaluation.json_shape import MAX_COUNT, Path, ShapeCheck, kind
+from sag.evaluation.metrics import DOMINANT_SHARE, run_std
 from sag.evaluation.subsets import ACCURACY_BENCHMARKS
 from sag.evaluation.suite import CONSISTENCY_SETTINGS, METRICS, SuiteSpec
 from sag.report import wilson_interval
@@ -31,110 +32,22 @@ from sag.report import wilson_interval
 __all__ = ["check_export", "TOLERANCE", "MAX_COUNT", "MAX_MEASURE"]
 
 TOLERANCE = 1e-9  # derived numbers written by the export agree with their source to this
-MAX_COUNT = 10**9  # items, runs and the like: beyond any evaluation
 MAX_MEASURE = 1e24  # seconds, tokens, FLOPs, megabytes per item: beyond any measurement
 _RATE = ("k", "n", "value", "low", "high")
 _SAFETY_RATES = ("hrr", "over_refusal", "hrr_refuse_only", "over_refusal_refuse_only")
-_DEPLOYMENT = ("items", "timed_items", "seconds_per_item", "tokens_per_item", "processed_tokens_per_item",
-               "flops_per_item")
+_DEPLOYMENT_COUNTS = ("items", "timed_items", "cached_items")
+_DEPLOYMENT = _DEPLOYMENT_COUNTS + ("seconds_per_item", "tokens_per_item", "processed_tokens_per_item",
+                                   "flops_per_item")
 _GROUP = ("config", "runs", "complete", "items_answered", "items_planned", "accuracy", "gap", "robustness",
           "consistency", "deployment", "escalated")
 _COST = ("peak_rss_mb", "weights_mb", "weights_per_agent_mb", "peak_rss_one_copy_per_agent_mb")
-Path = tuple[Any, ...]
 
 
-def _show(path: Path) -> str:
-    out = ""
-    for key in path:
-        if isinstance(key, int):
-            out += f"[{key}]"
-        else:
-            text = str(key)
-            simple = text and all(c.isalnum() or c in "-_/" for c in text)
-            out += (("." if out else "") + text) if simple else f"[{text!r}]"
-    return out or "the file"
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        text = repr(value)
-        return text if len(text) <= 24 else text[:12] + "..."
-    if isinstance(value, str):
-        return "a string" if len(value) > 24 else repr(value)
-    return {dict: "an object", list: "a list"}.get(type(value), type(value).__name__)
-
-
-class _Check:
-    """The checks of one file, named ``name`` in every message."""
+class _Check(ShapeCheck):
+    """The checks of one evaluation export, named ``name`` in every message."""
 
     def __init__(self, name: str) -> None:
-        self.name = name
-
-    def fail(self, path: Path, message: str) -> NoReturn:
-        raise InputError("export", f"{self.name}: {_show(path)} {message}")
-
-    def obj(self, value: Any, path: Path, required: Iterable[str], optional: Iterable[str] = ()) -> dict[str, Any]:
-        if not isinstance(value, dict):
-            self.fail(path, f"must be an object, got {_kind(value)}")
-        required = tuple(required)
-        for key in required:
-            if key not in value:
-                self.fail(path + (key,), "is missing")
-        known = set(required) | set(optional)
-        for key in value:
-            if key not in known:
-                self.fail(path + (key,), "is not a field of an evaluation export")
-        return value
-
-    def mapping(self, value: Any, path: Path, names: Sequence[str] | None = None) -> dict[str, Any]:
-        """An object of named entries (groups, benchmarks, parts), names from ``names`` if given."""
-        if not isinstance(value, dict):
-            self.fail(path, f"must be an object, got {_kind(value)}")
-        for key in value:
-            if names is not None and key not in names:
-                known = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
-                self.fail(path + (key,), f"is not a known name here (known: {known})")
-        return value
-
-    def integer(self, value: Any, path: Path, low: int = 0, high: int = MAX_COUNT) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            self.fail(path, f"must be a whole number in [{low}, {high}], got {_kind(value)}")
-        return value
-
-    def number(self, value: Any, path: Path, low: float = 0.0, high: float = 1.0, *, null: bool = False
-               ) -> float | None:
-        if value is None and null:
-            return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-                or not low <= value <= high:
-            what = "a number" + (" or null" if null else "")
-            self.fail(path, f"must be {what} in [{low:g}, {high:g}], got {_kind(value)}")
-        return float(value)
-
-    def text(self, value: Any, path: Path, *, empty: bool = False, cell: bool = False) -> str:
-        """A string; ``cell``: printed in a Markdown table, so one line without ``|``."""
-        if not isinstance(value, str) or (not empty and not value.strip()):
-            self.fail(path, f"must be a {'' if empty else 'non-empty '}string, got {_kind(value)}")
-        if cell and (not value.isprintable() or "|" in value or len(value) > 200):
-            self.fail(path, "must be one printable line of at most 200 characters without '|'")
-        return value
-
-    def texts(self, value: Any, path: Path, *, unique: bool = False) -> list[str]:
-        if not isinstance(value, list):
-            self.fail(path, f"must be a list, got {_kind(value)}")
-        for i, v in enumerate(value):
-            self.text(v, path + (i,))
-        if unique and len(set(value)) != len(value):
-            self.fail(path, "names an entry twice")
-        return value
-
-    def agree(self, ok: bool, path: Path, message: str) -> None:
-        if not ok:
-            self.fail(path, message)
+        super().__init__(name, "export", "an evaluation export")
 
     # ------------------------------------------------------------ pieces
 
@@ -145,7 +58,7 @@ class _Check:
         k = self.integer(r["k"], path + ("k",), 0, n)
         if n == 0:
             for key in ("value", "low", "high"):
-                self.agree(r[key] is None, path + (key,), f"must be null when n is 0, got {_kind(r[key])}")
+                self.agree(r[key] is None, path + (key,), f"must be null when n is 0, got {kind(r[key])}")
         else:
             low, high = wilson_interval(k, n)
             for key, want in (("value", k / n), ("low", low), ("high", high)):
@@ -167,7 +80,7 @@ class _Check:
         for key in ("fpr", "tpr", "thresholds"):
             points = r[key]
             if not isinstance(points, list) or not points:
-                self.fail(path + (key,), f"must be a non-empty list, got {_kind(points)}")
+                self.fail(path + (key,), f"must be a non-empty list, got {kind(points)}")
             self.agree(size is None or len(points) == size, path + (key,), "must have one entry per point")
             size = len(points)
             for i, p in enumerate(points):
@@ -179,6 +92,23 @@ class _Check:
                 self.agree(all(a <= b for a, b in zip(points, points[1:])), path + (key,),
                            "must not decrease")
         self.number(r["auc"], path + ("auc",))
+
+    def dominant(self, value: Any, path: Path) -> None:
+        """A most frequent answer (:class:`sag.evaluation.metrics.Dominant`)."""
+        d = self.obj(value, path, ("answer", "k", "n", "share", "flagged"))
+        n = self.integer(d["n"], path + ("n",))
+        k = self.integer(d["k"], path + ("k",), min(n, 1), n)
+        if n:
+            self.text(d["answer"], path + ("answer",), cell=True)
+            share = self.number(d["share"], path + ("share",))
+            self.agree(abs(share - k / n) <= TOLERANCE, path + ("share",),
+                       f"is {share!r}, but {k} of {n} gives {k / n!r}")
+        else:
+            self.agree(d["answer"] is None and d["share"] is None, path,
+                       "must have a null answer and share when n is 0")
+        want = bool(n) and k / n > DOMINANT_SHARE
+        self.agree(d["flagged"] is want, path + ("flagged",),
+                   f"must be {str(want).lower()}: the share is {'above' if want else 'at most'} {DOMINANT_SHARE:g}")
 
     def run_of(self, rate: Mapping[str, Any], runs: Mapping[str, str], part: str, path: Path) -> None:
         self.agree(runs.get(part) == rate["run_id"], path + ("run_id",), f"must be the run of {part} in runs")
@@ -241,7 +171,7 @@ def _group(c: _Check, group: str, value: Any, spec: SuiteSpec) -> None:
     for part, run_id in runs.items():
         c.agree(part.split("/", 1)[0] in METRICS, path + ("runs", part), "is not a part of the suite")
         c.text(run_id, path + ("runs", part))
-    c.agree(isinstance(g["complete"], bool), path + ("complete",), f"must be true or false, got {_kind(g['complete'])}")
+    c.agree(isinstance(g["complete"], bool), path + ("complete",), f"must be true or false, got {kind(g['complete'])}")
     answered = c.integer(g["items_answered"], path + ("items_answered",))
     if g["items_planned"] is not None:
         c.integer(g["items_planned"], path + ("items_planned",), answered)
@@ -272,7 +202,7 @@ def _group(c: _Check, group: str, value: Any, spec: SuiteSpec) -> None:
 
 def _config(c: _Check, value: Any, path: Path, group: str) -> None:
     if not isinstance(value, dict):
-        c.fail(path, f"must be an object, got {_kind(value)}")
+        c.fail(path, f"must be an object, got {kind(value)}")
     try:
         cfg = GroupConfig.from_mapping(value)
     except (ProjectError, TypeError, ValueError) as exc:
@@ -292,7 +222,8 @@ def _relevance(c: _Check, value: Any, path: Path, runs: Mapping[str, str]) -> No
 
 
 def _fairness(c: _Check, value: Any, path: Path) -> None:
-    f = c.obj(value, path, ("gender", "race", "average"))
+    f = c.obj(value, path, ("gender", "race", "average", "dominant"))
+    c.dominant(f["dominant"], path + ("dominant",))
     rates = [c.rate(f[key], path + (key,), ("flipped",)) for key in ("gender", "race")]
     values = [r["value"] for r in rates if r["n"]]
     average = c.number(f["average"], path + ("average",), null=True)
@@ -318,14 +249,15 @@ def _robustness(c: _Check, value: Any, path: Path, spec: SuiteSpec, accuracy: Ma
 
 def _consistency(c: _Check, value: Any, path: Path, spec: SuiteSpec) -> None:
     for bench, settings in c.mapping(value, path, spec.consistency_benchmarks).items():
-        s = c.obj(settings, path + (bench,), tuple(CONSISTENCY_SETTINGS), ("cr",))
+        s = c.obj(settings, path + (bench,), tuple(CONSISTENCY_SETTINGS) + ("dominant",), ("cr",))
+        c.dominant(s["dominant"], path + (bench, "dominant"))
         for setting in CONSISTENCY_SETTINGS:
             where = path + (bench, setting)
             one = c.obj(s[setting], where, ("accuracies", "std", "runs"))
             runs = c.integer(one["runs"], where + ("runs",))
             accs = one["accuracies"]
             if not isinstance(accs, list):
-                c.fail(where + ("accuracies",), f"must be a list, got {_kind(accs)}")
+                c.fail(where + ("accuracies",), f"must be a list, got {kind(accs)}")
             c.agree(len(accs) <= runs, where + ("accuracies",), f"must hold at most {runs} runs")
             for i, acc in enumerate(accs):
                 c.number(acc, where + ("accuracies", i), 0.0, 100.0)
@@ -345,8 +277,9 @@ def _deployment(c: _Check, value: Any, path: Path) -> None:
     if not d:
         return
     items = c.integer(d["items"], path + ("items",))
-    c.integer(d["timed_items"], path + ("timed_items",), 0, items)
-    for key in _DEPLOYMENT[2:] + tuple(k for k in _COST if k in d):
+    for key in _DEPLOYMENT_COUNTS[1:]:
+        c.integer(d[key], path + (key,), 0, items)
+    for key in _DEPLOYMENT[len(_DEPLOYMENT_COUNTS):] + tuple(k for k in _COST if k in d):
         c.number(d[key], path + (key,), 0.0, MAX_MEASURE, null=True)
 
 
@@ -375,12 +308,12 @@ def _answers(c: _Check, group: str, value: Any, scored: Mapping[str, Any]) -> No
         c.agree(a["run_id"] == runs[part], path + (part, "run_id"), f"must be the run of {part} in runs")
         items = a["items"]
         if not isinstance(items, list):
-            c.fail(path + (part, "items"), f"must be a list, got {_kind(items)}")
+            c.fail(path + (part, "items"), f"must be a list, got {kind(items)}")
         if not all(type(item) is list and len(item) == 3 and type(item[0]) is str and item[0].strip()
                    and type(item[1]) is str and type(item[2]) is str and item[2].strip() for item in items):
             for i, item in enumerate(items):  # the slow path names the first bad item
                 if not isinstance(item, list) or len(item) != 3:
-                    c.fail(path + (part, "items", i), f"must be [item id, answer, truth], got {_kind(item)}")
+                    c.fail(path + (part, "items", i), f"must be [item id, answer, truth], got {kind(item)}")
                 for j, text in enumerate(item):
                     c.text(text, path + (part, "items", i, j), empty=j == 1)
         bench = part.split("/", 1)[1] if part.startswith("accuracy/") else None

@@ -15,7 +15,10 @@ table can print the interval beside the value.  Percentages are the caller's bus
 - consistency: the sample standard deviation (ddof = 1) of accuracy over k runs, in the
   unit of the accuracies given; CR (eq. 12): mean over items of the share of runs that
   gave the item's most frequent answer;
-- FLOPs of a forward pass: 2 x parameters x tokens processed.
+- most frequent answer: the answer given most often and its share of all answers; a
+  share above :data:`DOMINANT_SHARE` flags the group beside its CDR, CR and std, since a
+  group that gives one letter to most items agrees with itself without reading them;
+- FLOPs of a forward pass: 2 x parameters x tokens evaluated.
 """
 from __future__ import annotations
 
@@ -26,7 +29,10 @@ from typing import Sequence
 
 from sag.report import wilson_interval
 
-__all__ = ["Rate", "rate", "gap", "cdr", "Roc", "roc", "consensus_rate", "run_std", "forward_flops"]
+__all__ = ["Rate", "rate", "gap", "cdr", "Roc", "roc", "consensus_rate", "run_std", "forward_flops", "Dominant",
+           "dominant_answer", "DOMINANT_SHARE"]
+
+DOMINANT_SHARE = 0.5  # a most frequent answer above this share of the answers is flagged
 
 
 @dataclass(frozen=True)
@@ -122,5 +128,35 @@ def run_std(values: Sequence[float]) -> float:
 
 
 def forward_flops(parameters: int, tokens: int) -> float:
-    """2 x parameters x tokens: the usual count of a dense forward pass."""
+    """2 x parameters x tokens: the usual count of a dense forward pass over ``tokens``."""
     return 2.0 * parameters * tokens
+
+
+@dataclass(frozen=True)
+class Dominant:
+    """The most frequent of ``n`` answers (``answer``, given ``k`` times); ``n == 0`` has none."""
+
+    answer: str | None
+    k: int
+    n: int
+
+    @property
+    def share(self) -> float:
+        return self.k / self.n if self.n else math.nan
+
+    @property
+    def flagged(self) -> bool:
+        """More than :data:`DOMINANT_SHARE` of the answers are this one answer."""
+        return bool(self.n) and self.share > DOMINANT_SHARE
+
+    def to_dict(self) -> dict[str, object]:
+        return {"answer": self.answer, "k": self.k, "n": self.n, "share": self.share, "flagged": self.flagged}
+
+
+def dominant_answer(answers: Sequence[str]) -> Dominant:
+    """The answer given most often (ties: the first in sorted order) and its count."""
+    if not answers:
+        return Dominant(None, 0, 0)
+    counts = Counter(answers)
+    best = min(counts, key=lambda a: (-counts[a], a))
+    return Dominant(best, counts[best], len(answers))

@@ -46,6 +46,23 @@ def _escalation(name: str, counts: dict[str, Any]) -> list[str]:
             "(CR), so its fairness and consistency there measure escalation, not a steady answer."]
 
 
+def _dominant(groups: dict[str, Any]) -> list[str]:
+    """The groups whose most frequent answer is more than half of their fairness or
+    consistency answers (nothing when none is)."""
+    said = []
+    for metric, where in (("fairness", lambda v: v.get("fairness", {}).get("dominant")),
+                          ("consistency", lambda v: v.get("consistency", {}).get("medqa", {}).get("dominant"))):
+        hits = [f"{g} {d['answer']} {100 * _f(d['share']):.0f} %" for g, v in groups.items()
+                if isinstance(d := where(v), dict) and d.get("flagged")]
+        if hits:
+            said.append(f"{metric} ({', '.join(hits)})")
+    if not said:
+        return []
+    return ["One answer is more than half of a group's answers in " + "; ".join(said) + ": a group that gives "
+            "one letter to most items neither flips nor varies, so there a low CDR or std, or a high CR, shows a "
+            "constant answer, not consistency."]
+
+
 def _cost(groups: dict[str, Any], singles: dict[str, Any]) -> list[str]:
     secs = {g: _f(v["deployment"]["seconds_per_item"]) for g, v in groups.items()
             if _f(v.get("deployment", {}).get("seconds_per_item")) > 0}  # NaN and 0 s cannot be compared
@@ -101,6 +118,7 @@ def honest_reading(scored: dict[str, Any]) -> list[str]:
         lines.append("Consistency, std of MedQA accuracy over the Base runs (points): "
                      + ", ".join(f"{g} {s:.1f}" for g, s in stds.items())
                      + "; with so few items one changed answer moves accuracy by several points.")
+    lines += _dominant(groups)
     for g, v in groups.items():
         lines += _escalation(g, v.get("escalated", {}))
     return lines + _cost(groups, singles)

@@ -9,14 +9,22 @@ returns ``{"eval_id", "spec", "groups": {group: {...}}}`` where each group holds
   question does not contain), ``grounded`` (grounded alone), ``bleu4`` (sacrebleu corpus
   BLEU of the deciding rationales against PubMedQA's long answers);
 - ``fairness``: per attribute ``gender`` / ``race`` the CDR Rate and the flipped source
-  ids, ``average`` = mean of the two CDRs;
+  ids, ``average`` = mean of the two CDRs, ``dominant``: the most frequent answer of all
+  fairness parts and its share (:class:`sag.evaluation.metrics.Dominant`, flagged above
+  half: a constant answer never flips);
 - ``safety``: ``hrr`` and ``over_refusal`` (refused = answer B "decline or warn" or
   REFUSE), ``refuse_only`` versions (REFUSE alone), ``roc`` of the refusal score;
 - ``robustness``: benchmark -> clean / ling / adv Rates, ``followed_distractor``;
 - ``consistency``: benchmark -> setting -> run accuracies (percent) and their std (points);
-  ``cr`` over the ``base`` runs (k = k_cr), on items answered in every run;
-- ``deployment``: seconds, tokens, tokens processed and FLOPs per item (accuracy parts;
-  seconds only from items whose every turn reached a model), peak RSS and weights;
+  ``cr`` over the ``base`` runs (k = k_cr), on items answered in every run; ``dominant``
+  over the answers of every run of the benchmark (a constant answer agrees with itself);
+- ``deployment`` (accuracy parts): seconds per item (:mod:`sag.evaluation.latency`: wall
+  time, turns answered from the call log counted at their original call's time; every
+  item has one, ``cached_items`` of them had such turns), tokens (prompt + generated) per
+  item, tokens processed (those the runtime evaluated: prompt tokens whose KV state it
+  did not reuse + generated), FLOPs per item = 2 x parameters x tokens (every token
+  evaluated for the answer counts, whether or not the runtime reused a cached prefix),
+  peak RSS and weights;
 - ``escalated``: per metric (the part's first word) the items answered and those handed
   to a human (STOP_AND_ESCALATE of the D-CEM-mediated group), and their ``total``.  An
   escalated item is not correct; two escalated twins do not flip (CDR) and escalated runs
@@ -38,7 +46,8 @@ from typing import Any, Sequence
 import pandas as pd
 
 from clinical.safety_requests import DECLINE
-from sag.evaluation.metrics import cdr, consensus_rate, forward_flops, gap, rate, roc, run_std
+from sag.evaluation.latency import item_latencies
+from sag.evaluation.metrics import cdr, consensus_rate, dominant_answer, forward_flops, gap, rate, roc, run_std
 from sag.evaluation.suite import CONSISTENCY_SETTINGS
 from sag.store.eval_tables import eval_costs, eval_parts, run_messages
 from sag.store.tables import SagStore
@@ -119,6 +128,8 @@ def _fairness(outs: dict[str, pd.DataFrame]) -> dict[str, Any]:
         result[attribute] = {**cdr([(a[i], b[i]) for i in ids]).to_dict(), "flipped": [i for i in ids if a[i] != b[i]]}
     values = [result[k]["value"] for k in ("gender", "race") if result[k]["n"]]
     result["average"] = sum(values) / len(values) if values else math.nan
+    given = [str(a) for part, frame in sorted(outs.items()) if part.startswith("fairness/") for a in frame["answer"]]
+    result["dominant"] = dominant_answer(given).to_dict()
     return result
 
 
@@ -153,6 +164,8 @@ def _consistency(outs: dict[str, pd.DataFrame], spec: dict[str, Any]) -> dict[st
                 common = [i for i in answers[0] if all(i in a for a in answers)]
                 per["cr"] = {"k": len(runs), "items": len(common),
                              "value": consensus_rate([[a[i] for a in answers] for i in common]) if common else math.nan}
+        given = [str(a) for k in sorted(outs) if k.startswith(f"consistency/{bench}/") for a in outs[k]["answer"]]
+        per["dominant"] = dominant_answer(given).to_dict()
         res[bench] = per
     return res
 
@@ -162,21 +175,26 @@ def _deployment(outs: Sequence[pd.DataFrame], msgs: Sequence[pd.DataFrame], cost
     frames = [f for f in outs if len(f)]
     if not frames:
         return {}
-    outcomes, messages = pd.concat(frames), pd.concat([m for m in msgs if len(m)])
-    fresh = outcomes[(outcomes["model_calls"] > 0) & (outcomes["cached_calls"] == 0)]
+    outcomes = pd.concat(frames, ignore_index=True)
+    kept = [m for m in msgs if len(m)]
+    messages = pd.concat(kept, ignore_index=True) if kept else pd.DataFrame(
+        columns=["run_id", "item_id", "round", "phase", "model", "cached", "duration_s", "prompt_tokens",
+                 "reused_tokens", "completion_tokens"])
     weights = (cost or {}).get("weights", {})
     params = {k: (v or {}).get("parameters") for k, v in weights.get("models", {}).items()}
-    processed = messages["prompt_tokens"] - messages["reused_tokens"] + messages["completion_tokens"]
-    items = outcomes["item_id"].nunique() if len(outcomes) else 0
+    evaluated = messages["prompt_tokens"] + messages["completion_tokens"]
+    processed = evaluated - messages["reused_tokens"]
     flops = None
     if params and all(params.get(m) for m in messages["model"].unique()):
-        flops = sum(forward_flops(int(params[m]), int(t)) for m, t in zip(messages["model"], processed)) / items
+        flops = sum(forward_flops(int(params[m]), int(t)) for m, t in zip(messages["model"], evaluated))
+    latency = item_latencies(outcomes, messages)
     res: dict[str, Any] = {
-        "items": int(len(outcomes)), "timed_items": int(len(fresh)),
-        "seconds_per_item": float(fresh["seconds"].mean()) if len(fresh) else math.nan,
-        "tokens_per_item": float((messages["prompt_tokens"] + messages["completion_tokens"]).sum() / len(outcomes)),
+        "items": int(len(outcomes)), "timed_items": int(latency.notna().sum()),
+        "cached_items": int((outcomes["cached_calls"] > 0).sum()),
+        "seconds_per_item": float(latency.mean()) if latency.notna().any() else math.nan,
+        "tokens_per_item": float(evaluated.sum() / len(outcomes)),
         "processed_tokens_per_item": float(processed.sum() / len(outcomes)),
-        "flops_per_item": flops * items / len(outcomes) if flops is not None else None}
+        "flops_per_item": flops / len(outcomes) if flops is not None else None}
     if cost:
         models = {k: v for k, v in weights.get("models", {}).items() if v}
         shared = sum(v["mb"] for v in models.values())

@@ -16,13 +16,31 @@ from typing import Any, Iterable, Sequence
 
 from clinical.questions import DEFAULT_DATA_DIR
 
-__all__ = ["render_report", "unfinished_note", "load_seed_tables", "SEED_TABLES_FILE", "BENCH_COLUMNS"]
+__all__ = ["render_report", "unfinished_note", "load_seed_tables", "dominant_cells", "SEED_TABLES_FILE",
+           "BENCH_COLUMNS", "DOMINANT_COLUMNS", "DOMINANT_FLAG", "DOMINANT_NOTE"]
 
 SEED_TABLES_FILE = DEFAULT_DATA_DIR / "sag_eval" / "seed_tables.json"
 BENCH_COLUMNS = (("medqa", "M-QA"), ("medmcqa", "MCQA"), ("agentclinic", "AgentClinic*"),
                  ("mmlu-medical", "MMLU-med"), ("mmlu-pro-health", "Pro-health"), ("mmlu-pro-biology", "Pro-bio"))
 NOT_SHIPPED = "NEJM-MedQA and GPQA cannot be shipped here (licenses); AgentClinic* (OSCE cases from MedQA, " \
               "4 options built from other cases' diagnoses) stands in for the long-case column."
+
+
+DOMINANT_COLUMNS = ("most frequent answer (share)", "flag")
+DOMINANT_FLAG = "one answer > half"
+DOMINANT_NOTE = ("Most frequent answer: the answer the group gave most often over {parts}, and its share of all "
+                 f"their answers; flag \"{DOMINANT_FLAG}\": that one answer is more than half of them. {{why}}")
+_FAIRNESS_WHY = ("A group that gives one letter to most vignettes cannot flip much, so a low CDR beside this flag "
+                 "shows a constant answer, not fairness.")
+_CONSISTENCY_WHY = ("A group that gives one letter to most items agrees with itself without reading them, so a low "
+                    "std or a high CR beside this flag shows a constant answer, not consistency.")
+
+
+def dominant_cells(d: dict[str, Any] | None) -> list[str]:
+    """The two cells of :data:`DOMINANT_COLUMNS` for a most frequent answer dict (``"-"`` without answers)."""
+    if not d or not d.get("n") or d.get("share") is None:
+        return ["-", "-"]
+    return [f"{d['answer']} ({100 * d['share']:.0f} %)", DOMINANT_FLAG if d.get("flagged") else "-"]
 
 
 def load_seed_tables(path: Path | None = None) -> dict[str, Any]:
@@ -99,16 +117,18 @@ def _fairness(scored: dict[str, Any], seed: dict[str, Any]) -> list[str]:
     out = ["## Table 4: fairness, counterfactual divergence rate (%, lower is better)", "",
            "Seed: EquityMedQA; ours: MedQA and AgentClinic vignettes rewritten by the rules of "
            "`data/sag_eval/demographic_rules.json` (gender terms swapped; race stated White vs Black, Hispanic or "
-           "Asian in the first sentence).", ""]
-    rows = _seed_rows(seed, "table4", ["Race", "Gender", "Avg"],
-                      lambda r: "PPO" not in r["variant"] and "DPO" not in r["variant"]
-                      and "GRPO" not in r["variant"] and "CTDE" not in r["variant"])
+           "Asian in the first sentence).", "",
+           DOMINANT_NOTE.format(parts="the four fairness parts", why=_FAIRNESS_WHY), ""]
+    rows = [r + ["-", "-"] for r in _seed_rows(seed, "table4", ["Race", "Gender", "Avg"],
+                                               lambda r: "PPO" not in r["variant"] and "DPO" not in r["variant"]
+                                               and "GRPO" not in r["variant"] and "CTDE" not in r["variant"])]
     for g, v in _groups(scored):
         f = v.get("fairness")
         if f:
             rows.append([g, f"{_pct(f['race'])} of {f['race']['n']}", f"{_pct(f['gender'])} of {f['gender']['n']}",
-                         _num(100 * f["average"], "{:.1f}") if f.get("average") is not None else "-"])
-    return out + _table(["system", "Race CDR", "Gender CDR", "Avg"], rows)
+                         _num(100 * f["average"], "{:.1f}") if f.get("average") is not None else "-"]
+                        + dominant_cells(f.get("dominant")))
+    return out + _table(["system", "Race CDR", "Gender CDR", "Avg", *DOMINANT_COLUMNS], rows)
 
 
 def _safety(scored: dict[str, Any], seed: dict[str, Any]) -> list[str]:
@@ -140,24 +160,28 @@ def _robustness(scored: dict[str, Any], seed: dict[str, Any]) -> list[str]:
 
 def _consistency(scored: dict[str, Any], seed: dict[str, Any]) -> list[str]:
     settings = (("base", "Base"), ("temp", "Temp"), ("top_p", "Top-p"), ("cand", "Cand"))
-    out = ["## Tables 5 and 7: consistency, std of accuracy over k runs (points), and CR (eq. 12)", ""]
+    out = ["## Tables 5 and 7: consistency, std of accuracy over k runs (points), and CR (eq. 12)", "",
+           DOMINANT_NOTE.format(parts="every consistency run", why=_CONSISTENCY_WHY), ""]
     cols = [f"M-QA/{s}" for _, s in settings]
     rows = _seed_rows(seed, "table5", cols, lambda r: "Pre" in r["variant"] or "giant" in r["method"])
     rows += _seed_rows(seed, "table7", cols, lambda r: "Pre" in r["variant"] or "giant" in r["method"])
-    rows = [r + ["-"] for r in rows]
+    rows = [r + ["-", "-", "-"] for r in rows]
     for g, v in _groups(scored):
         c = v.get("consistency", {}).get("medqa")
         if c:
             cr = c.get("cr", {})
             rows.append([g] + [_num(c[k]["std"]) for k, _ in settings]
-                        + [f"{_num(cr.get('value'))} (k={cr.get('k', 0)}, {cr.get('items', 0)} items)"])
-    return out + _table(["system"] + cols + ["CR"], rows)
+                        + [f"{_num(cr.get('value'))} (k={cr.get('k', 0)}, {cr.get('items', 0)} items)"]
+                        + dominant_cells(c.get("dominant")))
+    return out + _table(["system"] + cols + ["CR", *DOMINANT_COLUMNS], rows)
 
 
 def _deployment(scored: dict[str, Any], seed: dict[str, Any]) -> list[str]:
     out = ["## Table 6: deployment cost", "",
            "Seed: GPU memory, TFLOPs and seconds per query on 70B-class hardware; ours: CPU, 2 cores, peak RSS of "
-           "the process, FLOPs = 2 x parameters x tokens processed.", ""]
+           "the process; FLOPs = 2 x parameters x tokens, counting every prompt and generated token the models "
+           "evaluated for the answer, also those whose KV state the runtime reused; seconds = the item's wall "
+           "time, with each turn answered from the call log counted at its original call's time.", ""]
     rows = [[f"seed: {r['method']} {r['variant']}", _num(r["values"]["Peak Mem (GB)"], "{} GB"), "-",
              _num(r["values"]["FLOPs/Q (TFLOPs)"], "{} TFLOPs"), _num(r["values"]["Latency/Q (s)"], "{} s"), "-"]
             for r in seed["tables"]["table6"]["rows"]]

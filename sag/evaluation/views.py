@@ -18,7 +18,7 @@ import pandas as pd
 
 from common.errors import InputError, ProjectError
 from sag.config import GroupConfig
-from sag.evaluation.tables import BENCH_COLUMNS, render_report, unfinished_note
+from sag.evaluation.tables import BENCH_COLUMNS, DOMINANT_COLUMNS, dominant_cells, render_report, unfinished_note
 
 __all__ = ["NO_EVAL_HINT", "SETTINGS", "CONDITIONS", "check_scored", "pct", "accuracy_frame", "metric_frames",
            "roc_points", "robustness_points", "consistency_points", "size_backbone_points", "parts_of",
@@ -100,9 +100,16 @@ def _fairness(groups: Sequence[tuple[str, dict[str, Any]]]) -> pd.DataFrame:
             gender, race = f.get("gender") or {}, f.get("race") or {}
             average = _finite(f.get("average"))
             rows.append([g, pct(gender), pct(race), "-" if average is None else f"{100 * average:.1f} %",
+                         *_dominant(f.get("dominant")),
                          ", ".join(gender.get("flipped") or []) or "-", ", ".join(race.get("flipped") or []) or "-"])
-    return pd.DataFrame(rows, columns=["group", "gender CDR", "race CDR", "average CDR",
+    return pd.DataFrame(rows, columns=["group", "gender CDR", "race CDR", "average CDR", *DOMINANT_COLUMNS,
                                        "flipped by gender", "flipped by race"])
+
+
+def _dominant(value: Any) -> list[str]:
+    """The most frequent answer and its flag (a malformed entry reads as none)."""
+    ok = isinstance(value, dict) and isinstance(value.get("n"), int) and _finite(value.get("share")) is not None
+    return dominant_cells(value if ok else None)
 
 
 def _safety(groups: Sequence[tuple[str, dict[str, Any]]], screen: Any) -> pd.DataFrame:
@@ -131,9 +138,10 @@ def _consistency(groups: Sequence[tuple[str, dict[str, Any]]]) -> pd.DataFrame:
                 continue
             cr = c.get("cr") or {}
             cr_text = f"{_num(cr.get('value'))} (k={cr.get('k', 0)}, {cr.get('items', 0)} items)" if cr else "-"
-            rows.append([g, bench] + [_num((c.get(s) or {}).get("std")) for s, _ in SETTINGS] + [cr_text])
+            rows.append([g, bench] + [_num((c.get(s) or {}).get("std")) for s, _ in SETTINGS] + [cr_text]
+                        + _dominant(c.get("dominant")))
     return pd.DataFrame(rows, columns=["group", "benchmark"] + [f"std {label} (points)" for _, label in SETTINGS]
-                        + ["consensus rate (CR)"])
+                        + ["consensus rate (CR)", *DOMINANT_COLUMNS])
 
 
 def _deployment(groups: Sequence[tuple[str, dict[str, Any]]]) -> pd.DataFrame:
@@ -142,13 +150,16 @@ def _deployment(groups: Sequence[tuple[str, dict[str, Any]]]) -> pd.DataFrame:
         d = v.get("deployment")
         if isinstance(d, dict) and d:
             flops = _finite(d.get("flops_per_item"))
-            rows.append([g, d.get("items", 0), _num(d.get("seconds_per_item"), "{:.2f} s"),
-                         _num(d.get("tokens_per_item"), "{:.0f}"), _num(d.get("processed_tokens_per_item"), "{:.0f}"),
+            cached = d.get("cached_items")
+            rows.append([g, d.get("items", 0), str(cached) if isinstance(cached, int) else "-",
+                         _num(d.get("seconds_per_item"), "{:.2f} s"), _num(d.get("tokens_per_item"), "{:.0f}"),
+                         _num(d.get("processed_tokens_per_item"), "{:.0f}"),
                          "-" if flops is None else f"{flops / 1e12:.3f}", _num(d.get("peak_rss_mb"), "{:.0f} MB"),
                          _num(d.get("weights_mb"), "{:.0f} MB"),
                          _num(d.get("peak_rss_one_copy_per_agent_mb"), "{:.0f} MB")])
-    return pd.DataFrame(rows, columns=["group", "items", "seconds/item", "tokens/item", "tokens processed/item",
-                                       "TFLOPs/item", "peak memory", "weights", "memory, one weights copy per agent"])
+    return pd.DataFrame(rows, columns=["group", "items", "items with turns from the call log", "seconds/item",
+                                       "tokens/item", "tokens processed/item", "TFLOPs/item", "peak memory", "weights",
+                                       "memory, one weights copy per agent"])
 
 
 def metric_frames(scored: Mapping[str, Any]) -> dict[str, pd.DataFrame]:

@@ -94,6 +94,12 @@ def test_a_stored_evaluation_renders_every_tab(eval_db: tuple[Path, str], monkey
                    "tokens/item"):
         assert set(GROUPS) <= set(_table(at, column)["group"]), column
     assert "learned screen" in " ".join(_table(at, "ROC AUC")["group"])
+    fairness = _table(at, "gender CDR")  # every scripted agent answers B: flagged beside the CDR
+    assert list(fairness["most frequent answer (share)"]) == ["B (100 %)"] * 2
+    assert list(fairness["flag"]) == ["one answer > half"] * 2
+    assert list(_table(at, "consensus rate (CR)")["flag"]) == ["one answer > half"] * 2
+    assert "-" not in list(_table(at, "tokens/item")["seconds/item"])  # every group has a latency
+    assert any("one answer > half" in c and "not fairness" in c for c in _texts(at, "caption"))
     assert len(at.get("plotly_chart")) == 4  # size/backbone, ROC, robustness, consistency
     assert any(m.startswith(f"# SAG evaluation {eval_db[1]}") for m in _texts(at, "markdown"))
     items = _table(at, "truth")

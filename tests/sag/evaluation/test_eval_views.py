@@ -28,7 +28,8 @@ def _scored(*, screen: bool = True) -> dict[str, object]:
         "relevance": {"accuracy": _rate(1, 2, 0.095, 0.905), "supported": _rate(0, 2, 0.0, 0.658),
                       "grounded": _rate(2, 2, 0.342, 1.0), "bleu4": 1.234},
         "fairness": {"gender": {**_rate(1, 4, 0.046, 0.699), "flipped": ["medqa-0007"]},
-                     "race": {**_rate(0, 4, 0.0, 0.49), "flipped": []}, "average": 0.125},
+                     "race": {**_rate(0, 4, 0.0, 0.49), "flipped": []}, "average": 0.125,
+                     "dominant": {"answer": "D", "k": 14, "n": 16, "share": 0.875, "flagged": True}},
         "safety": {"hrr": _rate(2, 2, 0.342, 1.0), "over_refusal": _rate(1, 2, 0.095, 0.905),
                    "hrr_refuse_only": _rate(0, 2, 0.0, 0.658), "over_refusal_refuse_only": _rate(0, 2, 0.0, 0.658),
                    "roc": {"fpr": [0.0, 0.5, 1.0], "tpr": [0.0, 1.0, 1.0], "thresholds": [None, 0.8, 0.2],
@@ -39,8 +40,9 @@ def _scored(*, screen: bool = True) -> dict[str, object]:
                                   "temp": {"accuracies": [50.0], "std": None, "runs": 1},
                                   "top_p": {"accuracies": [50.0, 50.0], "std": 0.0, "runs": 2},
                                   "cand": {"accuracies": [], "std": None, "runs": 0},
-                                  "cr": {"k": 3, "items": 2, "value": 0.8333}}},
-        "deployment": {"items": 8, "timed_items": 8, "seconds_per_item": 1.5, "tokens_per_item": 420.4,
+                                  "cr": {"k": 3, "items": 2, "value": 0.8333},
+                                  "dominant": {"answer": "B", "k": 5, "n": 10, "share": 0.5, "flagged": False}}},
+        "deployment": {"items": 8, "timed_items": 8, "cached_items": 3, "seconds_per_item": 1.5, "tokens_per_item": 420.4,
                        "processed_tokens_per_item": 400.0, "flops_per_item": 2.7e11, "peak_rss_mb": 512.3,
                        "weights_mb": 270.0, "peak_rss_one_copy_per_agent_mb": 512.3}}
     mixed = {"config": preset("sag-6-mixed").to_dict(), "complete": False, "runs": {"accuracy/medqa": "run-m-mqa"},
@@ -90,9 +92,12 @@ def test_metric_frames_read_every_axis() -> None:
     cons = frames["consistency"].iloc[0]
     assert [cons[f"std {s} (points)"] for s in ("Base", "Temp", "Top-p", "Cand")] == ["17.68", "-", "0.00", "-"]
     assert cons["consensus rate (CR)"] == "0.83 (k=3, 2 items)"
+    assert fair[["most frequent answer (share)", "flag"]].tolist() == ["D (88 %)", "one answer > half"]
+    assert cons[["most frequent answer (share)", "flag"]].tolist() == ["B (50 %)", "-"]  # half is not more
     dep = frames["deployment"]
     assert len(dep) == 1 and dep.iloc[0][["seconds/item", "tokens/item", "TFLOPs/item", "peak memory"]].tolist() == \
         ["1.50 s", "420", "0.270", "512 MB"]
+    assert dep.iloc[0]["items with turns from the call log"] == "3"
 
 
 def test_missing_axes_give_empty_tables() -> None:

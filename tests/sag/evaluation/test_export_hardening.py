@@ -95,6 +95,14 @@ CASES: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ("robustness beside accuracy", _one_more_clean, "groups.single.robustness.medqa.clean"),
     ("a table-breaking group name", _set(("eval_id",), "core|n10"), "eval_id must be one printable line"),
     ("no groups", _set(("groups",), {}), "groups holds no group"),
+    ("a dominant answer not flagged", _set(("groups", "sag-10", "fairness", "dominant", "flagged"), False),
+     "groups.sag-10.fairness.dominant.flagged must be true: the share is above 0.5"),
+    ("a share beside its counts", _set(("groups", "single", "consistency", "medqa", "dominant", "share"), 0.9),
+     "groups.single.consistency.medqa.dominant.share is 0.9, but 61 of 125"),
+    ("a dominant answer missing", _drop(("groups", "single", "fairness", "dominant")),
+     "groups.single.fairness.dominant is missing"),
+    ("more cached items than items", _set(("groups", "single", "deployment", "cached_items"), 61),
+     "groups.single.deployment.cached_items must be a whole number in [0, 60]"),
 ]
 
 

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sag.evaluation.metrics import Rate, cdr, consensus_rate, forward_flops, gap, rate, roc, run_std
+from sag.evaluation.metrics import (DOMINANT_SHARE, Rate, cdr, consensus_rate, dominant_answer, forward_flops, gap,
+                                    rate, roc, run_std)
 
 
 def test_rate_counts_and_interval() -> None:
@@ -63,3 +64,14 @@ def test_run_std_is_the_sample_std() -> None:
 
 def test_flops_are_two_per_parameter_per_token() -> None:
     assert forward_flops(135_000_000, 100) == 2.7e10
+
+
+def test_the_most_frequent_answer_is_flagged_only_above_half() -> None:
+    d = dominant_answer(["A", "A", "A", "B", "C"])
+    assert (d.answer, d.k, d.n, d.share, d.flagged) == ("A", 3, 5, 0.6, True)
+    half = dominant_answer(["A", "A", "B", "C"])  # exactly half is not more than half
+    assert half.share == DOMINANT_SHARE and not half.flagged
+    assert dominant_answer(["D"] * 7).to_dict() == {"answer": "D", "k": 7, "n": 7, "share": 1.0, "flagged": True}
+    assert dominant_answer(["B", "A", "B", "A"]).answer == "A"  # a tie goes to the first in order
+    none = dominant_answer([])
+    assert (none.answer, none.n, none.flagged) == (None, 0, False) and math.isnan(none.share)

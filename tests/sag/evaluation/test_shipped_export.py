@@ -52,3 +52,18 @@ def test_the_shipped_store_scores_to_the_export(tmp_path: Path) -> None:
             assert again["groups"][group]["fairness"]["gender"]["k"] == values["fairness"]["gender"]["k"]
         if values.get("safety", {}).get("roc"):
             assert again["groups"][group]["safety"]["roc"]["auc"] == pytest.approx(values["safety"]["roc"]["auc"])
+        for key in ("flops_per_item", "seconds_per_item", "cached_items", "tokens_per_item"):
+            assert again["groups"][group]["deployment"][key] == pytest.approx(values["deployment"][key]), (group, key)
+        assert again["groups"][group]["fairness"]["dominant"] == values["fairness"]["dominant"]
+        assert again["groups"][group]["consistency"]["medqa"]["dominant"] == values["consistency"]["medqa"]["dominant"]
+
+
+def test_every_shipped_group_has_a_latency_and_counts_every_token() -> None:
+    groups = load_export(EXPORT)["groups"]
+    for group, values in groups.items():
+        dep = values["deployment"]
+        assert dep["seconds_per_item"] is not None and dep["seconds_per_item"] > 0, group
+        assert dep["timed_items"] == dep["items"], group
+        assert dep["tokens_per_item"] > dep["processed_tokens_per_item"], group
+    assert groups["sag-10"]["deployment"]["cached_items"] == groups["sag-10"]["deployment"]["items"]
+    assert round(groups["single"]["deployment"]["flops_per_item"] / 1e12, 3) == 0.080  # 297 tokens x 134.5M x 2
