@@ -53,8 +53,11 @@ def launch_fields(columns: Sequence[DeltaGenerator]) -> SagLaunchFields:
 
 def adapter_pick() -> tuple[str, str, tuple[str, ...]] | None:
     """A finished training run's adapter for some roles of the group, or None."""
+    path = default_db_path()
+    if not path.is_file():
+        return None
     try:
-        runs = open_for_run(TrainingStore, str(default_db_path())).runs()
+        runs = open_for_run(TrainingStore, str(path)).runs()
     except StoreError as exc:
         st.caption(f"Trained adapters cannot be listed: {literal(exc)}")
         return None

@@ -19,8 +19,12 @@ def training_section() -> None:
     st.write("LoRA adapters trained on the packaged models (`python -m dcem_clinical train`, "
              "`python -m sag train`; see docs/training.md). A finished run's adapter is a GGUF file that "
              "any agent can use: its model key is shown below.")
+    path = default_db_path()
+    if not path.is_file():  # listing runs never creates a store
+        st.info("No training run is stored yet.")
+        return
     try:
-        store = open_for_run(TrainingStore, str(default_db_path()))
+        store = open_for_run(TrainingStore, str(path))
     except StoreError as exc:
         st.error(f"The result store cannot be opened: {literal(exc)}")
         return
