@@ -9,7 +9,7 @@ from pathlib import Path
 from runtime.turns import TurnRequest
 from sag.config import preset
 from sag.retrieval import retrievers
-from sag.run import SagRunSpec, SagRunSummary, run_sag
+from sag.run import SagRunSpec, SagRunSummary, load_items, run_sag
 from sag.store.tables import SagStore
 
 from .fakes import ScriptedTurns, constant
@@ -33,16 +33,38 @@ def debating(agent: str, prompt: str, request: TurnRequest) -> tuple[str, str]:
     return ("C" if agent == "R2" else "B"), "It fits the findings best."
 
 
+def telling_seed() -> int:
+    """The first draw seed whose items make the page's tests telling: three different truth
+    letters, none B (every scripted group answers B), exactly one C (so the all-C majority run
+    scores 1/3), and a ``sag-6-dcem`` draw with no item in common with the ``sag-6`` one.
+
+    Searched rather than fixed, so a change of the held-out pool (the training split) cannot
+    quietly turn the tests' premises false."""
+    items = load_items("medqa")
+    for seed in range(1000):
+        drawn, _ = SagRunSpec("medqa", preset("sag-6"), n_items=GROUP_RUN_ITEMS, seed=seed).split(items)
+        other, _ = SagRunSpec("medqa", _DCEM, n_items=GROUP_RUN_ITEMS, seed=seed).split(items)
+        truths = [it.answer for it in drawn]
+        if ("B" not in truths and truths.count("C") == 1 and len(set(truths)) == GROUP_RUN_ITEMS
+                and not {it.item_id for it in drawn} & {it.item_id for it in other}):
+            return seed
+    raise AssertionError("no MedQA draw seed below 1000 gives the group-run tests their premises")
+
+
+_DCEM = preset("sag-6-dcem").with_changes(n_cal=4, t_max=2)
+
+
 def build_group_runs(path: Path, index_cache: Path) -> dict[str, SagRunSummary]:
     """Write the three runs into the DuckDB file ``path``; returns their summaries by name."""
     out: dict[str, SagRunSummary] = {}
     corpora = retrievers(("medlineplus", "pubmedqa"), cache_dir=index_cache)
     specs = {"sag": (preset("sag-6").with_changes(t_max=2), debating, corpora),
              "majority": (preset("sag-6-majority"), constant("C"), corpora),
-             "dcem": (preset("sag-6-dcem").with_changes(n_cal=4, t_max=2), debating, {})}
+             "dcem": (_DCEM, debating, {})}
+    seed = telling_seed()
     with SagStore(path) as store:
         for name, (cfg, policy, found) in specs.items():
-            spec = SagRunSpec("medqa", cfg, n_items=GROUP_RUN_ITEMS, seed=0)
+            spec = SagRunSpec("medqa", cfg, n_items=GROUP_RUN_ITEMS, seed=seed)
             out[name] = run_sag(store, spec, runners={m: ScriptedTurns(policy) for m in cfg.models()},
                                 retrievers=found)
     return out

@@ -17,7 +17,7 @@ from sag.views import (DIST_COLUMNS, FLAG_COLUMNS, JUDGE_COLUMNS, MEDIATOR_COLUM
                        compare_runs, distributions, item_labels, load_item_view, mediator_table, outcome_of, passages,
                        run_labels, timeline, turn_markdown)
 
-from .group_runs import GROUP_RUN_ITEMS, build_group_runs
+from .group_runs import GROUP_RUN_ITEMS, build_group_runs, telling_seed
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +37,7 @@ def test_run_and_item_labels(stored: tuple[Path, dict[str, str]]) -> None:
         labels = run_labels(db.runs())
         items = item_labels(db.outcomes(ids["sag"]))
     assert set(labels) == set(ids.values())
-    assert labels[ids["dcem"]].startswith("medqa · sag-6-dcem · dcem · 3/3 answered · seed 0")
+    assert labels[ids["dcem"]].startswith(f"medqa · sag-6-dcem · dcem · 3/3 answered · seed {telling_seed()} ·")
     assert len(items) == GROUP_RUN_ITEMS and all("(wrong)" in v for v in items.values())  # B is never the truth
     runs = pd.DataFrame({"run_id": ["r-1", "r-2"], "benchmark": ["medqa"] * 2, "group_name": ["single"] * 2,
                          "method": ["single"] * 2, "seed": [0, 1], "items": [5, 5], "answered": [0, 2]})
