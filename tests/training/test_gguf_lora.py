@@ -101,6 +101,7 @@ def test_llama_cpp_runs_the_exported_adapter_like_torch(setup: Setup) -> None:
 
 
 @pytest.mark.adapter_large
+@pytest.mark.timeout(1800)  # about 8 minutes on a busy 2-core machine
 def test_fifty_held_out_items_agree_as_well_as_the_base_does(setup: Setup, record_property: Any) -> None:
     """Run with ``-m adapter_large``.  The base alone gives torch's letter on 48 of these 50
     items with llama.cpp (mean difference 0.052), the letters it misses having a margin
