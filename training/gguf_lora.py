@@ -82,7 +82,12 @@ def _lora_modules(model: Any, adapter: str) -> Iterator[tuple[str, Any]]:
     from peft.tuners.lora import LoraLayer
 
     for name, module in model.named_modules():
-        if isinstance(module, LoraLayer) and adapter in getattr(module, "lora_A", {}):
+        if not isinstance(module, LoraLayer):
+            continue
+        if adapter in getattr(module, "lora_embedding_A", {}):
+            raise InputError("model", f"{_hf_name(name)}: LoRA on an embedding cannot be exported; adapt the "
+                                      "linear projections only")
+        if adapter in getattr(module, "lora_A", {}):
             yield name, module
 
 
@@ -107,8 +112,9 @@ def _pairs(model: Any, header: GgufHeader, alpha: float) -> list[LoraPair]:
     names = gguf.get_tensor_name_map(arch_enum, n_blocks)
     n_head, n_kv = _head_counts(header, arch)
     adapter = model.active_adapter
-    if getattr(model.peft_config[adapter], "use_dora", False):
-        raise ConfigError("use_dora", "DoRA adapters cannot be written as llama.cpp LoRA adapters")
+    for option in ("use_dora", "lora_bias"):
+        if getattr(model.peft_config[adapter], option, False):
+            raise ConfigError(option, "llama.cpp LoRA adapters have no such part; train without it")
     pairs: list[LoraPair] = []
     with torch.no_grad():
         for module_name, module in _lora_modules(model, adapter):
@@ -119,16 +125,15 @@ def _pairs(model: Any, header: GgufHeader, alpha: float) -> list[LoraPair]:
             a = module.lora_A[adapter].weight.detach().to(torch.float32).cpu().numpy()
             b = module.lora_B[adapter].weight.detach().to(torch.float32).cpu().numpy()
             rank = a.shape[0]
-            scale = float(module.scaling[adapter])
-            b = b * (scale * rank / alpha)
-            if arch in _PERMUTED and hf.endswith(".q_proj"):
-                b = permute_rows(b, n_head)
-            elif arch in _PERMUTED and hf.endswith(".k_proj"):
-                b = permute_rows(b, n_kv)
             expected = header.tensor_shapes[f"{base}.weight"][:2]
             if (a.shape[1], b.shape[0]) != tuple(expected) or b.shape[1] != rank:
                 raise InputError("model", f"the LoRA of {hf} maps {a.shape[1]} -> {b.shape[0]} features but "
                                           f"{base}.weight of the base file has shape {list(expected)}")
+            b = b * (float(module.scaling[adapter]) * rank / alpha)
+            if arch in _PERMUTED and hf.endswith(".q_proj"):
+                b = permute_rows(b, n_head)
+            elif arch in _PERMUTED and hf.endswith(".k_proj"):
+                b = permute_rows(b, n_kv)
             pairs.append(LoraPair(f"{base}.weight", np.ascontiguousarray(a, dtype=np.float32),
                                   np.ascontiguousarray(b, dtype=np.float32)))
     if not pairs:
@@ -156,9 +161,9 @@ def export_lora_gguf(model: Any, base_gguf: Path, out: Path, *, alpha: float | N
     ``alpha`` is the ``adapter.lora.alpha`` written (default: peft's ``lora_alpha``);
     ``lora_b`` is rescaled so llama.cpp applies exactly peft's scale.  Returns ``out``.
     Raises :class:`~common.errors.InputError` for a base of another architecture than
-    llama or gemma3, a LoRA module with no matching tensor or shape in the base, or a
-    model without LoRA layers; :class:`~common.errors.ConfigError` for a bad ``alpha`` or
-    a DoRA adapter.
+    llama or gemma3, a LoRA module with no matching tensor or shape in the base, a LoRA on
+    an embedding, or a model without LoRA layers; :class:`~common.errors.ConfigError` for a
+    bad ``alpha``, a DoRA adapter or a LoRA with biases.
     """
     import gguf
 

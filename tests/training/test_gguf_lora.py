@@ -159,3 +159,24 @@ def test_the_row_permutation_is_what_the_gguf_loader_undoes() -> None:
         assert np.array_equal(unpermute(permute_rows(w, heads), heads, heads), w)
     with pytest.raises(InputError, match="heads"):
         permute_rows(rng.standard_normal((10, 8)), 3)
+
+
+@pytest.mark.parametrize("name, config, error, words", [
+    ("dora", {"target_modules": ["q_proj"], "use_dora": True}, ConfigError, "use_dora"),
+    ("biased", {"target_modules": ["q_proj"], "lora_bias": True}, ConfigError, "lora_bias"),
+    ("embedding", {"target_modules": ["embed_tokens", "q_proj"]}, InputError, "embedding"),
+])
+def test_adapters_llama_cpp_cannot_run_are_refused(setup: Setup, name: str, config: dict[str, Any],
+                                                   error: type[Exception], words: str) -> None:
+    from peft import LoraConfig
+
+    setup.model.add_adapter(name, LoraConfig(r=2, lora_alpha=4, **config))
+    setup.model.set_adapter(name)
+    try:
+        with pytest.raises(error, match=words):
+            export_lora_gguf(setup.model, setup.base_path, setup.folder / f"{name}.gguf")
+    finally:
+        setup.model.set_adapter("default")
+        setup.model.delete_adapter(name)
+    assert not (setup.folder / f"{name}.gguf").exists()
+    assert setup.model.active_adapter == "default"
