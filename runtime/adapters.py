@@ -7,7 +7,7 @@ A model with an adapter is named ``BASE+lora:ADAPTER``:
 - ``smollm2-135m+lora:file:/path/to/adapter.gguf``: an adapter file, under the rules of
   ``file:`` model keys (:mod:`runtime.registry`): inside the models folder, the
   registry's own model folders, the shipped adapters' folder ``data/adapters/`` or the
-  training output folder ``runs/adapters/``.
+  training output folder ``runs/`` (``runs/train/<run>/adapter.gguf``, ``runs/adapters/``).
 
 ``BASE`` is any model key of the registry without an adapter.  :func:`check_adapter_file`
 reads only the adapter's GGUF header (and the base's) and refuses, with one line, a
@@ -50,8 +50,8 @@ def shipped_adapters_dir() -> Path:
 
 
 def training_adapters_dir() -> Path:
-    """Where training writes adapters: ``runs/adapters/`` in the project (not versioned)."""
-    return PROJECT_ROOT / "runs" / "adapters"
+    """Where training writes its runs and adapters: ``runs/`` in the project (not versioned)."""
+    return PROJECT_ROOT / "runs"
 
 
 def adapter_dirs() -> list[Path]:
@@ -125,7 +125,7 @@ def adapter_file(key: str, adapter: str, model_dirs: Sequence[Path]) -> Path:
     allowed = [*model_dirs, *adapter_dirs()]
     if real is None or not any(_inside(real, folder) for folder in allowed):
         raise BackendError(f"{key}: adapter files may only be named inside the models folder, the registry's "
-                           "model folders, data/adapters/ or runs/adapters/; put the adapter there")
+                           "model folders, data/adapters/ or runs/; put the adapter there")
     return real
 
 

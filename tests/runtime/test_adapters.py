@@ -130,3 +130,20 @@ def test_an_adapter_for_a_bigger_model_of_the_same_architecture_is_refused(folde
     assert "blk.30.attn_q.weight, which the base" in _refused(f"{SMOL}+lora:file:{path}")
     with pytest.raises(BackendError, match="no such file"):
         check_adapter_file(folders / "models" / "gone.gguf", smol)
+
+
+def test_training_outputs_may_hold_adapters(folders: Path, smol: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``runs/`` of the project (``runs/train/<run>/adapter.gguf``), named relative to the
+    current folder as ``file:`` model keys are."""
+    from common.db import PROJECT_ROOT
+
+    assert runtime.adapters.training_adapters_dir() == PROJECT_ROOT / "runs"
+    runs = folders / "project-runs"
+    monkeypatch.setattr(runtime.adapters, "training_adapters_dir", lambda: runs)
+    (runs / "train" / "r1").mkdir(parents=True)
+    path = write_adapter(runs / "train" / "r1" / "adapter.gguf", smol, layers=[0])
+    (folders / "work").mkdir()
+    (folders / "work" / "runs").symlink_to(runs)
+    monkeypatch.chdir(folders / "work")
+    info = resolve_adapter(f"{SMOL}+lora:file:runs/train/r1/adapter.gguf")
+    assert info is not None and info.path == path and info.tensors == 7
