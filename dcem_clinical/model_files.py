@@ -2,7 +2,8 @@
 
 The agents' model keys come from each run's spec (``spec["agents"]``).  A registry key
 (:mod:`runtime.registry`: packaged, ``file:`` or ``hf:``) is resolved to its GGUF file and
-described by :func:`runtime.model_info.model_info` without loading the weights; Hub keys
+described by :func:`runtime.model_info.model_info` without loading the weights (a key
+with a LoRA adapter: its base file, the adapter named in the note); Hub keys
 are looked up in the local Hub cache only (an export never downloads a model).  Keys
 that name no local file (``openai:URL#MODEL`` servers, the scripted test models, a
 model that is not installed) are recorded with a null sha256 and a note.  The sha256
@@ -57,8 +58,9 @@ def _hub_offline() -> Iterator[None]:
 
 
 def _entry(key: str, run_sha256: str | None) -> dict[str, Any]:
+    from runtime.adapters import combined_sha256
     from runtime.model_info import model_info
-    from runtime.registry import resolve
+    from runtime.registry import resolve_model
 
     entry: dict[str, Any] = {"key": key, "file": None, "size_bytes": None, "sha256": None,
                              "run_sha256": run_sha256, "note": ""}
@@ -70,13 +72,19 @@ def _entry(key: str, run_sha256: str | None) -> dict[str, Any]:
         return entry
     try:
         with _hub_offline():
-            info = model_info(resolve(key))
+            path, adapter = resolve_model(key)
+            info = model_info(path)
     except BackendError as exc:
         entry["note"] = f"no local model file: {exc}"
         return entry
     entry.update(file=info.path.name, size_bytes=int(info.size_bytes), sha256=info.sha256)
-    if run_sha256 and run_sha256 != info.sha256:
-        entry["note"] = "the file's sha256 differs from the one the run recorded"
+    identity = info.sha256
+    if adapter is not None:  # the run recorded the digest of both files (runtime.adapters.combined_sha256)
+        identity = combined_sha256(info.sha256, adapter.sha256)
+        entry["note"] = f"with the LoRA adapter {adapter.path.name} (sha256 {adapter.sha256})"
+    if run_sha256 and run_sha256 != identity:
+        entry["note"] = "; ".join(filter(None, [entry["note"], "the file's sha256 differs from the one the run "
+                                                               "recorded"]))
     return entry
 
 

@@ -22,7 +22,7 @@ from dcem_clinical.prompts import letters
 from runtime.backends import BackendError
 from runtime.llama_backend import LlamaCppBackend, detect_gpu_layers
 from runtime.model_cache import cached_sha256
-from runtime.registry import available_models, model_info, resolve
+from runtime.registry import available_models, model_info, resolve, resolve_model
 
 __all__ = ["GPU_LAYERS_KEY", "MAX_CASE_CHARS", "TEST_N_CTX", "EXAMPLE_CASE", "TEST_LABELS",
            "gpu_offload_supported", "default_gpu_layers", "validate_gpu_layers", "registry_table",
@@ -75,8 +75,10 @@ def registry_keys() -> list[str]:
 
 
 def model_facts(key: str) -> dict[str, str]:
-    """Metadata of a model's file (resolving it, without loading the weights)."""
-    info = model_info(resolve(key))
+    """Metadata of a model's file (resolving it, without loading the weights); for a key
+    with a LoRA adapter, its base's file and the adapter's."""
+    path, adapter = resolve_model(key)
+    info = model_info(path)
     params = "unknown" if info.parameter_count is None else f"{info.parameter_count:,}"
     ctx = "unknown" if info.context_length is None else f"{info.context_length:,}"
     return {"file": info.path.name, "size": f"{info.size_mb:.1f} MB ({info.size_bytes:,} bytes)",
@@ -84,7 +86,11 @@ def model_facts(key: str) -> dict[str, str]:
             "quantization": info.quantization or "unknown", "context length": ctx, "parameters": params,
             "chat template": "yes" if info.chat_template else "no (prompted as plain text)",
             "name in the file": info.name or "-", "licence in the file": info.licence or "-",
-            "read by": info.read_by}
+            "read by": info.read_by,
+            **({} if adapter is None else {
+                "LoRA adapter": adapter.path.name, "adapter sha256": adapter.sha256,
+                "adapter rank and alpha": f"r = {adapter.rank}, alpha = {adapter.alpha:g}",
+                "adapted weights": f"{adapter.tensors:,}"})}
 
 
 # --------------------------------------------------------------------- test prompt
@@ -110,9 +116,9 @@ class LoadedModel:
 def load_model_uncached(key: str, n_gpu_layers: int, *, n_ctx: int = TEST_N_CTX) -> LoadedModel:
     """Resolve and load ``key`` (the UI caches the result across sessions)."""
     start = time.perf_counter()
-    path = resolve(key.strip())
+    path, adapter = resolve_model(key.strip())
     backend = LlamaCppBackend(path, n_ctx=n_ctx, n_gpu_layers=validate_gpu_layers(n_gpu_layers),
-                              sha256=cached_sha256(path))
+                              sha256=cached_sha256(path), lora_path=None if adapter is None else adapter.path)
     return LoadedModel(key.strip(), backend, time.perf_counter() - start, time.monotonic())
 
 

@@ -3,7 +3,7 @@
 ``openai:URL[,URL...]#MODEL`` is a model behind one or more OpenAI-compatible HTTP
 servers (llama.cpp's server, vLLM ...; :mod:`runtime.fleet` parses the key,
 :class:`runtime.http_fleet.FleetBackend` sends the requests); every other key is resolved by :mod:`runtime.registry` to a GGUF file
-and loaded in process with llama.cpp.
+and loaded in process with llama.cpp, with its LoRA adapter for ``BASE+lora:ADAPTER``.
 """
 from __future__ import annotations
 
@@ -51,7 +51,8 @@ def make_backend(key: str, *, n_ctx: int = 2048, n_gpu_layers: int | None = None
 
         return FleetBackend(parse_openai_key(key))
     from runtime.llama_backend import LlamaCppBackend
-    from runtime.registry import resolve
+    from runtime.registry import resolve_model
 
-    return LlamaCppBackend(resolve(key), n_ctx=n_ctx, n_threads=n_threads, n_gpu_layers=n_gpu_layers,
-                           split=split)
+    path, adapter = resolve_model(key)
+    return LlamaCppBackend(path, n_ctx=n_ctx, n_threads=n_threads, n_gpu_layers=n_gpu_layers, split=split,
+                           lora_path=None if adapter is None else adapter.path)

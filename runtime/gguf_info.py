@@ -23,7 +23,7 @@ import mmap
 import os
 import struct
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
 
@@ -142,6 +142,7 @@ class GgufHeader:
     data_end : where the last tensor's data ends (None when a tensor has a type whose
         size is unknown to this reader; then only its start was checked).
     file_size : the file's size in bytes (never less than ``data_end``).
+    tensor_shapes : each tensor's name and ggml shape (``ne``: the row length first).
     """
 
     version: int
@@ -153,6 +154,7 @@ class GgufHeader:
     data_offset: int = 0
     data_end: int | None = None
     file_size: int = 0
+    tensor_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def architecture(self) -> str | None:
@@ -356,4 +358,5 @@ def _parse(cur: _Cursor) -> GgufHeader:
             data_end = max(data_end, start + nbytes)
     return GgufHeader(version=version, tensor_count=tensor_count, metadata=metadata, parameter_count=params,
                       tensor_types=dict(types), alignment=alignment, data_offset=data_offset,
-                      data_end=data_end if tensors else None, file_size=cur.size)
+                      data_end=data_end if tensors else None, file_size=cur.size,
+                      tensor_shapes={name: dims for name, dims, _, _ in tensors})

@@ -28,6 +28,13 @@ only the rest, so an agent's system prompt and category list are evaluated once,
 case's next round evaluates little more than the mediator's note.  The kept blocks were
 evaluated exactly as a cold evaluation would evaluate them, so the scores are identical.
 ``kv_cache_mb=0`` keeps only what the context holds.
+
+A LoRA adapter (``lora_path``, checked by :func:`runtime.adapters.check_adapter_file`) is
+loaded with ``llama_adapter_lora_init`` and set on the context; a second context on the
+same weights (the batched runner's) comes from :meth:`LlamaCppBackend.new_context`, which
+sets it too.  The KV states, saved or held, belong to this backend alone, so a model with
+an adapter and its base never share one.  ``model_id`` then names both files and
+``model_sha256`` is :func:`runtime.adapters.combined_sha256` of their digests.
 """
 from __future__ import annotations
 
@@ -40,15 +47,19 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
+from common.errors import ConfigError
 from runtime.backends import BackendError
 from runtime.blocks import check_split, floor_start, make_split, spans
 from runtime.gguf_info import check_gguf_file
 from runtime.kv_cache import KvSnapshots, kv_cache_mb as kv_budget_mb, reusable_length
 from runtime.messages import GenerationOptions, Message, OptionScores, Reply
+
+if TYPE_CHECKING:
+    from runtime.adapters import AdapterInfo
 
 __all__ = ["LlamaCppBackend", "file_sha256", "detect_gpu_layers", "plain_prompt", "BLOCK"]
 
@@ -97,8 +108,10 @@ class LlamaCppBackend:
     Parameters: path to a .gguf file, n_ctx, n_threads (generation and prompt evaluation; default: all cores), seed,
     n_gpu_layers (None = detect: all layers on a GPU build, 0 otherwise), kv_cache_mb
     (saved KV states, see the module docstring; None = ``DCEM_KV_CACHE_MB`` or 1024, 0 = off),
-    split (evaluation blocks: ``fixed`` or ``paragraph``, see the module docstring).
-    Raises :class:`BackendError` for a missing or unreadable model file, a
+    split (evaluation blocks: ``fixed`` or ``paragraph``, see the module docstring),
+    lora_path (a LoRA adapter file for this base, applied at scale ``lora_scale``),
+    sha256 (the base file's digest when known).
+    Raises :class:`BackendError` for a missing or unreadable model or adapter file, a
     :class:`~common.errors.ConfigError` for a bad setting.
     """
 
@@ -106,8 +119,17 @@ class LlamaCppBackend:
 
     def __init__(self, path: str | os.PathLike[str], *, n_ctx: int = 2048, n_threads: int | None = None,
                  seed: int = 0, n_gpu_layers: int | None = None, sha256: str | None = None,
-                 kv_cache_mb: int | None = None, split: str = "fixed") -> None:
+                 kv_cache_mb: int | None = None, split: str = "fixed",
+                 lora_path: str | os.PathLike[str] | None = None, lora_scale: float = 1.0) -> None:
         self.path = check_gguf_file(Path(path))
+        self.adapter: AdapterInfo | None = None
+        if lora_path is not None:
+            from runtime.adapters import check_adapter_file
+
+            self.adapter = check_adapter_file(lora_path, self.path)  # before the weights load
+        if isinstance(lora_scale, bool) or not isinstance(lora_scale, (int, float)) or not math.isfinite(lora_scale):
+            raise ConfigError("lora_scale", f"must be a finite number, got {lora_scale!r}")
+        self.lora_scale = float(lora_scale)
         budget = kv_budget_mb(kv_cache_mb) << 20  # ConfigError for a bad size
         check_split(split)  # ConfigError for a bad name, before the model loads
         try:
@@ -124,6 +146,14 @@ class LlamaCppBackend:
             raise BackendError(f"cannot load {self.path.name}: {exc}") from None
         self.model_id = self.path.name
         self.model_sha256 = sha256 or file_sha256(self.path)
+        self._lora: Any = None
+        if self.adapter is not None:
+            from runtime.adapters import combined_sha256
+
+            self._lora = self._load_adapter()
+            self.apply_adapter(self.llm.ctx)
+            self.model_id = f"{self.path.name}+lora:{self.adapter.path.name}"
+            self.model_sha256 = combined_sha256(self.model_sha256, self.adapter.sha256)
         template = self.llm.metadata.get("tokenizer.chat_template")
         model = self.llm._model
         # A base model (no chat template) is prompted with a plain transcript instead.
@@ -136,6 +166,44 @@ class LlamaCppBackend:
         self._lock = threading.Lock()  # one llama context: calls must not interleave
         self.last_reused = 0  # prompt tokens taken from the KV cache by the last score_options
         self.reused_tokens = self.scored_tokens = 0  # totals over score_options calls
+
+    # ------------------------------------------------------------------- adapter
+    def _load_adapter(self) -> Any:
+        """The adapter's tensors, loaded on the model (llama.cpp frees them with it)."""
+        import llama_cpp
+
+        assert self.adapter is not None
+        handle = llama_cpp.llama_adapter_lora_init(self.llm.model, str(self.adapter.path).encode("utf-8"))
+        if not handle:
+            raise BackendError(f"llama.cpp cannot load the LoRA adapter {self.adapter.path.name} "
+                               f"on {self.path.name}")
+        return handle
+
+    def apply_adapter(self, ctx: Any) -> None:
+        """Set this backend's LoRA adapter (if any) on a llama.cpp context of its model."""
+        import llama_cpp
+
+        if self._lora is None:
+            return
+        adapters = (llama_cpp.llama_adapter_lora_p_ctypes * 1)(self._lora)
+        scales = (ctypes.c_float * 1)(self.lora_scale)
+        if llama_cpp.llama_set_adapters_lora(ctx, adapters, 1, scales):
+            name = self.adapter.path.name if self.adapter is not None else "adapter"
+            raise BackendError(f"llama.cpp cannot set the LoRA adapter {name} on a context of {self.path.name}")
+
+    def new_context(self, params: Any) -> Any:
+        """Another llama.cpp context on this model (``llama_context_params``), with this
+        backend's LoRA adapter set on it; NULL when llama.cpp cannot create it."""
+        import llama_cpp
+
+        ctx = llama_cpp.llama_init_from_model(self.llm.model, params)
+        if ctx:
+            try:
+                self.apply_adapter(ctx)
+            except BackendError:
+                llama_cpp.llama_free(ctx)
+                raise
+        return ctx
 
     # ------------------------------------------------------------------ generate
     def generate(self, messages: Sequence[Message], options: GenerationOptions) -> Reply:

