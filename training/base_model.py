@@ -14,9 +14,10 @@ import os
 from pathlib import Path
 from typing import Any, Iterator
 
+from common.errors import ConfigError
 from training.config import LoraSettings
 
-__all__ = ["load_base", "add_lora", "reference_mode", "set_threads", "trainable_parameters"]
+__all__ = ["load_base", "add_lora", "frozen_layers", "reference_mode", "set_threads", "trainable_parameters"]
 
 log = logging.getLogger(__name__)
 
@@ -47,12 +48,25 @@ def load_base(gguf_path: Path) -> Any:
 
 
 def add_lora(model: Any, settings: LoraSettings) -> Any:
-    """The model with fresh LoRA adapters (B = 0: it starts as the base)."""
+    """The model with fresh LoRA adapters (B = 0: it starts as the base), on every decoder
+    layer or on the top ``settings.layers``; :class:`~common.errors.ConfigError` when the
+    model has fewer layers than that."""
     from peft import LoraConfig, get_peft_model
 
+    total = int(model.config.num_hidden_layers)
+    if settings.layers > total:
+        raise ConfigError("lora_layers", f"the model has {total} decoder layers, got {settings.layers}")
+    top = list(range(total - settings.layers, total)) if settings.layers else None
     config = LoraConfig(r=settings.r, lora_alpha=settings.alpha, lora_dropout=0.0,
-                        target_modules=list(settings.targets), bias="none", task_type="CAUSAL_LM")
+                        target_modules=list(settings.targets), bias="none", task_type="CAUSAL_LM",
+                        layers_to_transform=top, layers_pattern="layers" if top else None)
     return get_peft_model(model, config)
+
+
+def frozen_layers(model: Any, settings: LoraSettings) -> int:
+    """How many lower decoder layers carry no adapter (0 when every layer does)."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    return int(base.config.num_hidden_layers) - settings.layers if settings.layers else 0
 
 
 @contextlib.contextmanager

@@ -32,14 +32,19 @@ def _number(name: str, value: object, low: float, high: float, *, open_low: bool
 
 @dataclass(frozen=True)
 class LoraSettings:
-    """LoRA rank, scale (alpha) and the linear layers that get adapters."""
+    """LoRA rank, scale (alpha), the linear layers that get adapters, and how many decoder
+    layers, counted from the top, carry them (0: every layer).  With the top ``layers`` only,
+    the layers below stay the base's and training computes them once per prompt
+    (:class:`training.scorer.OptionScorer`)."""
 
     r: int = 16
     alpha: float = 32.0
     targets: tuple[str, ...] = ALL_LINEAR
+    layers: int = 0
 
     def __post_init__(self) -> None:
         _whole("lora_r", self.r, 1, 512)
+        _whole("lora_layers", self.layers, 0, 4096)
         _number("lora_alpha", self.alpha, 0.0, 4096.0, open_low=True)
         if not self.targets or any(t not in ALL_LINEAR for t in self.targets) or len(set(self.targets)) != len(self.targets):
             raise ConfigError("lora_targets", f"must be distinct names among {', '.join(ALL_LINEAR)}, got {self.targets!r}")

@@ -55,13 +55,17 @@ UNOFFERED = -1e4
 probability underflows to 0 while ratios and KL stay finite)."""
 
 
-def offered_policy(model: Any, items: LetterItems, rows: Sequence[int]) -> Any:
-    """The policy's log-probabilities over the options each of ``rows`` offers, shape (B, K)."""
+def offered_policy(scorer: Callable[..., Any], items: LetterItems, rows: Sequence[int]) -> Any:
+    """The policy's log-probabilities over the options each of ``rows`` offers, shape (B, K);
+    ``scorer`` is a :class:`training.scorer.OptionScorer` (or a model: its full forward)."""
     import torch
 
-    from training.letters import option_logprobs, policy_logprobs
+    from training.letters import policy_logprobs
+    from training.scorer import OptionScorer
 
-    scores = option_logprobs(model, [items.tokens[i] for i in rows], items.option_ids)
+    if not isinstance(scorer, OptionScorer):
+        scorer = OptionScorer(scorer)
+    scores = scorer([items.tokens[i] for i in rows], items.option_ids)
     if items.offered is not None:
         scores = scores.masked_fill(~torch.as_tensor(items.offered[list(rows)]), UNOFFERED)
     return policy_logprobs(scores)
@@ -71,14 +75,19 @@ class LetterStep:
     """One optimiser step on a random batch (see the module docstring)."""
 
     def __init__(self, model: Any, items: LetterItems, settings: TrainSettings, optimizer: Any,
-                 rng: np.random.Generator) -> None:
+                 rng: np.random.Generator, scorer: Any = None) -> None:
+        from training.base_model import frozen_layers
+        from training.scorer import OptionScorer
+
         if not items.ids:
             raise ValueError("no training item")
         self.model, self.items, self.settings, self.optimizer, self.rng = model, items, settings, optimizer, rng
+        self.scorer = scorer if scorer is not None else OptionScorer(
+            model, frozen_layers=frozen_layers(model, settings.lora))
         self._ref: dict[int, Any] = {}
 
     def logprobs(self, rows: Sequence[int]) -> Any:
-        return offered_policy(self.model, self.items, rows)
+        return offered_policy(self.scorer, self.items, rows)
 
     def reference(self, rows: Sequence[int]) -> Any:
         import torch
@@ -157,8 +166,9 @@ class Greedy:
 
 
 def greedy_answers(model: Any, items: LetterItems, *, reference: bool = False, batch: int = 8,
-                   progress: Callable[[int], None] | None = None) -> Greedy:
-    """The model's greedy answers on ``items`` (the base's with ``reference``)."""
+                   progress: Callable[[int], None] | None = None, scorer: Any = None) -> Greedy:
+    """The model's greedy answers on ``items`` (the base's with ``reference``); ``scorer``
+    (an :class:`training.scorer.OptionScorer` of ``model``) reuses its cached lower layers."""
     import contextlib
 
     import torch
@@ -169,7 +179,8 @@ def greedy_answers(model: Any, items: LetterItems, *, reference: bool = False, b
     with torch.no_grad(), (reference_mode(model) if reference else contextlib.nullcontext()):
         for lo in range(0, len(items.tokens), batch):
             rows = list(range(lo, min(lo + batch, len(items.tokens))))
-            answers.extend(int(a) for a in offered_policy(model, items, rows).argmax(dim=1))
+            answers.extend(int(a) for a in offered_policy(scorer if scorer is not None else model, items,
+                                                          rows).argmax(dim=1))
             if progress is not None:
                 progress(len(rows))
     return Greedy(tuple(answers), tuple(int(r) for r in items.right), items.option_names)

@@ -61,12 +61,12 @@ class RunResult:
 
 
 def _measure(store: TrainingStore, run_id: str, step: int, model: object, heldout: Mapping[str, LetterItems],
-             reference: bool) -> dict[str, float]:
+             reference: bool, scorer: object) -> dict[str, float]:
     from training.letter_task import greedy_answers
 
     got = {}
     for name, items in heldout.items():
-        result = greedy_answers(model, items, reference=reference)
+        result = greedy_answers(model, items, reference=reference, scorer=scorer)
         letter, share = result.top_letter
         n_options = int(items.offered.sum(axis=1).max()) if items.offered is not None else len(items.option_ids)
         store.add_eval(run_id, step, name, result.n_items, result.n_correct, n_options, letter, share)
@@ -79,7 +79,8 @@ def run_letter_training(store: TrainingStore, run: LetterRun, *,
                         should_stop: Callable[[], bool] | None = None) -> RunResult:
     import torch
 
-    from training.base_model import add_lora, load_base, set_threads
+    from training.base_model import add_lora, frozen_layers, load_base, set_threads
+    from training.scorer import OptionScorer
     from training.checkpoint import load_checkpoint, restore, save_checkpoint
     from training.letter_task import LetterStep
     from training.loop import run_loop
@@ -93,6 +94,7 @@ def run_letter_training(store: TrainingStore, run: LetterRun, *,
     set_threads(s.threads)
     torch.manual_seed(s.seed)
     model = add_lora(load_base(run.base_path), s.lora)
+    scorer = OptionScorer(model, frozen_layers=frozen_layers(model, s.lora))
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=s.learning_rate)
     rng = np.random.default_rng(s.seed)
     start = 0
@@ -105,8 +107,8 @@ def run_letter_training(store: TrainingStore, run: LetterRun, *,
         log.info("resuming %s from step %d", run_id, start)
     before: dict[str, float] = {}
     if start == 0 and run.heldout:
-        before = _measure(store, run_id, 0, model, run.heldout, reference=True)
-    step = LetterStep(model, run.items, s, optimizer, rng)
+        before = _measure(store, run_id, 0, model, run.heldout, reference=True, scorer=scorer)
+    step = LetterStep(model, run.items, s, optimizer, rng, scorer)
 
     def checkpoint(k: int) -> None:
         save_checkpoint(run_dir, k, model, optimizer, {"rng": rng.bit_generator.state})
@@ -116,7 +118,7 @@ def run_letter_training(store: TrainingStore, run: LetterRun, *,
     if result.stopped:
         store.finish(run_id, "stopped")
         return RunResult(run_id, result.last_step, True, start, before, {}, None)
-    after = _measure(store, run_id, s.steps, model, run.heldout, reference=False) if run.heldout else {}
+    after = _measure(store, run_id, s.steps, model, run.heldout, reference=False, scorer=scorer) if run.heldout else {}
     from training.gguf_lora import export_lora_gguf
 
     adapter = export_lora_gguf(model, run.base_path, run_dir / ADAPTER_FILE, alpha=s.lora.alpha)

@@ -12,19 +12,19 @@ VOCAB = 48
 OPTIONS = (40, 41, 42, 43)  # the option tokens
 
 
-def tiny_model(seed: int = 0) -> Any:
+def tiny_model(seed: int = 0, *, layers: int = 2, lora: LoraSettings = LoraSettings(r=4, alpha=8.0)) -> Any:
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
     from training.base_model import add_lora
 
     torch.manual_seed(seed)
-    config = LlamaConfig(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+    config = LlamaConfig(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=layers,
                          num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
     model = LlamaForCausalLM(config)
     for p in model.parameters():
         p.requires_grad_(False)
-    return add_lora(model, LoraSettings(r=4, alpha=8.0))
+    return add_lora(model, lora)
 
 
 def cue_items(n: int, seed: int) -> LetterItems:
