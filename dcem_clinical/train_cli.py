@@ -18,13 +18,12 @@ def _cmd_train(args: argparse.Namespace) -> int:
     require_training_libraries()
     from dcem_clinical.train_run import DiagnosticianRun, train_diagnostician
     from training.cli import print_result, settings_from, step_bar
-    from training.store import TrainingStore
+    from training.store import TrainingRecorder
 
     run = DiagnosticianRun(out=Path(args.out), settings=settings_from(args), base_model=args.model,
                            heldout=args.heldout)
     bar, progress = step_bar(run.settings.steps, args.quiet)
-    with TrainingStore(args.db) as store:
-        result = train_diagnostician(store, run, progress=progress)
+    result = train_diagnostician(TrainingRecorder(args.db), run, progress=progress)
     bar.close()
     print_result(result, run.settings.steps, args.model)
     return 0

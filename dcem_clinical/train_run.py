@@ -16,7 +16,7 @@ from clinical.datasets import ClinicalCase, load_dataset
 from common.errors import ConfigError
 from training.config import TrainSettings
 from training.run import RunResult
-from training.store import StepRow, TrainingStore
+from training.store import StepRow, TrainingRecorder, TrainingStore
 
 __all__ = ["DiagnosticianRun", "train_diagnostician", "training_cases", "KIND"]
 
@@ -52,7 +52,7 @@ def training_cases(dataset: str, heldout: int) -> tuple[list[ClinicalCase], list
             split.split_hash)
 
 
-def train_diagnostician(store: TrainingStore, run: DiagnosticianRun, *,
+def train_diagnostician(store: TrainingStore | TrainingRecorder, run: DiagnosticianRun, *,
                         progress: Callable[[int, int, StepRow], None] | None = None,
                         should_stop: Callable[[], bool] | None = None) -> RunResult:
     from dcem_clinical.diagnostician import build_items, data_hash

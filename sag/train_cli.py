@@ -42,7 +42,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     from sag.training import build_single_items, items_hash
     from training.cli import print_result, settings_from, step_bar
     from training.run import LetterRun, run_letter_training
-    from training.store import TrainingStore
+    from training.store import TrainingRecorder
 
     settings = settings_from(args)
     path = resolve(args.model)
@@ -59,8 +59,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     run = LetterRun(KIND, args.model, path, file_sha256(path), settings, items, "+".join(benchmarks) + ":train",
                     items_hash([i for i in train if i.item_id in set(items.ids)]), heldout, Path(args.out))
     bar, progress = step_bar(settings.steps, args.quiet)
-    with TrainingStore(args.db) as store:
-        result = run_letter_training(store, run, progress=progress)
+    result = run_letter_training(TrainingRecorder(args.db), run, progress=progress)
     bar.close()
     print_result(result, settings.steps, args.model)
     return 0

@@ -19,7 +19,7 @@ import numpy as np
 
 from training.config import TrainSettings
 from training.letter_task import LetterItems
-from training.store import StepRow, TrainingStore
+from training.store import StepRow, TrainingRecorder, TrainingStore
 
 __all__ = ["LetterRun", "RunResult", "run_letter_training", "ADAPTER_FILE"]
 
@@ -60,8 +60,8 @@ class RunResult:
     adapter: Path | None
 
 
-def _measure(store: TrainingStore, run_id: str, step: int, model: object, heldout: Mapping[str, LetterItems],
-             reference: bool, scorer: object) -> dict[str, float]:
+def _measure(store: TrainingStore | TrainingRecorder, run_id: str, step: int, model: object,
+             heldout: Mapping[str, LetterItems], reference: bool, scorer: object) -> dict[str, float]:
     from training.letter_task import greedy_answers
 
     got = {}
@@ -74,7 +74,7 @@ def _measure(store: TrainingStore, run_id: str, step: int, model: object, heldou
     return got
 
 
-def run_letter_training(store: TrainingStore, run: LetterRun, *,
+def run_letter_training(store: TrainingStore | TrainingRecorder, run: LetterRun, *,
                         progress: Callable[[int, int, StepRow], None] | None = None,
                         should_stop: Callable[[], bool] | None = None) -> RunResult:
     import torch

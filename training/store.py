@@ -16,10 +16,14 @@ from typing import Any
 
 import pandas as pd
 
-from common.db import Database, StoreError
+import os
+from pathlib import Path
+from typing import Callable, TypeVar
+
+from common.db import Database, StoreError, default_db_path, retry_busy
 from common.migrations import Migration, migrate
 
-__all__ = ["TrainingStore", "StepRow", "MIGRATIONS", "PACKAGE", "RUN_STATUSES"]
+__all__ = ["TrainingStore", "TrainingRecorder", "StepRow", "MIGRATIONS", "PACKAGE", "RUN_STATUSES"]
 
 PACKAGE = "training"
 RUN_STATUSES = ("running", "stopped", "finished")
@@ -150,6 +154,46 @@ class TrainingStore(Database):
         if not self._has_tables():
             return pd.DataFrame()
         return self.con.execute("SELECT * FROM train_evals WHERE run_id = ? ORDER BY step, split", [run_id]).df()
+
+
+T = TypeVar("T")
+
+
+class TrainingRecorder:
+    """The writes of a training run, each in its own short open-write-close of the store.
+
+    A run lasts hours and writes a row every few seconds; holding the file for all that
+    time would shut every other program out of it (DuckDB allows one writing process per
+    file), the dashboard's curves of this very run included.  Each write here opens the
+    store, writes and closes it, waiting its turn while another program holds the file
+    (:func:`common.db.retry_busy`)."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self.path = Path(path) if path is not None else default_db_path()
+        self._do(lambda store: None)  # creates and migrates the store now, so a bad path fails first
+
+    def _do(self, work: Callable[[TrainingStore], T]) -> T:
+        def once() -> T:
+            with TrainingStore(self.path) as store:
+                return work(store)
+        return retry_busy(once, timeout=60.0)
+
+    def start_run(self, run_id: str, **fields: Any) -> bool:
+        return self._do(lambda s: s.start_run(run_id, **fields))
+
+    def forget_after(self, run_id: str, step: int) -> None:
+        self._do(lambda s: s.forget_after(run_id, step))
+
+    def add_step(self, run_id: str, row: StepRow) -> None:
+        self._do(lambda s: s.add_step(run_id, row))
+
+    def add_eval(self, run_id: str, step: int, split: str, n_items: int, n_correct: int, n_options: int,
+                 top_letter: str, top_share: float) -> None:
+        self._do(lambda s: s.add_eval(run_id, step, split, n_items, n_correct, n_options, top_letter, top_share))
+
+    def finish(self, run_id: str, status: str, adapter_file: str | None = None,
+               adapter_sha256: str | None = None) -> None:
+        self._do(lambda s: s.finish(run_id, status, adapter_file, adapter_sha256))
 
 
 def _now() -> _dt.datetime:
