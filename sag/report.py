@@ -11,21 +11,9 @@ import math
 
 import pandas as pd
 
+from common.intervals import Z95, wilson_interval
+
 __all__ = ["wilson_interval", "summarise", "format_table", "Z95"]
-
-Z95 = 1.959963984540054
-
-
-def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval of a proportion; (0, 1) when n = 0."""
-    if n <= 0:
-        return 0.0, 1.0
-    p = successes / n
-    denom = 1.0 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
-
 
 _KEYS = ["benchmark", "group_name", "method", "run_id"]
 

@@ -2,6 +2,7 @@
 held-out accuracy before and after, with chance and the answer distribution beside it."""
 from __future__ import annotations
 
+import numpy as np
 import plotly.express as px
 import streamlit as st
 
@@ -9,7 +10,7 @@ from common.db import StoreError, default_db_path
 from studio.literal import literal
 from studio.store_scope import open_for_run
 from training.store import TrainingStore
-from training.views import CONSTANT_SHARE, curve_frame, heldout_table, runs_table
+from training.views import CONSTANT_SHARE, curve_frame, heldout_table, paired_table, runs_table
 
 __all__ = ["training_section"]
 
@@ -53,3 +54,12 @@ def training_section() -> None:
             "Accuracy": st.column_config.NumberColumn(format="percent"),
             "Chance": st.column_config.NumberColumn(format="percent"),
             "Its share": st.column_config.NumberColumn(format="percent")})
+    paired = paired_table(store.answers(run_id), np.random.default_rng(0))
+    if not paired.empty:
+        st.caption("Trained against untrained on the same held-out items: the difference of accuracies and its "
+                   "95 % paired bootstrap interval (10,000 resamples of the items, seed 0). An interval that "
+                   "contains 0 shows no change that this many items can tell apart from chance.")
+        st.dataframe(paired, hide_index=True, key="models_train_paired", column_config={
+            "Before": st.column_config.NumberColumn(format="percent"),
+            "After": st.column_config.NumberColumn(format="percent"),
+            "Difference": st.column_config.NumberColumn(format="%+.3f")})

@@ -70,6 +70,9 @@ def _measure(store: TrainingStore | TrainingRecorder, run_id: str, step: int, mo
         letter, share = result.top_letter
         n_options = int(items.offered.sum(axis=1).max()) if items.offered is not None else len(items.option_ids)
         store.add_eval(run_id, step, name, result.n_items, result.n_correct, n_options, letter, share)
+        names = items.option_names
+        store.add_answers(run_id, step, name, [(i, names[a], names[r] if r >= 0 else "")
+                                               for i, a, r in zip(items.ids, result.answers, result.right)])
         got[name] = result.accuracy
     return got
 

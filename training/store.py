@@ -18,7 +18,7 @@ import pandas as pd
 
 import os
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import Callable, Sequence, TypeVar
 
 from common.db import Database, StoreError, default_db_path, retry_busy
 from common.migrations import Migration, migrate
@@ -69,7 +69,18 @@ _M001 = [
         PRIMARY KEY (run_id, step, split)
     )""",
 ]
-MIGRATIONS: list[Migration] = [("001_train_runs_steps_evals", _M001)]
+_M002 = [
+    """CREATE TABLE train_answers (
+        run_id VARCHAR NOT NULL,
+        step INTEGER NOT NULL,
+        split VARCHAR NOT NULL,
+        item_id VARCHAR NOT NULL,
+        answer VARCHAR NOT NULL,
+        truth VARCHAR NOT NULL,
+        PRIMARY KEY (run_id, step, split, item_id)
+    )""",
+]
+MIGRATIONS: list[Migration] = [("001_train_runs_steps_evals", _M001), ("002_train_answers", _M002)]
 
 
 @dataclass(frozen=True)
@@ -120,6 +131,7 @@ class TrainingStore(Database):
         """Drop the step rows after ``step`` (a resume from that checkpoint redoes them)."""
         self.con.execute("DELETE FROM train_steps WHERE run_id = ? AND step > ?", [run_id, step])
         self.con.execute("DELETE FROM train_evals WHERE run_id = ? AND step > ?", [run_id, step])
+        self.con.execute("DELETE FROM train_answers WHERE run_id = ? AND step > ?", [run_id, step])
 
     def add_step(self, run_id: str, row: StepRow) -> None:
         self.con.execute("INSERT OR REPLACE INTO train_steps VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -130,6 +142,11 @@ class TrainingStore(Database):
                  top_letter: str, top_share: float) -> None:
         self.con.execute("INSERT OR REPLACE INTO train_evals VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                          [run_id, step, split, n_items, n_correct, n_options, top_letter, top_share])
+
+    def add_answers(self, run_id: str, step: int, split: str, rows: Sequence[tuple[str, str, str]]) -> None:
+        """Each held-out item's greedy answer at ``step``: (item id, answer, truth) option names."""
+        self.con.executemany("INSERT OR REPLACE INTO train_answers VALUES (?, ?, ?, ?, ?, ?)",
+                             [[run_id, step, split, i, a, t] for i, a, t in rows])
 
     def finish(self, run_id: str, status: str, adapter_file: str | None = None,
                adapter_sha256: str | None = None) -> None:
@@ -154,6 +171,15 @@ class TrainingStore(Database):
         if not self._has_tables():
             return pd.DataFrame()
         return self.con.execute("SELECT * FROM train_evals WHERE run_id = ? ORDER BY step, split", [run_id]).df()
+
+    def answers(self, run_id: str) -> pd.DataFrame:
+        """Per held-out item answers (empty for a store from before they were kept)."""
+        found = self.con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'train_answers'"
+                                 ).fetchone()[0]
+        if not found:
+            return pd.DataFrame(columns=["run_id", "step", "split", "item_id", "answer", "truth"])
+        return self.con.execute("SELECT * FROM train_answers WHERE run_id = ? ORDER BY step, split, item_id",
+                                [run_id]).df()
 
 
 T = TypeVar("T")
@@ -190,6 +216,9 @@ class TrainingRecorder:
     def add_eval(self, run_id: str, step: int, split: str, n_items: int, n_correct: int, n_options: int,
                  top_letter: str, top_share: float) -> None:
         self._do(lambda s: s.add_eval(run_id, step, split, n_items, n_correct, n_options, top_letter, top_share))
+
+    def add_answers(self, run_id: str, step: int, split: str, rows: Sequence[tuple[str, str, str]]) -> None:
+        self._do(lambda s: s.add_answers(run_id, step, split, rows))
 
     def finish(self, run_id: str, status: str, adapter_file: str | None = None,
                adapter_sha256: str | None = None) -> None:

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 
-__all__ = ["runs_table", "curve_frame", "heldout_table", "CURVES", "CONSTANT_SHARE"]
+from common.intervals import paired_bootstrap, wilson_interval
+
+__all__ = ["runs_table", "curve_frame", "heldout_table", "paired_table", "CURVES", "CONSTANT_SHARE"]
 
 CURVES = {"reward": "Mean reward (batch)", "accuracy": "Accuracy on the batch", "kl": "KL to the base",
           "loss": "Loss"}
@@ -44,15 +47,44 @@ def curve_frame(steps: pd.DataFrame) -> pd.DataFrame:
 def heldout_table(evals: pd.DataFrame) -> pd.DataFrame:
     """Held-out accuracy before (step 0) and after training, beside chance (1 / the
     number of options) and the most frequent answer."""
-    cols = ["Held-out set", "Step", "Items", "Accuracy", "Chance", "Most frequent answer", "Its share", "Flag"]
+    cols = ["Held-out set", "Step", "Items", "Accuracy", "95 % interval", "Chance", "Most frequent answer",
+            "Its share", "Flag"]
     if evals.empty:
         return pd.DataFrame(columns=cols)
     rows = []
     for r in evals.itertuples():
         k = r.n_options
         flag = "one answer for most items: not knowledge" if r.top_letter_share > CONSTANT_SHARE else ""
+        low, high = wilson_interval(int(r.n_correct), int(r.n_items))
         rows.append({"Held-out set": r.split, "Step": "before training" if r.step == 0 else f"after step {r.step}",
                      "Items": r.n_items, "Accuracy": r.n_correct / r.n_items if r.n_items else float("nan"),
+                     "95 % interval": f"{low:.3f} to {high:.3f}" if r.n_items else "",
                      "Chance": 1.0 / k if k else float("nan"), "Most frequent answer": r.top_letter,
                      "Its share": r.top_letter_share, "Flag": flag})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def paired_table(answers: pd.DataFrame, rng: np.random.Generator, *, resamples: int = 10_000) -> pd.DataFrame:
+    """Per held-out set: accuracy before training (step 0) and after (the last step), their
+    difference on the same items and its 95 % paired bootstrap interval, and whether the
+    interval excludes zero.  Empty when the per-item answers are not stored."""
+    cols = ["Held-out set", "Items", "Before", "After", "Difference", "95 % interval", "Excludes 0"]
+    if answers.empty:
+        return pd.DataFrame(columns=cols)
+    rows = []
+    for split, part in answers.groupby("split", sort=True):
+        last = int(part["step"].max())
+        if last == 0:
+            continue
+        wide = part[part["step"].isin([0, last])].pivot(index="item_id", columns="step", values="answer")
+        truth = part.drop_duplicates("item_id").set_index("item_id")["truth"].reindex(wide.index)
+        wide = wide.dropna()
+        truth = truth.reindex(wide.index)
+        if wide.empty:
+            continue
+        before, after = (wide[0] == truth).to_numpy(), (wide[last] == truth).to_numpy()
+        diff, low, high = paired_bootstrap(before, after, rng, resamples=resamples)
+        rows.append({"Held-out set": split, "Items": len(wide), "Before": float(before.mean()),
+                     "After": float(after.mean()), "Difference": diff, "95 % interval": f"{low:+.3f} to {high:+.3f}",
+                     "Excludes 0": "yes" if low > 0 or high < 0 else "no"})
     return pd.DataFrame(rows, columns=cols)

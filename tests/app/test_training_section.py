@@ -29,6 +29,8 @@ def test_a_finished_run_shows_its_key_curves_and_flagged_heldout(tmp_path: Path,
             store.add_step("r1", StepRow(k, 0.1, -0.5 + k / 10, 0.5, 0.01, 0.0, 8, 2500, 12.0))
         store.add_eval("r1", 0, "heldout", 200, 26, 8, "A", 0.98)
         store.add_eval("r1", 2, "heldout", 200, 120, 8, "C", 0.3)
+        store.add_answers("r1", 0, "heldout", [(f"i{k}", "A", "ABC"[k % 3]) for k in range(30)])
+        store.add_answers("r1", 2, "heldout", [(f"i{k}", "ABC"[k % 3], "ABC"[k % 3]) for k in range(30)])
         store.finish("r1", "finished", "runs/train/r1/adapter.gguf", "ab" * 32)
     monkeypatch.setenv("DCEM_DB", str(db))
     at = AppTest.from_file(PAGE, default_timeout=120).run()
@@ -40,3 +42,6 @@ def test_a_finished_run_shows_its_key_curves_and_flagged_heldout(tmp_path: Path,
     assert list(held["Chance"]) == pytest.approx([0.125, 0.125])
     assert held.loc[0, "Flag"] != "" and held.loc[1, "Flag"] == ""
     assert runs.loc[0, "Steps done"] == "2 of 2"
+    paired = next(f for f in frames if "Difference" in f.columns)
+    assert paired.loc[0, "Before"] == pytest.approx(1 / 3) and paired.loc[0, "After"] == 1.0
+    assert paired.loc[0, "Excludes 0"] == "yes"

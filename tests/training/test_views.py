@@ -28,3 +28,39 @@ def test_tables_of_a_stored_run(tmp_path: Path) -> None:
     assert list(held["Step"]) == ["before training", "after step 3"]
     assert held.loc[0, "Accuracy"] == pytest.approx(0.13) and held.loc[0, "Chance"] == pytest.approx(0.125)
     assert held.loc[0, "Flag"].startswith("one answer") and held.loc[1, "Flag"] == ""
+    assert held.loc[0, "95 % interval"] == "0.090 to 0.184"  # Wilson, 26 of 200
+
+
+def test_the_paired_difference_and_its_interval(tmp_path: Path) -> None:
+    import numpy as np
+
+    from training.views import paired_table
+
+    with TrainingStore(tmp_path / "t.duckdb") as store:
+        assert paired_table(store.answers("r1"), np.random.default_rng(0)).empty
+        truths = ["A", "B", "C", "D"] * 25
+        store.add_answers("r1", 0, "heldout", [(f"i{k}", "A", t) for k, t in enumerate(truths)])
+        after = [t if k % 2 == 0 else "A" for k, t in enumerate(truths)]  # right on every even item
+        store.add_answers("r1", 5, "heldout", [(f"i{k}", a, t) for k, (a, t) in enumerate(zip(after, truths))])
+        store.add_answers("r1", 0, "flat", [(f"j{k}", "B", "B") for k in range(10)])
+        store.add_answers("r1", 5, "flat", [(f"j{k}", "B", "B") for k in range(10)])
+        table = paired_table(store.answers("r1"), np.random.default_rng(0)).set_index("Held-out set")
+        store.forget_after("r1", 0)
+        assert set(store.answers("r1")["step"]) == {0}
+    # before: "A" everywhere, right on the 25 items whose truth is A; after: right on the 50 even
+    # items, wrong on the odd ones (truth B or D, answer A)
+    assert table.loc["heldout", "Before"] == pytest.approx(0.25) and table.loc["heldout", "After"] == pytest.approx(0.5)
+    assert table.loc["heldout", "Difference"] == pytest.approx(0.25) and table.loc["heldout", "Excludes 0"] == "yes"
+    assert table.loc["flat", "Difference"] == 0.0 and table.loc["flat", "95 % interval"] == "+0.000 to +0.000"
+    assert table.loc["flat", "Excludes 0"] == "no"
+
+
+def test_paired_bootstrap_refuses_mismatched_lists() -> None:
+    import numpy as np
+
+    from common.intervals import paired_bootstrap
+
+    with pytest.raises(ValueError, match="equally long"):
+        paired_bootstrap([True], [True, False], np.random.default_rng(0))
+    diff, low, high = paired_bootstrap([False] * 50 + [True] * 50, [True] * 100, np.random.default_rng(1))
+    assert diff == 0.5 and 0.38 < low < 0.5 < high < 0.62
