@@ -1,0 +1,163 @@
+"""A finished training run as a compact export: its adapter and its record, never a store
+or a checkpoint.
+
+``write_training_export`` writes, for the run ``run_id`` of a store:
+
+- ``<adapters>/<name>.gguf``: the adapter (a copy of the run's GGUF LoRA file), which the
+  runtime loads as ``<base>+lora:<name>``;
+- ``<out>/manifest.json``: format, date, the commands that made it, the run's row
+  (settings, data name and hash, base model, dates), the adapter's name, size and sha256,
+  and one entry per table file (rows, size, sha256);
+- ``<out>/steps.parquet``, ``evals.parquet``, ``answers.parquet``: the per-step curve, the
+  held-out measurements and the per-item held-out answers.
+
+``read_training_export`` checks every file against the manifest (and the adapter against
+its sha256) and refuses, with one line naming the file, anything missing, changed or
+malformed.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from common.errors import InputError
+from training.store import TrainingStore
+
+__all__ = ["FORMAT", "MANIFEST", "TABLES", "TrainingExport", "write_training_export", "read_training_export"]
+
+FORMAT = "training-run-export/1"
+MANIFEST = "manifest.json"
+TABLES = ("steps", "evals", "answers")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_RUN_FIELDS = ("run_id", "kind", "method", "base_model", "settings", "data_name", "data_hash", "n_train",
+               "status", "created_at", "finished_at")
+
+
+@dataclass(frozen=True)
+class TrainingExport:
+    """A read and checked export: the manifest, the run, its tables and its adapter file."""
+
+    folder: Path
+    manifest: dict[str, Any]
+    steps: pd.DataFrame
+    evals: pd.DataFrame
+    answers: pd.DataFrame
+    adapter: Path
+
+    @property
+    def run(self) -> dict[str, Any]:
+        return dict(self.manifest["run"])
+
+    @property
+    def adapter_key(self) -> str:
+        return f"{self.manifest['run']['base_model']}+lora:{self.manifest['adapter']['name']}"
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _iso(value: Any) -> str | None:
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return None
+    return pd.Timestamp(value).isoformat()
+
+
+def write_training_export(store: TrainingStore, run_id: str, out: Path, adapters: Path, name: str, *,
+                          command: str) -> Path:
+    """Write the export of the finished run ``run_id`` (see the module docstring); returns
+    the manifest's path.  Refuses an unknown or unfinished run, a run without an adapter
+    file, a bad adapter name and an ``out`` folder that holds other files."""
+    if not _NAME.fullmatch(name):
+        raise InputError("name", f"must be letters, digits, '.', '_' or '-' (up to 128), got {name!r}")
+    runs = store.runs()
+    found = runs[runs["run_id"] == run_id] if not runs.empty else runs
+    if found.empty:
+        raise InputError("run", f"no training run {run_id!r} in {store.path}")
+    row = found.iloc[0]
+    if row["status"] != "finished" or not row["adapter_file"]:
+        raise InputError("run", f"training run {run_id} is {row['status']}, without an adapter; only a finished "
+                                "run is exported")
+    source = Path(str(row["adapter_file"]))
+    if not source.is_file() or _sha256(source) != row["adapter_sha256"]:
+        raise InputError("run", f"the adapter file of run {run_id} ({source}) is missing or changed since training")
+    out, adapters = Path(out), Path(adapters)
+    if out.exists() and any(p.name not in (MANIFEST, *(f"{t}.parquet" for t in TABLES)) for p in out.iterdir()):
+        raise InputError("out", f"{out} holds other files; give an empty or new folder")
+    out.mkdir(parents=True, exist_ok=True)
+    adapters.mkdir(parents=True, exist_ok=True)
+    target = adapters / f"{name}.gguf"
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.partial")
+    shutil.copyfile(source, tmp)
+    os.replace(tmp, target)
+    tables = {"steps": store.steps(run_id).drop(columns=["run_id"]),
+              "evals": store.evals(run_id).drop(columns=["run_id"]),
+              "answers": store.answers(run_id).drop(columns=["run_id"])}
+    files = []
+    for table, frame in tables.items():
+        path = out / f"{table}.parquet"
+        frame.reset_index(drop=True).to_parquet(path, index=False)
+        files.append({"name": path.name, "table": table, "rows": int(len(frame)),
+                      "size_bytes": path.stat().st_size, "sha256": _sha256(path)})
+    run = {"run_id": run_id, "kind": str(row["kind"]), "method": str(row["method"]),
+           "base_model": str(row["base_model"]), "settings": json.loads(row["settings_json"]),
+           "data_name": str(row["data_name"]), "data_hash": str(row["data_hash"]), "n_train": int(row["n_train"]),
+           "status": "finished", "created_at": _iso(row["created_at"]), "finished_at": _iso(row["finished_at"])}
+    manifest = {"format": FORMAT, "created_at": _dt.datetime.now().replace(microsecond=0).isoformat(),
+                "command": command, "run": run,
+                "adapter": {"name": name, "file": f"{name}.gguf", "size_bytes": target.stat().st_size,
+                            "sha256": _sha256(target)},
+                "files": files}
+    path = out / MANIFEST
+    path.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return path
+
+
+def read_training_export(folder: Path, adapters: Path) -> TrainingExport:
+    """The export in ``folder`` with its adapter in ``adapters``, every file checked."""
+    folder = Path(folder)
+    where = folder / MANIFEST
+    try:
+        manifest = json.loads(where.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("export", f"{where} is missing") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError("export", f"{where} is not readable JSON ({exc})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise InputError("export", f"{where}: format must be {FORMAT!r}")
+    run, adapter, files = manifest.get("run"), manifest.get("adapter"), manifest.get("files")
+    if not isinstance(run, dict) or any(k not in run for k in _RUN_FIELDS):
+        raise InputError("export", f"{where}: run must hold {', '.join(_RUN_FIELDS)}")
+    if not isinstance(adapter, dict) or not _NAME.fullmatch(str(adapter.get("name", ""))) \
+            or adapter.get("file") != f"{adapter.get('name')}.gguf":
+        raise InputError("export", f"{where}: adapter must name a file <name>.gguf")
+    if not isinstance(files, list) or sorted(str(f.get("table")) for f in files if isinstance(f, dict)) != sorted(TABLES):
+        raise InputError("export", f"{where}: files must list the tables {', '.join(TABLES)} once each")
+    frames: dict[str, pd.DataFrame] = {}
+    for entry in files:
+        if entry.get("name") != f"{entry['table']}.parquet":
+            raise InputError("export", f"{where}: the file of table {entry['table']} must be {entry['table']}.parquet")
+        path = folder / entry["name"]
+        if not path.is_file() or _sha256(path) != entry.get("sha256"):
+            raise InputError("export", f"{path} is missing or changed (its sha256 is not the manifest's)")
+        frame = pd.read_parquet(path)
+        if len(frame) != entry.get("rows"):
+            raise InputError("export", f"{path} has {len(frame)} rows, the manifest says {entry.get('rows')}")
+        frames[entry["table"]] = frame
+    file = Path(adapters) / adapter["file"]
+    if not file.is_file() or _sha256(file) != adapter.get("sha256"):
+        raise InputError("export", f"the adapter {file} is missing or changed (its sha256 is not the manifest's)")
+    return TrainingExport(folder, manifest, frames["steps"], frames["evals"], frames["answers"], file)
