@@ -1,14 +1,18 @@
-"""The Models page's section on trained adapters: training runs, their curves and the
-held-out accuracy before and after, with chance and the answer distribution beside it."""
+"""The Models page's section on trained adapters: the shipped adapters with their training
+record, and the training runs of the store, each with its curves and the held-out accuracy
+before and after, with chance, the answer distribution and the paired difference beside it."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import plotly.express as px
 import streamlit as st
 
 from common.db import StoreError, default_db_path
+from common.errors import ProjectError
 from studio.literal import literal
 from studio.store_scope import open_for_run
+from training.shipped import read_shipped, shipped_exports
 from training.store import TrainingStore
 from training.views import CONSTANT_SHARE, curve_frame, heldout_table, paired_table, runs_table
 
@@ -18,8 +22,31 @@ __all__ = ["training_section"]
 def training_section() -> None:
     st.subheader("Trained adapters")
     st.write("LoRA adapters trained on the packaged models (`python -m dcem_clinical train`, "
-             "`python -m sag train`; see docs/training.md). A finished run's adapter is a GGUF file that "
-             "any agent can use: its model key is shown below.")
+             "`python -m sag train`; see docs/training.md). An adapter is a GGUF file that any agent can use "
+             "through its model key, shown below.")
+    _shipped()
+    _stored()
+
+
+def _shipped() -> None:
+    names = [p.name for p in shipped_exports()]
+    if not names:
+        return
+    st.markdown("**Shipped adapters** (`data/adapters/`, their records in `data/results/training/`)")
+    name = st.selectbox("Shipped adapter", names, key="models_shipped_pick")
+    try:
+        shipped = read_shipped(name)
+    except ProjectError as exc:
+        st.error(f"The shipped adapter {literal(name)} cannot be read: {literal(exc)}")
+        return
+    st.code(shipped.adapter_key, language=None)
+    run = shipped.run
+    st.caption(f"{run['kind']}, {run['method']}, trained on {run['data_name']} ({run['n_train']} items); "
+               f"made by: {shipped.manifest['command']}")
+    _record(shipped.steps, shipped.evals, shipped.answers, "models_shipped")
+
+
+def _stored() -> None:
     path = default_db_path()
     if not path.is_file():  # listing runs never creates a store
         st.info("No training run is stored yet.")
@@ -33,33 +60,38 @@ def training_section() -> None:
     if runs.empty:
         st.info("No training run is stored yet.")
         return
+    st.markdown("**Training runs in the store**")
     st.dataframe(runs_table(runs), hide_index=True, key="models_train_runs")
     run_id = st.selectbox("Training run", list(runs["run_id"]), key="models_train_pick")
     row = runs[runs["run_id"] == run_id].iloc[0]
     if row["adapter_file"]:
         st.code(f"{row['base_model']}+lora:file:{row['adapter_file']}", language=None)
-    curves = curve_frame(store.steps(run_id))
+    _record(store.steps(run_id), store.evals(run_id), store.answers(run_id), "models_train")
+
+
+def _record(steps: pd.DataFrame, evals: pd.DataFrame, answers: pd.DataFrame, key: str) -> None:
+    curves = curve_frame(steps)
     if curves.empty:
         st.caption("No step recorded yet.")
     else:
         fig = px.line(curves, x="step", y="value", facet_col="curve", facet_col_wrap=2, markers=False)
         fig.update_yaxes(matches=None, title=None)
         fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
-        st.plotly_chart(fig, key="models_train_curves")
-    held = heldout_table(store.evals(run_id))
+        st.plotly_chart(fig, key=f"{key}_curves")
+    held = heldout_table(evals)
     if not held.empty:
         st.caption("Held-out items, never trained on. Chance is 1 / number of options; a model that gives one "
                    f"answer to more than {CONSTANT_SHARE:.0%} of the items is flagged, whatever its accuracy.")
-        st.dataframe(held, hide_index=True, key="models_train_heldout", column_config={
+        st.dataframe(held, hide_index=True, key=f"{key}_heldout", column_config={
             "Accuracy": st.column_config.NumberColumn(format="percent"),
             "Chance": st.column_config.NumberColumn(format="percent"),
             "Its share": st.column_config.NumberColumn(format="percent")})
-    paired = paired_table(store.answers(run_id), np.random.default_rng(0))
+    paired = paired_table(answers, np.random.default_rng(0))
     if not paired.empty:
         st.caption("Trained against untrained on the same held-out items: the difference of accuracies and its "
                    "95 % paired bootstrap interval (10,000 resamples of the items, seed 0). An interval that "
                    "contains 0 shows no change that this many items can tell apart from chance.")
-        st.dataframe(paired, hide_index=True, key="models_train_paired", column_config={
+        st.dataframe(paired, hide_index=True, key=f"{key}_paired", column_config={
             "Before": st.column_config.NumberColumn(format="percent"),
             "After": st.column_config.NumberColumn(format="percent"),
             "Difference": st.column_config.NumberColumn(format="%+.3f")})

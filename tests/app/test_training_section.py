@@ -21,6 +21,7 @@ def test_an_empty_store_says_no_run(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 def test_a_finished_run_shows_its_key_curves_and_flagged_heldout(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("training.shipped.exports_dir", lambda: tmp_path / "no-exports")
     db = tmp_path / "t.duckdb"
     with TrainingStore(db) as store:
         store.start_run("r1", kind="diagnostician", method="grpo", base_model="smollm2-135m",
@@ -45,3 +46,40 @@ def test_a_finished_run_shows_its_key_curves_and_flagged_heldout(tmp_path: Path,
     paired = next(f for f in frames if "Difference" in f.columns)
     assert paired.loc[0, "Before"] == pytest.approx(1 / 3) and paired.loc[0, "After"] == 1.0
     assert paired.loc[0, "Excludes 0"] == "yes"
+
+
+def test_a_shipped_adapter_shows_its_key_record_and_paired_gain(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import hashlib
+
+    from training.export import write_training_export
+
+    db, adapter = tmp_path / "t.duckdb", tmp_path / "adapter.gguf"
+    adapter.write_bytes(b"adapter")
+    with TrainingStore(db) as store:
+        store.start_run("r9", kind="diagnostician", method="grpo", base_model="smollm2-135m",
+                        settings={"steps": 1}, data_name="ddxplus8:train", data_hash="h", n_train=495)
+        store.add_step("r9", StepRow(1, 0.1, 0.2, 0.5, 0.01, 0.0, 8, 2500, 12.0))
+        store.add_eval("r9", 0, "heldout", 40, 10, 8, "A", 1.0)
+        store.add_eval("r9", 1, "heldout", 40, 30, 8, "B", 0.25)
+        store.add_answers("r9", 0, "heldout", [(f"i{k}", "A", "ABCD"[k % 4]) for k in range(40)])
+        store.add_answers("r9", 1, "heldout", [(f"i{k}", "ABCD"[k % 4] if k % 4 else "B", "ABCD"[k % 4])
+                                               for k in range(40)])
+        store.finish("r9", "finished", str(adapter), hashlib.sha256(b"adapter").hexdigest())
+        write_training_export(store, "r9", tmp_path / "exports" / "ddx-x", tmp_path / "adapters", "ddx-x",
+                              command="python -m dcem_clinical train --steps 1")
+    monkeypatch.setattr("training.shipped.exports_dir", lambda: tmp_path / "exports")
+    monkeypatch.setattr("training.shipped.adapters_dir", lambda: tmp_path / "adapters")
+    monkeypatch.setenv("DCEM_DB", str(tmp_path / "none.duckdb"))
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    assert not at.exception
+    assert any(c.value == "smollm2-135m+lora:ddx-x" for c in at.code)
+    frames = [t.value for t in at.dataframe]
+    paired = next(f for f in frames if "Difference" in f.columns)
+    assert paired.loc[0, "Before"] == 0.25 and paired.loc[0, "After"] == 0.75 and paired.loc[0, "Excludes 0"] == "yes"
+    held = next(f for f in frames if "Held-out set" in f.columns)
+    assert held.loc[0, "Flag"] != "" and held.loc[1, "Flag"] == ""
+    assert any("No training run is stored yet" in i.value for i in at.info)
+    (tmp_path / "adapters" / "ddx-x.gguf").write_bytes(b"changed")
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    assert not at.exception and any("cannot be read" in e.value and "missing or changed" in e.value for e in at.error)

@@ -1,0 +1,28 @@
+"""The shipped training exports: ``data/results/training/<name>/`` with the adapter
+``data/adapters/<name>.gguf`` (see :mod:`training.export`)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from common.db import PROJECT_ROOT
+from training.export import MANIFEST, TrainingExport, read_training_export
+
+__all__ = ["exports_dir", "adapters_dir", "shipped_exports", "read_shipped"]
+
+
+def exports_dir() -> Path:
+    return PROJECT_ROOT / "data" / "results" / "training"
+
+
+def adapters_dir() -> Path:
+    return PROJECT_ROOT / "data" / "adapters"
+
+
+def shipped_exports() -> list[Path]:
+    """The export folders (those holding a manifest), by name."""
+    folder = exports_dir()
+    return sorted(p for p in folder.iterdir() if (p / MANIFEST).is_file()) if folder.is_dir() else []
+
+
+def read_shipped(name: str) -> TrainingExport:
+    return read_training_export(exports_dir() / name, adapters_dir())
