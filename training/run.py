@@ -77,6 +77,17 @@ def _measure(store: TrainingStore | TrainingRecorder, run_id: str, step: int, mo
     return got
 
 
+def _check_layers(base_path: Path, layers: int) -> None:
+    """Refuse, before anything is recorded or loaded, more adapted layers than the base has."""
+    from common.errors import ConfigError
+    from runtime.gguf_info import read_gguf_header
+
+    header = read_gguf_header(base_path)
+    total = header.metadata.get(f"{header.architecture}.block_count")
+    if isinstance(total, int) and layers > total:
+        raise ConfigError("lora_layers", f"the model has {total} decoder layers, got {layers}")
+
+
 def run_letter_training(store: TrainingStore | TrainingRecorder, run: LetterRun, *,
                         progress: Callable[[int, int, StepRow], None] | None = None,
                         should_stop: Callable[[], bool] | None = None) -> RunResult:
@@ -91,6 +102,7 @@ def run_letter_training(store: TrainingStore | TrainingRecorder, run: LetterRun,
 
     s, run_id = run.settings, run.run_id
     run_dir = run.out / run_id
+    _check_layers(run.base_path, s.lora.layers)
     recorded = {k: v for k, v in s.to_dict().items() if k != "threads"}
     store.start_run(run_id, kind=run.kind, method=s.method, base_model=run.base_model, settings=recorded,
                     data_name=run.data_name, data_hash=run.data_hash, n_train=len(run.items.ids))

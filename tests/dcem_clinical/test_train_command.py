@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
     (["--group-size", "1"], "group_size"),
     (["--lora-r", "9999"], "--lora-r"),
     (["--model", "nope-1b"], "unknown model key"),
+    (["--lora-layers", "31"], "lora_layers: the model has 30 decoder layers, got 31"),
 ])
 def test_bad_flags_are_one_line_with_status_2(tmp_path: Path, flags: list[str], words: str) -> None:
     out = subprocess.run([sys.executable, "-m", "dcem_clinical", "train", "--db", str(tmp_path / "x.duckdb"),

@@ -1,0 +1,28 @@
+"""``python -m sag train``: an unknown benchmark, a group it cannot train yet and bad
+settings are refused with one line and status 2, before any model loads."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("flags, words", [
+    (["--benchmarks", "medqa,nejm"], "benchmarks: choose among medqa, medmcqa, pubmedqa"),
+    (["--benchmarks", " , "], "benchmarks: choose among"),
+    (["--group", "sag-6"], "group: this command trains the single agent"),
+    (["--beta", "-1"], "--beta"),
+    (["--model", "nope-1b"], "unknown model key"),
+])
+def test_bad_train_flags_are_one_line_with_status_2(tmp_path: Path, flags: list[str], words: str) -> None:
+    out = subprocess.run([sys.executable, "-m", "sag", "train", "--db", str(tmp_path / "x.duckdb"),
+                          "--out", str(tmp_path / "o"), "--quiet", *flags], cwd=ROOT, capture_output=True,
+                         text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 2, out.stderr
+    assert words in out.stderr and len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+    assert not (tmp_path / "o").exists()
