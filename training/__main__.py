@@ -20,7 +20,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--adapters", default=None, help="adapters folder (default: data/adapters)")
     p.add_argument("--command", default=None, help="the commands that made the run (kept in the manifest)")
     p.add_argument("--db", default=None, help="DuckDB file (default: $DCEM_DB or data/dcem.duckdb)")
+    r = sub.add_parser("report", help="a shipped training export as Markdown (run, held-out before/after)")
+    r.add_argument("--name", required=True, help="the export's name (data/results/training/<name>)")
     args = parser.parse_args(argv)
+    if args.command == "report":
+        from training.report import export_markdown
+        from training.shipped import read_shipped
+
+        try:
+            print(export_markdown(read_shipped(args.name)), end="")
+        except ProjectError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        return 0
     from common.db import PROJECT_ROOT
     from training.export import write_training_export
     from training.store import TrainingStore

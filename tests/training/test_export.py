@@ -96,3 +96,21 @@ def test_the_export_command_exits_2_with_one_line(tmp_path: Path) -> None:
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and done.stderr.strip().splitlines() == [
         "error: run: training run r1 is running, without an adapter; only a finished run is exported"]
+
+
+def test_the_report_prints_intervals_chance_and_the_paired_difference(tmp_path: Path) -> None:
+    from training.report import export_markdown
+
+    db = _store(tmp_path)
+    with TrainingStore(db) as store:  # the run's settings as a real run records them
+        store.con.execute("UPDATE train_runs SET settings_json = ?", [json.dumps({
+            "steps": 2, "batch_size": 8, "learning_rate": 5e-4, "updates_per_batch": 2,
+            "lora": {"r": 16, "alpha": 32.0, "layers": 8}, "grpo": {"eps": 0.2, "beta": 0.04, "group_size": 0}})])
+    out, adapters = tmp_path / "export", tmp_path / "adapters"
+    with TrainingStore(db, read_only=True) as store:
+        write_training_export(store, "r1", out, adapters, "ddx-t", command="c")
+    text = export_markdown(read_training_export(out, adapters))
+    assert "`smollm2-135m+lora:ddx-t`" in text and "LoRA r=16 alpha=32 on the top 8 layers" in text
+    row = text.strip().splitlines()[-1]
+    assert row.startswith("| heldout | 3 | 0.125 | 0.333 [0.061, 0.792] | A 100% | 1.000 [0.439, 1.000] | ")
+    assert "| +0.667 [" in row

@@ -1,0 +1,53 @@
+"""A training export as Markdown: the run in one paragraph and, per held-out set, accuracy
+before and after training with Wilson 95 % intervals, chance, the most frequent answer's
+share, and the paired difference with its bootstrap interval."""
+from __future__ import annotations
+
+import numpy as np
+
+from common.intervals import paired_bootstrap, wilson_interval
+from training.export import TrainingExport
+
+__all__ = ["export_markdown", "BOOTSTRAP_SEED", "RESAMPLES"]
+
+BOOTSTRAP_SEED = 0
+RESAMPLES = 10_000
+
+
+def _acc(right: np.ndarray) -> str:
+    low, high = wilson_interval(int(right.sum()), right.size)
+    return f"{right.mean():.3f} [{low:.3f}, {high:.3f}]"
+
+
+def _top(answers: np.ndarray) -> str:
+    letters, counts = np.unique(answers, return_counts=True)
+    k = int(counts.argmax())
+    return f"{letters[k]} {counts[k] / answers.size:.0%}"
+
+
+def export_markdown(export: TrainingExport) -> str:
+    run, s = export.run, export.run["settings"]
+    lora, grpo = s["lora"], s["grpo"]
+    layers = f"the top {lora['layers']} layers" if lora.get("layers") else "every layer"
+    seconds = float(export.steps["seconds"].sum())
+    lines = [f"Adapter `{export.adapter_key}`: {run['kind']} trained with {run['method'].upper()} on "
+             f"{run['data_name']} ({run['n_train']} items), {s['steps']} steps of {s['batch_size']} items, "
+             f"learning rate {s['learning_rate']:g}, {s['updates_per_batch']} update(s) per batch, "
+             f"{'exact expectation over the options' if grpo['group_size'] == 0 else str(grpo['group_size']) + ' sampled answers'}"
+             f", clip {grpo['eps']:g}, KL weight {grpo['beta']:g}, LoRA r={lora['r']} alpha={lora['alpha']:g} on "
+             f"{layers}; {seconds / 60:.0f} minutes of optimiser steps.", "",
+             "| held-out set | items | chance | accuracy before [95 % CI] | most frequent answer before | "
+             "accuracy after [95 % CI] | most frequent answer after | after - before [95 % paired bootstrap] |",
+             "|---|---|---|---|---|---|---|---|"]
+    last = int(s["steps"])
+    evals = export.evals.set_index(["split", "step"])
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    for split, part in export.answers.groupby("split", sort=True):
+        wide = part.pivot(index="item_id", columns="step", values="answer").dropna()
+        truth = part.drop_duplicates("item_id").set_index("item_id")["truth"].reindex(wide.index)
+        before, after = (wide[0] == truth).to_numpy(), (wide[last] == truth).to_numpy()
+        diff, low, high = paired_bootstrap(before, after, rng, resamples=RESAMPLES)
+        chance = 1.0 / int(evals.loc[(split, 0), "n_options"])
+        lines.append(f"| {split} | {len(wide)} | {chance:.3f} | {_acc(before)} | {_top(wide[0].to_numpy())} | "
+                     f"{_acc(after)} | {_top(wide[last].to_numpy())} | {diff:+.3f} [{low:+.3f}, {high:+.3f}] |")
+    return "\n".join(lines) + "\n"
