@@ -17,7 +17,7 @@ from typing import Any, Iterator
 from common.errors import ConfigError
 from training.config import LoraSettings
 
-__all__ = ["load_base", "add_lora", "frozen_layers", "reference_mode", "set_threads", "trainable_parameters"]
+__all__ = ["load_base", "add_lora", "frozen_layers", "quiet_training_warnings", "reference_mode", "set_threads", "trainable_parameters"]
 
 log = logging.getLogger(__name__)
 
@@ -39,12 +39,45 @@ def load_base(gguf_path: Path) -> Any:
 
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
-    model = AutoModelForCausalLM.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name,
-                                                 dtype=torch.float32)
+    with _no_conversion_bar():
+        model = AutoModelForCausalLM.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name,
+                                                     dtype=torch.float32)
     model.eval()
     for p in model.parameters():
         p.requires_grad_(False)
     return model
+
+
+@contextlib.contextmanager
+def _no_conversion_bar() -> Iterator[None]:
+    """transformers' GGUF loader draws its own progress bar (not switched off by its logging
+    settings); a command has its own, so this one is silenced while the base loads."""
+    import functools
+
+    try:
+        from transformers import modeling_gguf_pytorch_utils as gguf_utils
+    except ImportError:  # another transformers layout: the bar stays
+        yield
+        return
+    bar = getattr(gguf_utils, "tqdm", None)
+    if bar is None:
+        yield
+        return
+    gguf_utils.tqdm = functools.partial(bar, disable=True)
+    try:
+        yield
+    finally:
+        gguf_utils.tqdm = bar
+
+
+def quiet_training_warnings() -> None:
+    """Silence the training libraries' notices that say nothing about this project's runs
+    (a deprecation inside transformers that peft triggers; peft's note that a GGUF base has no
+    Hugging Face config folder when it saves a checkpoint)."""
+    import warnings
+
+    warnings.filterwarnings("ignore", message=r".*is_gradient_checkpointing.*", category=FutureWarning)
+    warnings.filterwarnings("ignore", message=r"Could not find a config file in .*", category=UserWarning)
 
 
 def add_lora(model: Any, settings: LoraSettings) -> Any:

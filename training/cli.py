@@ -64,6 +64,9 @@ def settings_from(args: argparse.Namespace) -> TrainSettings:
 def step_bar(total: int, quiet: bool) -> tuple[Any, Callable[[int, int, StepRow], None]]:
     from tqdm import tqdm
 
+    from training.base_model import quiet_training_warnings
+
+    quiet_training_warnings()
     bar = tqdm(total=total, unit="step", disable=quiet, desc="training", file=sys.stderr)
 
     def progress(done: int, count: int, row: StepRow) -> None:
@@ -80,9 +83,9 @@ def print_result(result: RunResult, steps: int, model: str) -> None:
         print(f"resumed from step {result.resumed_from}")
     print(f"run {result.run_id}: {result.steps_done} of {steps} steps"
           + (" (stopped; run the same command to resume)" if result.stopped else ""))
-    for name, acc in result.before.items():
-        print(f"{name}: accuracy before training {acc:.3f}")
-    for name, acc in result.after.items():
-        print(f"{name}: accuracy after training {acc:.3f}")
+    for name, score in result.before.items():
+        print(f"{name}: accuracy before training {score.describe()}")
+    for name, score in result.after.items():
+        print(f"{name}: accuracy after training {score.describe()}")
     if result.adapter is not None:
         print(f"adapter: {result.adapter} (model key {model}+lora:file:{result.adapter})")

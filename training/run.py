@@ -21,7 +21,7 @@ from training.config import TrainSettings
 from training.letter_task import LetterItems
 from training.store import StepRow, TrainingRecorder, TrainingStore
 
-__all__ = ["LetterRun", "RunResult", "run_letter_training", "ADAPTER_FILE"]
+__all__ = ["LetterRun", "RunResult", "HeldoutScore", "run_letter_training", "ADAPTER_FILE"]
 
 log = logging.getLogger(__name__)
 
@@ -50,18 +50,37 @@ class LetterRun:
 
 
 @dataclass(frozen=True)
+class HeldoutScore:
+    """A held-out measurement as printed: accuracy beside chance and the answer distribution."""
+
+    n_items: int
+    n_correct: int
+    n_options: int
+    top_letter: str
+    top_share: float
+
+    @property
+    def accuracy(self) -> float:
+        return self.n_correct / self.n_items if self.n_items else float("nan")
+
+    def describe(self) -> str:
+        return (f"{self.accuracy:.3f} ({self.n_correct} of {self.n_items}; chance {1 / self.n_options:.3f}; "
+                f"most frequent answer {self.top_letter} on {self.top_share:.0%} of items)")
+
+
+@dataclass(frozen=True)
 class RunResult:
     run_id: str
     steps_done: int
     stopped: bool
     resumed_from: int
-    before: dict[str, float]
-    after: dict[str, float]
+    before: dict[str, HeldoutScore]
+    after: dict[str, HeldoutScore]
     adapter: Path | None
 
 
 def _measure(store: TrainingStore | TrainingRecorder, run_id: str, step: int, model: object,
-             heldout: Mapping[str, LetterItems], reference: bool, scorer: object) -> dict[str, float]:
+             heldout: Mapping[str, LetterItems], reference: bool, scorer: object) -> dict[str, HeldoutScore]:
     from training.letter_task import greedy_answers
 
     got = {}
@@ -73,7 +92,7 @@ def _measure(store: TrainingStore | TrainingRecorder, run_id: str, step: int, mo
         names = items.option_names
         store.add_answers(run_id, step, name, [(i, names[a], names[r] if r >= 0 else "")
                                                for i, a, r in zip(items.ids, result.answers, result.right)])
-        got[name] = result.accuracy
+        got[name] = HeldoutScore(result.n_items, result.n_correct, n_options, letter, share)
     return got
 
 
@@ -120,7 +139,7 @@ def run_letter_training(store: TrainingStore | TrainingRecorder, run: LetterRun,
         start = found.step
         store.forget_after(run_id, start)
         log.info("resuming %s from step %d", run_id, start)
-    before: dict[str, float] = {}
+    before: dict[str, HeldoutScore] = {}
     if start == 0 and run.heldout:
         before = _measure(store, run_id, 0, model, run.heldout, reference=True, scorer=scorer)
     step = LetterStep(model, run.items, s, optimizer, rng, scorer)
