@@ -18,6 +18,8 @@ benchmark              file (under ``data/``)                item id
                        + ``pubmedqa/ori_pqal.json``
 ``agentclinic``        ``clinical_cases/``                   ``agentclinic-NNN`` (0-based
                        ``agentclinic_medqa_extended.jsonl``  line)
+``ddxplus8``           ``ddxplus/ddxplus_8way_subset.csv``   ``ddx-NNNN`` (0-based row,
+                       + ``ddxplus/release_evidences.json``  the D-CEM case id)
 =====================  ====================================  =============================
 
 Choices made here:
@@ -40,6 +42,9 @@ Choices made here:
 * AgentClinic cases have no options upstream: :mod:`clinical.agentclinic` writes each
   case as a vignette and adds three other cases' diagnoses as distractors (seeded per line);
   meta ``("source", "agentclinic-medqa-extended")``.
+* DDXPlus-8 cases (:mod:`clinical.ddxplus_questions`) become eight-option questions: the
+  rendered vignette and "Which of the following is the most likely diagnosis?", the eight
+  diagnoses as options A-H in the dataset's label order, meta ``("source", <extract>)``.
 """
 from __future__ import annotations
 
@@ -50,6 +55,9 @@ from typing import Callable
 from clinical.agentclinic import SOURCE_NAME as AGENTCLINIC_SOURCE
 from clinical.agentclinic import agentclinic_cases
 from clinical.data_files import read_json, read_jsonl
+from clinical.ddxplus_questions import OPTIONS as DDXPLUS_OPTIONS
+from clinical.ddxplus_questions import RELATIVE_CSV as DDXPLUS_CSV
+from clinical.ddxplus_questions import answer_letter, ddxplus_cases, question_text
 from common.errors import InputError
 
 __all__ = ["SourceRow", "READERS", "PUBMEDQA_OPTIONS", "read_pubmedqa_train"]
@@ -214,6 +222,14 @@ def read_agentclinic(data_dir: Path) -> list[SourceRow]:
                       meta=(("source", AGENTCLINIC_SOURCE),)) for case in agentclinic_cases(data_dir)]
 
 
+def read_ddxplus8(data_dir: Path) -> list[SourceRow]:
+    """DDXPlus-8 (825 synthetic patients) as eight-option diagnosis questions."""
+    return [SourceRow(f"{DDXPLUS_CSV} case {case.case_id}", case.case_id, question_text(case),
+                      dict(DDXPLUS_OPTIONS), answer_letter(case),
+                      meta=(("source", case.source),) if case.source else ())
+            for case in ddxplus_cases(data_dir)]
+
+
 READERS: dict[str, Callable[[Path], list[SourceRow]]] = {
     "medqa": read_medqa,
     "medmcqa": read_medmcqa,
@@ -222,4 +238,5 @@ READERS: dict[str, Callable[[Path], list[SourceRow]]] = {
     "mmlu-pro-biology": read_mmlu_pro_biology,
     "pubmedqa": read_pubmedqa,
     "agentclinic": read_agentclinic,
+    "ddxplus8": read_ddxplus8,
 }

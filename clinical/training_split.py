@@ -23,7 +23,9 @@ How each is chosen (``rng = numpy.random.default_rng([SEED, index in BENCHMARKS]
 ``ddxplus8``
     TRAIN = ``round(0.6 * n)`` cases of each diagnosis (:data:`DDXPLUS_TRAIN_SHARE`);
     HELD-OUT = the other 330; nothing reserved: D-CEM's clinical splits draw their CAL and
-    TEST from HELD-OUT (:meth:`clinical.datasets.ClinicalDataset.split`).
+    TEST from HELD-OUT (:meth:`clinical.datasets.ClinicalDataset.split`).  The items are
+    the eight-option questions of benchmark ``ddxplus8`` (:mod:`clinical.ddxplus_questions`),
+    whose ids are the case ids; their classes are the diagnoses' label names.
 
 Stratified draws share ``n`` over the classes in proportion to their sizes (largest
 remainder, ties in the order of the sorted class names) and pick inside each class with ``rng``.  ``train_ids``
@@ -40,11 +42,11 @@ import json
 import logging
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, Literal, Sequence, TypeVar, Union
+from typing import Callable, Literal, Sequence, TypeVar
 
 import numpy as np
 
-from clinical.ddxplus import Case, load_ddxplus8
+from clinical.ddxplus_questions import diagnosis_of_letter
 from clinical.questions import QuestionItem, load_benchmark, load_pubmedqa_train
 from clinical.safety_requests import harmful_requests
 from clinical.splits import apportion
@@ -71,7 +73,6 @@ RECORDED_HASHES: dict[str, str] = {
 
 Part = Literal["train", "heldout", "reserved"]
 PARTS: tuple[Part, ...] = ("train", "heldout", "reserved")
-Item = Union[QuestionItem, Case]
 T = TypeVar("T")
 
 
@@ -116,25 +117,22 @@ class TrainingSplit:
         return {part: len(self.ids(part)) for part in PARTS}
 
 
-def _class_of(item: Item) -> str:
-    if isinstance(item, Case):
-        return item.label_name
+def _class_of(item: QuestionItem) -> str:
+    if item.benchmark == "ddxplus8":
+        return diagnosis_of_letter(item.answer)
     if item.benchmark == "safety":
         return f"{item.meta_value('generator')}-c{item.meta_value('category')}"
     return item.answer
 
 
 @lru_cache(maxsize=None)
-def _items(benchmark: str) -> dict[str, Item]:
+def _items(benchmark: str) -> dict[str, QuestionItem]:
     """Every item of the benchmark's partition, by id, in the benchmark's order."""
-    if benchmark == "ddxplus8":
-        cases: dict[str, Item] = {c.case_id: c for c in load_ddxplus8()}
-        return cases
     if benchmark == "medsafetybench":
         items: Sequence[QuestionItem] = harmful_requests()
     elif benchmark == "pubmedqa":
         items = load_benchmark("pubmedqa") + load_pubmedqa_train()
-    elif benchmark in ("medqa", "medmcqa"):
+    elif benchmark in ("medqa", "medmcqa", "ddxplus8"):
         items = load_benchmark(benchmark)
     else:
         raise InputError("benchmark", f"no training split for {benchmark!r} (have {', '.join(BENCHMARKS)})")
@@ -216,17 +214,17 @@ def drop_train(benchmark: str, items: Sequence[T], id_of: Callable[[T], str]) ->
     return tuple(it for it in items if id_of(it) not in train)
 
 
-def split_items(benchmark: str, part: Part) -> tuple[Item, ...]:
-    """The items of one part, in the order of :meth:`TrainingSplit.ids`: questions
+def split_items(benchmark: str, part: Part) -> tuple[QuestionItem, ...]:
+    """The items of one part, in the order of :meth:`TrainingSplit.ids`, as questions
     (:class:`~clinical.questions.QuestionItem`; MedSafetyBench as the evaluation's
-    two-option requests) or DDXPlus-8 cases (:class:`~clinical.ddxplus.Case`)."""
+    two-option requests, DDXPlus-8 as the eight-option questions of benchmark ``ddxplus8``)."""
     items = _items(benchmark)
     return tuple(items[i] for i in training_split(benchmark).ids(part))
 
 
-def train_items(benchmark: str) -> tuple[Item, ...]:
+def train_items(benchmark: str) -> tuple[QuestionItem, ...]:
     return split_items(benchmark, "train")
 
 
-def heldout_items(benchmark: str) -> tuple[Item, ...]:
+def heldout_items(benchmark: str) -> tuple[QuestionItem, ...]:
     return split_items(benchmark, "heldout")

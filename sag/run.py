@@ -61,8 +61,8 @@ class SagRunSpec:
 
     The D-CEM variant also draws ``cfg.n_cal`` calibration items from the rest of the
     benchmark (a disjoint split, same seed).  On a shipped benchmark with a training split
-    (:mod:`clinical.training_split`: MedQA, MedMCQA, PubMedQA) the draw leaves out the
-    TRAIN items, so a run never asks what a trained model has seen.
+    (:mod:`clinical.training_split`: MedQA, MedMCQA, PubMedQA, DDXPlus-8) the draw leaves
+    out the TRAIN items, so a run never asks what a trained model has seen.
     """
 
     benchmark: str

@@ -2,7 +2,8 @@
 
 The single agent (``--group single``) answers as in a ``single`` run; its adapter, once
 trained, runs in any group as ``smollm2-135m+lora:file:<adapter>``.  Items of several
-benchmarks train together (``--benchmarks medqa,medmcqa,pubmedqa``); each benchmark's
+benchmarks train together (``--benchmarks medqa,medmcqa,pubmedqa``; ``ddxplus8`` adds the
+DDXPlus-8 cases as eight-option diagnosis questions); each benchmark's
 HELD-OUT part (``--heldout`` items) is measured before and after.  Needs the training
 extra (``make train``); resumable like every run.
 """
@@ -70,7 +71,7 @@ def add_train_command(sub: argparse._SubParsersAction) -> None:  # type: ignore[
 
     p = sub.add_parser("train", help="train the single agent (LoRA, GRPO) on the benchmarks' training splits")
     p.add_argument("--group", default="single", help="the group whose agents train (single)")
-    p.add_argument("--benchmarks", default="medqa,medmcqa,pubmedqa", help="comma list of training benchmarks")
+    p.add_argument("--benchmarks", default="medqa,medmcqa,pubmedqa", help="comma list of training benchmarks: medqa, medmcqa, pubmedqa, ddxplus8")
     add_training_flags(p)
     p.add_argument("-v", "--verbose", action="store_true")
     p.set_defaults(func=_cmd_train)

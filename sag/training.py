@@ -24,9 +24,9 @@ from training.letter_task import LetterItems
 
 __all__ = ["single_turn_tokens", "build_single_items", "items_hash", "TRAINABLE_BENCHMARKS"]
 
-TRAINABLE_BENCHMARKS = ("medqa", "medmcqa", "pubmedqa")
-"""Benchmarks a single agent trains on (MedSafetyBench needs REFUSE, which only safety
-agents and judges can answer: group training)."""
+TRAINABLE_BENCHMARKS = ("medqa", "medmcqa", "pubmedqa", "ddxplus8")
+"""Benchmarks a single agent trains on (DDXPlus-8 as eight-option diagnosis questions;
+MedSafetyBench needs REFUSE, which only safety agents and judges can answer: group training)."""
 
 
 def single_turn_tokens(backend: LlamaCppBackend, item: QuestionItem) -> tuple[int, ...]:

@@ -61,7 +61,7 @@ def test_the_sag_suite_reads_no_train_item() -> None:
     assert not agentclinic_sources(load_benchmark("medqa"), asked) & train_id_set("medqa")
 
 
-@pytest.mark.parametrize("benchmark", ["medqa", "medmcqa", "pubmedqa"])
+@pytest.mark.parametrize("benchmark", ["medqa", "medmcqa", "pubmedqa", "ddxplus8"])
 def test_a_sag_run_draws_only_outside_train(benchmark: str) -> None:
     """``python -m sag run --benchmark B --items N``: N as large as the run allows takes
     every item it can ever draw; one more is refused."""

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # Rows measured in each SOURCE.md; MedMCQA drops its 80 missing_resource ids (2,816 - 80).
 COUNTS = {"medqa": 1273, "medmcqa": 2736, "mmlu-medical": 1089, "mmlu-pro-health": 818,
           "mmlu-pro-biology": 717, "pubmedqa": 500,
-          "agentclinic": 214}
+          "agentclinic": 214, "ddxplus8": 825}
 
 
 @lru_cache(maxsize=None)
@@ -35,7 +35,7 @@ def bench(name: str) -> tuple[QuestionItem, ...]:
 
 def test_registry_names() -> None:
     assert BENCHMARKS == ("medqa", "medmcqa", "mmlu-medical", "mmlu-pro-health", "mmlu-pro-biology",
-                          "pubmedqa", "agentclinic")
+                          "pubmedqa", "agentclinic", "ddxplus8")
     assert tuple(READERS) == BENCHMARKS
 
 

@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 from clinical import medqa_tri
-from clinical.ddxplus import Case, load_ddxplus8
+from clinical.ddxplus import load_ddxplus8
 from clinical.questions import QuestionItem, load_benchmark, load_pubmedqa_train
 from clinical.safety_requests import harmful_requests
 from clinical.training_reserved import reserved_sources
@@ -97,11 +97,9 @@ def test_items_follow_the_ids(benchmark: str) -> None:
     split = training_split(benchmark)
     for part in PARTS:
         items = split_items(benchmark, part)
-        ids = tuple(it.case_id if isinstance(it, Case) else it.item_id for it in items)
-        assert ids == split.ids(part)
+        assert tuple(it.item_id for it in items) == split.ids(part)
     assert len(train_items(benchmark)) == len(split.train_ids) and len(heldout_items(benchmark)) == len(split.heldout_ids)
-    kind = Case if benchmark == "ddxplus8" else QuestionItem
-    assert all(isinstance(it, kind) for it in train_items(benchmark))
+    assert all(isinstance(it, QuestionItem) for it in train_items(benchmark) + heldout_items(benchmark))
 
 
 def test_medsafetybench_items_are_the_evaluations_requests() -> None:
