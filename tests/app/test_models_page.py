@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -55,11 +56,18 @@ def test_page_lists_the_registry_with_the_disclaimer(page: AppTest) -> None:
     assert "smollm2-135m" in page.selectbox(key="models_test_model").options
 
 
+def _frame(at: AppTest, column: str) -> pd.DataFrame:
+    """The page's table with ``column`` (the Models page also shows training tables)."""
+    found = [d.value for d in at.dataframe if column in d.value.columns]
+    assert found, f"no table with a {column!r} column"
+    return found[-1]
+
+
 def test_metadata_on_request(page: AppTest) -> None:
-    assert len(page.dataframe) == 1  # nothing read before the button
+    assert not [d for d in page.dataframe if "field" in d.value.columns]  # nothing read before the button
     page.button(key="models_meta_smollm2-135m").click().run()
     assert not page.exception and not _errors(page)
-    facts = dict(zip(page.dataframe[1].value["field"], page.dataframe[1].value["value"]))
+    facts = dict(zip(_frame(page, "field")["field"], _frame(page, "field")["value"]))
     assert facts["sha256"].startswith(SMOL_SHA_PREFIX)
     assert facts["architecture"] == "llama" and facts["quantization"] == "Q4_1"
     assert facts["context length"] == "8,192" and facts["parameters"] == "134,515,008"
@@ -87,7 +95,7 @@ def test_validate_gpu_layers() -> None:
 def test_test_prompt_with_the_packaged_model(page: AppTest) -> None:
     at = _run_prompt(page)
     assert not at.exception and not _errors(at)
-    table = at.dataframe[-1].value
+    table = _frame(at, "label")
     assert sorted(table["label"]) == sorted(TEST_LABELS)
     assert table["probability"].is_monotonic_decreasing  # most probable first
     assert table["probability"].sum() == pytest.approx(1.0, abs=1e-9)
@@ -143,7 +151,7 @@ def test_hub_file_from_the_local_cache_joins_the_lists(page: AppTest, offline: P
     assert any(s.value.startswith(f"{key} is at ") for s in at.success)
     assert key in at.selectbox(key="models_test_model").options
     at.button(key=f"models_meta_{key}").click().run()
-    assert dict(zip(at.dataframe[1].value["field"], at.dataframe[1].value["value"]))["architecture"] == "llama"
+    assert dict(zip(_frame(at, "field")["field"], _frame(at, "field")["value"]))["architecture"] == "llama"
 
 
 def test_models_page_is_in_the_navigation(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -176,7 +184,7 @@ def test_test_prompt_table_is_sorted_and_a_clear_answer_has_no_caveat(page: AppT
     _fake_model(monkeypatch, probs)
     at = _run_prompt(page, key="fake-model")
     assert not at.exception and not _errors(at)
-    table = at.dataframe[-1].value
+    table = _frame(at, "label")
     assert list(table["label"])[:2] == [TEST_LABELS[3], TEST_LABELS[5]]  # ties keep the label order
     assert list(table["label"]) == [TEST_LABELS[i] for i in sorted(range(8), key=lambda i: -probs[i])]
     assert table["probability"].tolist() == pytest.approx(sorted(probs, reverse=True))
@@ -189,7 +197,7 @@ def test_test_prompt_near_chance_carries_a_caveat(page: AppTest, monkeypatch: py
     _fake_model(monkeypatch, probs)
     at = _run_prompt(page, key="fake-model")
     assert not at.exception and not _errors(at)
-    assert at.dataframe[-1].value["label"].iloc[0] == TEST_LABELS[4]
+    assert _frame(at, "label")["label"].iloc[0] == TEST_LABELS[4]
     warnings = [w.value for w in at.warning]
     assert len(warnings) == 1 and warnings[0].startswith("Near chance: the most probable label has 0.140")
     assert "1/8 = 0.125" in warnings[0] and "span only 0.020" in warnings[0]
