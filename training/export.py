@@ -18,7 +18,6 @@ malformed.
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import json
 import os
 import re
@@ -63,11 +62,9 @@ class TrainingExport:
 
 
 def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    from runtime.llama_backend import file_sha256
+
+    return file_sha256(path)
 
 
 def _iso(value: Any) -> str | None:

@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 import torch
 
-__all__ = ["option_logprobs", "policy_logprobs", "decoder_parts"]
+__all__ = ["option_logprobs", "policy_logprobs", "decoder_parts", "last_position_logprobs"]
 
 
 def decoder_parts(model: Any) -> tuple[Any, Any, float | None]:
@@ -50,9 +50,17 @@ def option_logprobs(model: Any, prompts: Sequence[Sequence[int]], option_ids: Se
     for row, p in enumerate(prompts):
         ids[row, :len(p)] = torch.tensor(list(p), dtype=torch.long)
         mask[row, :len(p)] = 1
-    decoder, head, cap = decoder_parts(model)
+    decoder, _, _ = decoder_parts(model)
     hidden = decoder(input_ids=ids, attention_mask=mask).last_hidden_state
-    last = hidden[torch.arange(len(prompts)), torch.tensor(lengths) - 1]
+    return last_position_logprobs(model, hidden, lengths, option_ids)
+
+
+def last_position_logprobs(model: Any, hidden: torch.Tensor, lengths: Sequence[int],
+                           option_ids: Sequence[int]) -> torch.Tensor:
+    """The output head at each prompt's last real position of the decoder's output
+    ``hidden`` (B, T, D): vocabulary log-probabilities of the option tokens, (B, K)."""
+    _, head, cap = decoder_parts(model)
+    last = hidden[torch.arange(len(lengths)), torch.tensor(list(lengths)) - 1]
     logits = head(last).float()
     if cap:
         logits = torch.tanh(logits / cap) * cap

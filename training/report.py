@@ -7,6 +7,7 @@ import numpy as np
 
 from common.intervals import paired_bootstrap, wilson_interval
 from training.export import TrainingExport
+from training.views import before_after
 
 __all__ = ["export_markdown", "BOOTSTRAP_SEED", "RESAMPLES"]
 
@@ -43,9 +44,7 @@ def export_markdown(export: TrainingExport) -> str:
     evals = export.evals.set_index(["split", "step"])
     rng = np.random.default_rng(BOOTSTRAP_SEED)
     for split, part in export.answers.groupby("split", sort=True):
-        wide = part.pivot(index="item_id", columns="step", values="answer").dropna()
-        truth = part.drop_duplicates("item_id").set_index("item_id")["truth"].reindex(wide.index)
-        before, after = (wide[0] == truth).to_numpy(), (wide[last] == truth).to_numpy()
+        wide, before, after = before_after(part, last)
         diff, low, high = paired_bootstrap(before, after, rng, resamples=RESAMPLES)
         chance = 1.0 / int(evals.loc[(split, 0), "n_options"])
         lines.append(f"| {split} | {len(wide)} | {chance:.3f} | {_acc(before)} | {_top(wide[0].to_numpy())} | "

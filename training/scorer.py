@@ -23,7 +23,7 @@ from typing import Any, Iterator, Sequence
 
 import torch
 
-from training.letters import decoder_parts, option_logprobs
+from training.letters import decoder_parts, last_position_logprobs, option_logprobs
 
 __all__ = ["OptionScorer", "lower_layers_are_frozen", "CHECK_TOLERANCE"]
 
@@ -118,7 +118,7 @@ class OptionScorer:
                 hook.remove()
 
     def _top(self, keys: Sequence[tuple[int, ...]], option_ids: Sequence[int]) -> torch.Tensor:
-        decoder, head, cap = decoder_parts(self.model)
+        decoder, _, _ = decoder_parts(self.model)
         lengths = [len(k) for k in keys]
         width, dim = max(lengths), self._cache[keys[0]].shape[-1]
         embeds = torch.zeros((len(keys), width, dim), dtype=self._cache[keys[0]].dtype)
@@ -128,11 +128,7 @@ class OptionScorer:
             mask[row, :len(key)] = 1
         with _only_layers(decoder, decoder.layers[self.frozen_layers:]):
             hidden = decoder(inputs_embeds=embeds, attention_mask=mask).last_hidden_state
-        last = hidden[torch.arange(len(keys)), torch.tensor(lengths) - 1]
-        logits = head(last).float()
-        if cap:
-            logits = torch.tanh(logits / cap) * cap
-        return torch.log_softmax(logits, dim=-1)[:, list(option_ids)]
+        return last_position_logprobs(self.model, hidden, lengths, option_ids)
 
     def _check(self, key: tuple[int, ...], option_ids: Sequence[int], cached: torch.Tensor) -> None:
         with torch.no_grad():

@@ -13,7 +13,7 @@ import pandas as pd
 
 from common.intervals import paired_bootstrap, wilson_interval
 
-__all__ = ["runs_table", "curve_frame", "heldout_table", "paired_table", "CURVES", "CONSTANT_SHARE"]
+__all__ = ["runs_table", "curve_frame", "heldout_table", "paired_table", "before_after", "CURVES", "CONSTANT_SHARE"]
 
 CURVES = {"reward": "Mean reward (batch)", "accuracy": "Accuracy on the batch", "kl": "KL to the base",
           "loss": "Loss"}
@@ -76,15 +76,19 @@ def paired_table(answers: pd.DataFrame, rng: np.random.Generator, *, resamples: 
         last = int(part["step"].max())
         if last == 0:
             continue
-        wide = part[part["step"].isin([0, last])].pivot(index="item_id", columns="step", values="answer")
-        truth = part.drop_duplicates("item_id").set_index("item_id")["truth"].reindex(wide.index)
-        wide = wide.dropna()
-        truth = truth.reindex(wide.index)
+        wide, before, after = before_after(part, last)
         if wide.empty:
             continue
-        before, after = (wide[0] == truth).to_numpy(), (wide[last] == truth).to_numpy()
         diff, low, high = paired_bootstrap(before, after, rng, resamples=resamples)
         rows.append({"Held-out set": split, "Items": len(wide), "Before": float(before.mean()),
                      "After": float(after.mean()), "Difference": diff, "95 % interval": f"{low:+.3f} to {high:+.3f}",
                      "Excludes 0": "yes" if low > 0 or high < 0 else "no"})
     return pd.DataFrame(rows, columns=cols)
+
+
+def before_after(part: pd.DataFrame, last: int) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    """One held-out set's answers as (answers by item and step, right before, right after):
+    the items answered both at step 0 and at step ``last``."""
+    wide = part[part["step"].isin([0, last])].pivot(index="item_id", columns="step", values="answer").dropna()
+    truth = part.drop_duplicates("item_id").set_index("item_id")["truth"].reindex(wide.index)
+    return wide, (wide[0] == truth).to_numpy(), (wide[last] == truth).to_numpy()
