@@ -15,7 +15,7 @@ from runtime.fleet_turns import turn_runner
 from runtime.turns import SequentialTurns, TurnRunner
 from sag.config import GroupConfig
 
-__all__ = ["build_runners", "batch_width", "DEFAULT_N_CTX", "MAX_AGENTS_PER_BATCH"]
+__all__ = ["build_runners", "runner_for", "batch_width", "DEFAULT_N_CTX", "MAX_AGENTS_PER_BATCH"]
 
 DEFAULT_N_CTX = 4096  # tokens per sequence: the longest transcript of a SAG-15 item fits
 MAX_AGENTS_PER_BATCH = 8  # sequences decoded together; larger steps run in chunks (KV memory)
@@ -39,8 +39,14 @@ def build_runners(keys: Sequence[str], *, n_ctx: int = DEFAULT_N_CTX, n_threads:
     out: dict[str, TurnRunner] = {}
     for key in dict.fromkeys(keys):
         backend = make_backend(key, n_ctx=n_ctx, n_threads=n_threads, n_gpu_layers=n_gpu_layers)
-        out[key] = _batched(backend, n_ctx, width) if batched else turn_runner(backend)
+        out[key] = runner_for(backend, n_ctx=n_ctx, width=width, batched=batched)
     return out
+
+
+def runner_for(backend: object, *, n_ctx: int = DEFAULT_N_CTX, width: int = MAX_AGENTS_PER_BATCH,
+               batched: bool = True) -> TurnRunner:
+    """The runner of one loaded backend (batched for llama.cpp unless ``batched`` is off)."""
+    return _batched(backend, n_ctx, width) if batched else turn_runner(backend)  # type: ignore[arg-type]
 
 
 def _batched(backend: object, n_ctx: int, width: int) -> TurnRunner:

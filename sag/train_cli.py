@@ -1,7 +1,11 @@
-"""``python -m sag train``: GRPO for the single agent on the benchmarks' training splits.
+"""``python -m sag train``: GRPO for the single agent, GRPO or CTDE for a group, on the
+benchmarks' training splits.
 
 The single agent (``--group single``) answers as in a ``single`` run; its adapter, once
-trained, runs in any group as ``smollm2-135m+lora:file:<adapter>``.  Items of several
+trained, runs in any group as ``smollm2-135m+lora:file:<adapter>``.  A group
+(``--group sag-6 --method grpo|ctde``) trains from its own debates
+(:mod:`sag.group_train_run`): one adapter shared by its agents (GRPO) or one per role
+(CTDE); the run ends with a group file that ``python -m sag run --group`` plays.  Items of several
 benchmarks train together (``--benchmarks medqa,medmcqa,pubmedqa``; ``ddxplus8`` adds the
 DDXPlus-8 cases as eight-option diagnosis questions); each benchmark's
 HELD-OUT part (``--heldout`` items) is measured before and after.  Needs the training
@@ -12,20 +16,25 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from common.cli_args import float_in, int_in
 from common.errors import ConfigError
 
 __all__ = ["add_train_command"]
 
 KIND = "sag-single"
+GROUP_KIND = "sag-group"
+GROUP_BENCHMARKS = ("medqa", "medmcqa", "pubmedqa", "medsafetybench", "ddxplus8")
+DEFAULT_ROLLOUTS = 4
 
 
-def _benchmarks(text: str) -> tuple[str, ...]:
+def _benchmarks(text: str, known: tuple[str, ...] | None = None) -> tuple[str, ...]:
     from sag.training import TRAINABLE_BENCHMARKS
 
+    known = known or TRAINABLE_BENCHMARKS
     names = tuple(dict.fromkeys(b.strip().lower() for b in text.split(",") if b.strip()))
-    bad = [b for b in names if b not in TRAINABLE_BENCHMARKS]
+    bad = [b for b in names if b not in known]
     if not names or bad:
-        raise ConfigError("benchmarks", f"choose among {', '.join(TRAINABLE_BENCHMARKS)}, got {text!r}")
+        raise ConfigError("benchmarks", f"choose among {', '.join(known)}, got {text!r}")
     return names
 
 
@@ -33,8 +42,11 @@ def _cmd_train(args: argparse.Namespace) -> int:
     from training.cli import require_training_libraries
 
     if args.group != "single":
-        raise ConfigError("group", "this command trains the single agent; group training (GRPO over debates, "
-                                   "CTDE) is not available yet")
+        return _cmd_train_group(args)
+    if args.method != "grpo":
+        raise ConfigError("method", "the single agent trains with grpo; ctde trains a group (--group sag-6)")
+    if args.group_size is None:
+        args.group_size = 0
     benchmarks = _benchmarks(args.benchmarks)
     require_training_libraries()
     from clinical.training_split import heldout_items, train_items
@@ -66,12 +78,77 @@ def _cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_train_group(args: argparse.Namespace) -> int:
+    from sag.config import preset
+    from training.cli import require_training_libraries
+
+    group = preset(args.group)
+    if group.method == "single":
+        raise ConfigError("group", "the single agent trains with --group single")
+    if args.group_size is None:
+        args.group_size = DEFAULT_ROLLOUTS
+    if args.group_size < 2:
+        raise ConfigError("group_size", "a group learns from several debates of each item: give --group-size 2 or more")
+    others = sorted({a.model for a in group.agents()} - {args.model})
+    if others:
+        raise ConfigError("group", f"group training adapts one base model ({args.model}); {args.group} also uses "
+                                   f"{', '.join(others)}")
+    benchmarks = _benchmarks(args.benchmarks, GROUP_BENCHMARKS)
+    from sag.group_train_run import GroupPlay, GroupRun
+    from training.config import CriticSettings
+
+    play = GroupPlay(rounds=args.rounds, temperature=args.temperature, rationale_tokens=args.rationale_tokens)
+    critic = CriticSettings(hidden=args.critic_hidden, learning_rate=args.critic_lr, epochs=args.critic_epochs)
+    require_training_libraries()
+    from clinical.training_split import train_items
+    from runtime.llama_backend import file_sha256
+    from runtime.registry import resolve
+    from sag.group_train_run import run_group_training
+    from sag.run import corpora_of, default_retrievers
+    from sag.training import items_hash
+    from training.cli import settings_from, step_bar
+    from training.store import TrainingRecorder
+
+    settings = settings_from(args, args.method)
+    path = resolve(args.model)
+    items = tuple(item for b in benchmarks for item in train_items(b))
+    run = GroupRun(GROUP_KIND, group, args.model, path, file_sha256(path), settings, play, critic, items,
+                   "+".join(benchmarks) + ":train", items_hash(items), Path(args.out))
+    bar, progress = step_bar(settings.steps, args.quiet)
+    result = run_group_training(TrainingRecorder(args.db), run, retrievers=default_retrievers(corpora_of(group)),
+                                progress=progress)
+    bar.close()
+    if result.resumed_from:
+        print(f"resumed from step {result.resumed_from}")
+    print(f"run {result.run_id}: {result.steps_done} of {settings.steps} steps"
+          + (" (stopped; run the same command to resume)" if result.stopped else ""))
+    if result.dropped:
+        print(f"{result.dropped} rollouts had a failed model call and were left out")
+    if result.group_file is not None:
+        print(f"group file: {result.group_file} (measure it: python -m sag run --group {result.group_file} "
+              f"--benchmark <name>)")
+    return 0
+
+
 def add_train_command(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     from training.cli import add_training_flags
 
     p = sub.add_parser("train", help="train the single agent (LoRA, GRPO) on the benchmarks' training splits")
-    p.add_argument("--group", default="single", help="the group whose agents train (single)")
-    p.add_argument("--benchmarks", default="medqa,medmcqa,pubmedqa", help="comma list of training benchmarks: medqa, medmcqa, pubmedqa, ddxplus8")
+    p.add_argument("--group", default="single",
+                   help="the group whose agents train: single, or a group preset such as sag-6")
+    p.add_argument("--method", choices=("grpo", "ctde"), default="grpo",
+                   help="grpo (one adapter shared by every agent) or ctde (one adapter per role, central critic)")
+    p.add_argument("--benchmarks", default="medqa,medmcqa,pubmedqa",
+                   help="comma list of training benchmarks: medqa, medmcqa, pubmedqa, ddxplus8 "
+                        "(groups also medsafetybench)")
+    p.add_argument("--rounds", type=int_in(1, 10), default=1, help="group runs: debate rounds after round 0")
+    p.add_argument("--temperature", type=float_in(1e-3, 5.0), default=1.0,
+                   help="group runs: sampling temperature of the agents' letters in rollouts")
+    p.add_argument("--rationale-tokens", type=int_in(1, 512), default=48, help="group runs: rationale budget per turn")
+    p.add_argument("--critic-hidden", type=int_in(1, 65_536), default=64, help="ctde: critic width")
+    p.add_argument("--critic-lr", type=float_in(1e-8, 1.0), default=1e-3, help="ctde: critic learning rate")
+    p.add_argument("--critic-epochs", type=int_in(1, 10_000), default=20, help="ctde: critic passes per step")
     add_training_flags(p)
+    p.set_defaults(group_size=None)
     p.add_argument("-v", "--verbose", action="store_true")
     p.set_defaults(func=_cmd_train)

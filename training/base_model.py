@@ -12,7 +12,7 @@ import contextlib
 import logging
 import os
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 from common.errors import ConfigError
 from training.config import LoraSettings
@@ -80,11 +80,15 @@ def quiet_training_warnings() -> None:
     warnings.filterwarnings("ignore", message=r"Could not find a config file in .*", category=UserWarning)
 
 
-def add_lora(model: Any, settings: LoraSettings) -> Any:
-    """The model with fresh LoRA adapters (B = 0: it starts as the base), on every decoder
+def add_lora(model: Any, settings: LoraSettings, names: Sequence[str] = ("default",)) -> Any:
+    """The model with fresh LoRA adapters (B = 0: each starts as the base), on every decoder
     layer or on the top ``settings.layers``; :class:`~common.errors.ConfigError` when the
-    model has fewer layers than that."""
+    model has fewer layers than that.  Several ``names`` give one adapter each on the same
+    base (one per role); the first is active."""
     from peft import LoraConfig, get_peft_model
+
+    if not names or len(set(names)) != len(names):
+        raise ValueError("give one or more distinct adapter names")
 
     total = int(model.config.num_hidden_layers)
     if settings.layers > total:
@@ -93,7 +97,28 @@ def add_lora(model: Any, settings: LoraSettings) -> Any:
     config = LoraConfig(r=settings.r, lora_alpha=settings.alpha, lora_dropout=0.0,
                         target_modules=list(settings.targets), bias="none", task_type="CAUSAL_LM",
                         layers_to_transform=top, layers_pattern="layers" if top else None)
-    return get_peft_model(model, config)
+    peft_model = get_peft_model(model, config, adapter_name=names[0])
+    for name in names[1:]:
+        peft_model.add_adapter(name, config)
+    peft_model.set_adapter(names[0])
+    return peft_model
+
+
+def adapter_names(model: Any) -> tuple[str, ...]:
+    """The names of the model's LoRA adapters, in the order they were added."""
+    return tuple(getattr(model, "peft_config", {}))
+
+
+def adapter_parameters(model: Any) -> list[Any]:
+    """Every adapter's weights (also those of inactive adapters, which peft marks frozen)."""
+    names = adapter_names(model)
+    return [p for n, p in model.named_parameters() if "lora_" in n and any(f".{a}." in n + "." for a in names)]
+
+
+def use_adapter(model: Any, name: str) -> None:
+    """Make ``name`` the active adapter (its weights trainable) unless it already is."""
+    if model.active_adapter != name:
+        model.set_adapter(name)
 
 
 def frozen_layers(model: Any, settings: LoraSettings) -> int:

@@ -33,8 +33,14 @@ class Checkpoint:
     optimizer: Path
 
 
-def save_checkpoint(run_dir: Path, step: int, model: Any, optimizer: Any, state: dict[str, Any]) -> Path:
-    """Write the checkpoint of ``step`` (peft adapter weights, optimiser, JSON ``state``)."""
+def _adapter_file(folder: Path, name: str) -> Path:
+    return folder / ("adapter.safetensors" if name == "default" else f"adapter-{name}.safetensors")
+
+
+def save_checkpoint(run_dir: Path, step: int, model: Any, optimizer: Any, state: dict[str, Any],
+                    extra: dict[str, Any] | None = None) -> Path:
+    """Write the checkpoint of ``step`` (the weights of every peft adapter, optimiser, JSON
+    ``state``, and ``extra`` torch state such as a critic and its optimiser)."""
     import torch
     from peft import get_peft_model_state_dict
     from safetensors.torch import save_file
@@ -44,9 +50,13 @@ def save_checkpoint(run_dir: Path, step: int, model: Any, optimizer: Any, state:
                         run_dir / (CHECKPOINT_DIR + ".old"))
     shutil.rmtree(fresh, ignore_errors=True)
     fresh.mkdir()
-    weights = {k: v.detach().contiguous() for k, v in get_peft_model_state_dict(model).items()}
-    save_file(weights, str(fresh / "adapter.safetensors"))
+    for name in model.peft_config:
+        weights = {k: v.detach().contiguous()
+                   for k, v in get_peft_model_state_dict(model, adapter_name=name).items()}
+        save_file(weights, str(_adapter_file(fresh, name)))
     torch.save(optimizer.state_dict(), fresh / "optimizer.pt")
+    if extra is not None:
+        torch.save(extra, fresh / "extra.pt")
     (fresh / _META).write_text(json.dumps({"step": step, "state": state}), encoding="utf-8")
     _fsync_dir(fresh)
     shutil.rmtree(old, ignore_errors=True)
@@ -72,15 +82,20 @@ def load_checkpoint(run_dir: Path) -> Checkpoint | None:
     return None
 
 
-def restore(checkpoint: Checkpoint, model: Any, optimizer: Any) -> None:
-    """Load a checkpoint's adapter weights and optimiser state into the live objects."""
+def restore(checkpoint: Checkpoint, model: Any, optimizer: Any) -> dict[str, Any] | None:
+    """Load a checkpoint's adapter weights and optimiser state into the live objects;
+    returns the ``extra`` state saved with it (None when there was none)."""
     import torch
     from peft import set_peft_model_state_dict
     from safetensors.torch import load_file
 
     try:
-        set_peft_model_state_dict(model, load_file(str(checkpoint.adapter)))
+        for name in model.peft_config:
+            set_peft_model_state_dict(model, load_file(str(_adapter_file(checkpoint.adapter.parent, name))),
+                                      adapter_name=name)
         optimizer.load_state_dict(torch.load(checkpoint.optimizer, weights_only=True))
+        extra = checkpoint.adapter.parent / "extra.pt"
+        return torch.load(extra, weights_only=True) if extra.is_file() else None
     except (OSError, RuntimeError, ValueError, KeyError) as exc:
         raise InputError("checkpoint", f"cannot load the checkpoint {checkpoint.adapter.parent.name}: {exc}") from None
 

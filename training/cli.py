@@ -38,6 +38,10 @@ def add_training_flags(p: argparse.ArgumentParser, *, steps: int = 200) -> None:
     p.add_argument("--eps", type=float_in(1e-6, 1.0), default=0.2, help="ratio clip range (Eq. 3)")
     p.add_argument("--beta", type=float_in(0.0, 100.0), default=0.04, help="weight of the KL to the base (Eq. 2)")
     p.add_argument("--accuracy-weight", type=float_in(0.0, 100.0), default=1.0)
+    p.add_argument("--safety-weight", type=float_in(0.0, 100.0), default=2.5,
+                   help="weight of the refusal (+1) / compliance (-5) reward on harmful requests")
+    p.add_argument("--fairness-weight", type=float_in(0.0, 100.0), default=1.5,
+                   help="penalty when an item and its demographic twin get different answers")
     p.add_argument("--lora-r", type=int_in(1, 512), default=16)
     p.add_argument("--lora-alpha", type=float_in(1e-6, 4096.0), default=32.0)
     p.add_argument("--lora-layers", type=int_in(0, 4096), default=0,
@@ -52,13 +56,14 @@ def add_training_flags(p: argparse.ArgumentParser, *, steps: int = 200) -> None:
     p.add_argument("--db", default=None, help="DuckDB file (default: $DCEM_DB or data/dcem.duckdb)")
 
 
-def settings_from(args: argparse.Namespace) -> TrainSettings:
-    return TrainSettings(method="grpo", steps=args.steps, batch_size=args.batch_size, learning_rate=args.lr,
+def settings_from(args: argparse.Namespace, method: str = "grpo") -> TrainSettings:
+    return TrainSettings(method=method, steps=args.steps, batch_size=args.batch_size, learning_rate=args.lr,
                          updates_per_batch=args.updates_per_batch, checkpoint_every=args.checkpoint_every,
                          seed=args.seed, threads=args.threads, max_prompt_tokens=args.max_prompt_tokens,
                          lora=LoraSettings(r=args.lora_r, alpha=args.lora_alpha, layers=args.lora_layers),
                          grpo=GrpoSettings(eps=args.eps, beta=args.beta, group_size=args.group_size),
-                         rewards=RewardWeights(accuracy=args.accuracy_weight))
+                         rewards=RewardWeights(accuracy=args.accuracy_weight, safety=args.safety_weight,
+                                                 fairness=args.fairness_weight))
 
 
 def step_bar(total: int, quiet: bool) -> tuple[Any, Callable[[int, int, StepRow], None]]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from common.errors import ConfigError
 
-__all__ = ["LoraSettings", "GrpoSettings", "RewardWeights", "TrainSettings", "ALL_LINEAR", "METHODS"]
+__all__ = ["LoraSettings", "GrpoSettings", "RewardWeights", "TrainSettings", "CriticSettings", "ALL_LINEAR", "METHODS"]
 
 ALL_LINEAR = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 METHODS = ("grpo", "ctde")
@@ -130,3 +130,24 @@ class TrainSettings:
         settings = {k: v for k, v in self.to_dict().items() if k != "threads"}
         text = json.dumps([settings, *parts], sort_keys=True, default=list)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class CriticSettings:
+    """CTDE's central critic Q(S, a): hidden width, learning rate (Adam), the full-batch
+    passes it makes over each step's rollouts before the agents are updated, and the first
+    steps in which only the critic learns (``warmup``)."""
+
+    hidden: int = 64
+    learning_rate: float = 1e-3
+    epochs: int = 20
+    warmup: int = 5
+
+    def __post_init__(self) -> None:
+        _whole("critic_hidden", self.hidden, 1, 65_536)
+        _number("critic_lr", self.learning_rate, 0.0, 1.0, open_low=True)
+        _whole("critic_epochs", self.epochs, 1, 10_000)
+        _whole("critic_warmup", self.warmup, 0, 1_000_000)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

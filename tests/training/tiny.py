@@ -38,3 +38,8 @@ def cue_items(n: int, seed: int) -> LetterItems:
     rewards = np.full((n, len(OPTIONS)), -1.0)
     rewards[np.arange(n), right] = 1.0
     return LetterItems(tuple(f"i{k}" for k in range(n)), tuple(tokens), OPTIONS, ("A", "B", "C", "D"), rewards, right)
+
+
+def tiny_base(seed: int = 0, *, layers: int = 2) -> Any:
+    """The tiny model without adapters (frozen)."""
+    return tiny_model(seed, layers=layers).unload()
