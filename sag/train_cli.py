@@ -82,9 +82,14 @@ def _cmd_train_group(args: argparse.Namespace) -> int:
     from sag.config import preset
     from training.cli import require_training_libraries
 
+    from sag.group_training import GROUP_METHODS
+
     group = preset(args.group)
     if group.method == "single":
         raise ConfigError("group", "the single agent trains with --group single")
+    if group.method not in GROUP_METHODS:
+        raise ConfigError("group", f"{args.group} does not debate the way group training plays; choose a group of "
+                                   f"method {', '.join(GROUP_METHODS)} (sag-6, sag-10, sag-6-no_judge ...)")
     if args.group_size is None:
         args.group_size = DEFAULT_ROLLOUTS
     if args.group_size < 2:
@@ -98,7 +103,8 @@ def _cmd_train_group(args: argparse.Namespace) -> int:
     from training.config import CriticSettings
 
     play = GroupPlay(rounds=args.rounds, temperature=args.temperature, rationale_tokens=args.rationale_tokens)
-    critic = CriticSettings(hidden=args.critic_hidden, learning_rate=args.critic_lr, epochs=args.critic_epochs)
+    critic = CriticSettings(hidden=args.critic_hidden, learning_rate=args.critic_lr, epochs=args.critic_epochs,
+                            warmup=args.critic_warmup)
     require_training_libraries()
     from clinical.training_split import train_items
     from runtime.llama_backend import file_sha256
@@ -148,6 +154,8 @@ def add_train_command(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     p.add_argument("--critic-hidden", type=int_in(1, 65_536), default=64, help="ctde: critic width")
     p.add_argument("--critic-lr", type=float_in(1e-8, 1.0), default=1e-3, help="ctde: critic learning rate")
     p.add_argument("--critic-epochs", type=int_in(1, 10_000), default=20, help="ctde: critic passes per step")
+    p.add_argument("--critic-warmup", type=int_in(0, 1_000_000), default=5,
+                   help="ctde: first steps in which only the critic learns")
     add_training_flags(p)
     p.set_defaults(group_size=None)
     p.add_argument("-v", "--verbose", action="store_true")

@@ -1,4 +1,4 @@
-"""``python -m sag train``: an unknown benchmark, a group it cannot train yet and bad
+"""``python -m sag train``: an unknown benchmark, a group it cannot train and bad
 settings are refused with one line and status 2, before any model loads."""
 from __future__ import annotations
 
@@ -15,7 +15,16 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.parametrize("flags, words", [
     (["--benchmarks", "medqa,nejm"], "benchmarks: choose among medqa, medmcqa, pubmedqa"),
     (["--benchmarks", " , "], "benchmarks: choose among"),
-    (["--group", "sag-6"], "group: this command trains the single agent"),
+    (["--method", "ctde"], "method: the single agent trains with grpo"),
+    (["--group", "sag-6-mixed"], "group: group training adapts one base model (smollm2-135m); sag-6-mixed also uses"),
+    (["--group", "sag-6-dcem"], "group: sag-6-dcem does not debate the way group training plays"),
+    (["--group", "vote-6"], "group: vote-6 does not debate the way group training plays"),
+    (["--group", "sag-99"], "unknown group"),
+    (["--group", "sag-6", "--group-size", "1"], "group_size: a group learns from several debates"),
+    (["--group", "sag-6", "--benchmarks", "medsafetybench,nejm"],
+     "benchmarks: choose among medqa, medmcqa, pubmedqa, medsafetybench, ddxplus8"),
+    (["--group", "sag-6", "--temperature", "0"], "--temperature"),
+    (["--group", "sag-6", "--critic-warmup", "-1"], "--critic-warmup"),
     (["--beta", "-1"], "--beta"),
     (["--model", "nope-1b"], "unknown model key"),
 ])
