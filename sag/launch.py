@@ -6,6 +6,8 @@ round limit; :func:`launch_spec` turns them into a :class:`~sag.run.SagRunSpec` 
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 from clinical.questions import BENCHMARKS
 from common.errors import ConfigError
 from sag.config import PRESETS, ROLES, GroupConfig, preset
@@ -37,11 +39,13 @@ MAX_LAUNCH_ITEMS = 50
 
 
 def launch_spec(benchmark: str, group: str, n_items: int, seed: int, t_max: int,
-                adapter: tuple[str, str, tuple[str, ...]] | None = None) -> SagRunSpec:
+                adapter: tuple[str, str, tuple[str, ...]] | Sequence[tuple[str, str, tuple[str, ...]]] | None = None,
+                ) -> SagRunSpec:
     """The checked settings of a small run launched from the page (ConfigError names the field).
 
-    ``adapter`` = (base model, adapter file, role names): those roles' agents use the
-    trained adapter (:func:`with_adapter`)."""
+    ``adapter`` = (base model, adapter file, role names), or several of them (a trained
+    group: one adapter per role): those roles' agents use the trained adapter
+    (:func:`with_adapter`)."""
     if benchmark not in BENCHMARKS:
         raise ConfigError("benchmark", f"unknown benchmark {benchmark!r}; choose one of {', '.join(BENCHMARKS)}")
     if group not in PRESETS:
@@ -51,7 +55,8 @@ def launch_spec(benchmark: str, group: str, n_items: int, seed: int, t_max: int,
                                    "run bigger experiments with python -m sag run")
     cfg = preset(group).with_changes(t_max=t_max)
     if adapter is not None:
-        cfg = with_adapter(cfg, *adapter)
+        for one in ([adapter] if isinstance(adapter[0], str) else adapter):  # type: ignore[list-item]
+            cfg = with_adapter(cfg, *one)  # type: ignore[misc]
     return SagRunSpec(benchmark, cfg, n_items=n_items, seed=seed)
 
 

@@ -9,6 +9,7 @@ the page, and Run is enabled only for values that were read exactly as shown.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -20,6 +21,7 @@ from sag.launch import launch_message, launch_spec
 from sag.launch_fields import (ITEMS_FIELD, ITEMS_RANGE, ROUNDS_FIELD, ROUNDS_RANGE, SEED_FIELD, SEED_RANGE,
                                SagLaunchFields, read_sag_launch)
 from sag.run import SagRunSpec
+from sag.trained_adapters import adapter_choices
 from sag.store.tables import SagStore
 from studio.sag_session import launch_run
 from studio.literal import literal
@@ -51,8 +53,9 @@ def launch_fields(columns: Sequence[DeltaGenerator]) -> SagLaunchFields:
     return fields
 
 
-def adapter_pick() -> tuple[str, str, tuple[str, ...]] | None:
-    """A finished training run's adapter for some roles of the group, or None."""
+def adapter_pick() -> list[tuple[str, str, tuple[str, ...]]] | None:
+    """A finished training run's adapters for roles of the group (a trained group: each
+    adapter on the roles that trained it), or None."""
     path = default_db_path()
     if not path.is_file():
         return None
@@ -61,22 +64,29 @@ def adapter_pick() -> tuple[str, str, tuple[str, ...]] | None:
     except StoreError as exc:
         st.caption(f"Trained adapters cannot be listed: {literal(exc)}")
         return None
-    done = runs[(runs["status"] == "finished") & runs["adapter_file"].notna()] if not runs.empty else runs
-    if done.empty:
+    choices, problems = adapter_choices(runs)
+    for line in problems:
+        st.caption(f"Not offered: {literal(line)}")
+    if not choices:
         st.caption("No trained adapter yet (python -m dcem_clinical train, python -m sag train; see the Models page).")
         return None
     c1, c2 = st.columns(2)
-    labels = {f"{r.run_id} · {r.kind} · {r.base_model}": r for r in done.itertuples()}
+    labels = {c.label: c for c in choices}
     picked = c1.selectbox("Trained adapter", [NO_ADAPTER, *labels], key="ag_adapter")
-    roles = c2.multiselect("Roles that use it", [r.value for r in ROLES], default=["reasoning"], key="ag_adapter_roles")
     if picked == NO_ADAPTER:
         return None
-    row = labels[picked]
-    return str(row.base_model), str(row.adapter_file), tuple(roles)
+    choice = labels[picked]
+    if choice.fixed:
+        c2.caption("Each role uses the adapter it trained: "
+                   + "; ".join(f"{', '.join(roles)}: {Path(file).name}" for _, file, roles in choice.assignments))
+        return list(choice.assignments)
+    base, file, default = choice.assignments[0]
+    roles = c2.multiselect("Roles that use it", [r.value for r in ROLES], default=list(default), key="ag_adapter_roles")
+    return [(base, file, tuple(roles))]
 
 
 def checked_spec(benchmark: str, group: str, fields: SagLaunchFields,
-                 adapter: tuple[str, str, tuple[str, ...]] | None = None) -> SagRunSpec | None:
+                 adapter: Sequence[tuple[str, str, tuple[str, ...]]] | None = None) -> SagRunSpec | None:
     """The run the panel describes, or None while a field is invalid (its message is under
     the field) or the settings are refused (the refusal is shown here)."""
     values = fields.values()

@@ -64,7 +64,10 @@ def _stored() -> None:
     st.dataframe(runs_table(runs), hide_index=True, key="models_train_runs")
     run_id = st.selectbox("Training run", list(runs["run_id"]), key="models_train_pick")
     row = runs[runs["run_id"] == run_id].iloc[0]
-    if row["adapter_file"]:
+    if row["adapter_file"] and str(row["adapter_file"]).endswith(".json"):
+        st.caption("A trained group: its group file gives each role its adapter. Play it with")
+        st.code(f"python -m sag run --group {row['adapter_file']} --benchmark medqa", language=None)
+    elif row["adapter_file"]:
         st.code(f"{row['base_model']}+lora:file:{row['adapter_file']}", language=None)
     _record(store.steps(run_id), store.evals(run_id), store.answers(run_id), "models_train")
 

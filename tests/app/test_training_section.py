@@ -83,3 +83,24 @@ def test_a_shipped_adapter_shows_its_key_record_and_paired_gain(tmp_path: Path,
     (tmp_path / "adapters" / "ddx-x.gguf").write_bytes(b"changed")
     at = AppTest.from_file(PAGE, default_timeout=120).run()
     assert not at.exception and any("cannot be read" in e.value and "missing or changed" in e.value for e in at.error)
+
+
+def test_a_trained_group_shows_its_curves_and_the_command_that_plays_it(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("training.shipped.exports_dir", lambda: tmp_path / "no-exports")
+    db = tmp_path / "t.duckdb"
+    with TrainingStore(db) as store:
+        store.start_run("g1", kind="sag-group", method="ctde", base_model="smollm2-135m",
+                        settings={"steps": 3}, data_name="medsafetybench:train", data_hash="h", n_train=800)
+        for k in (1, 2, 3):
+            store.add_step("g1", StepRow(k, 0.0, -2.0 + k, 0.5, 0.0, 0.0, 2, 9000, 300.0))
+        store.finish("g1", "finished", "runs/train/g1/group.json", "cd" * 32)
+    monkeypatch.setenv("DCEM_DB", str(db))
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    assert not at.exception
+    codes = [c.value for c in at.code]
+    assert "python -m sag run --group runs/train/g1/group.json --benchmark medqa" in codes
+    assert not any("+lora:file:runs/train/g1/group.json" in c for c in codes)  # a group file is no adapter
+    assert any("Each role" not in c.value and "trained group" in c.value for c in at.caption)
+    runs = next(t.value for t in at.dataframe if "Steps done" in t.value.columns)
+    assert runs.loc[0, "Steps done"] == "3 of 3"
