@@ -257,11 +257,11 @@ def run_group_training(store: TrainingStore | TrainingRecorder, run: GroupRun, *
     from training.base_model import set_threads
     from training.checkpoint import load_checkpoint, restore, save_checkpoint
     from training.loop import run_loop
-    from training.run import _check_layers
+    from training.run import check_layers
 
     s, run_id = run.settings, run.run_id
     run_dir = run.out / run_id
-    _check_layers(run.base_path, s.lora.layers)
+    check_layers(run.base_path, s.lora.layers)
     recorded = {**{k: v for k, v in s.to_dict().items() if k != "threads"}, "group": run.group.to_dict(),
                 "play": dict(run.play.__dict__), "critic": run.critic.to_dict() if s.method == "ctde" else None}
     store.start_run(run_id, kind=run.kind, method=s.method, base_model=run.base_model, settings=recorded,

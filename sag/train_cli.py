@@ -94,10 +94,10 @@ def _cmd_train_group(args: argparse.Namespace) -> int:
         args.group_size = DEFAULT_ROLLOUTS
     if args.group_size < 2:
         raise ConfigError("group_size", "a group learns from several debates of each item: give --group-size 2 or more")
-    others = sorted({a.model for a in group.agents()} - {args.model})
-    if others:
-        raise ConfigError("group", f"group training adapts one base model ({args.model}); {args.group} also uses "
-                                   f"{', '.join(others)}")
+    if len(set(group.backbones)) > 1:
+        raise ConfigError("group", f"group training adapts one base model; {args.group} mixes "
+                                   f"{', '.join(dict.fromkeys(group.backbones))}")
+    group = group.with_changes(backbones=(args.model,) * 4)  # every role on the base being adapted
     benchmarks = _benchmarks(args.benchmarks, GROUP_BENCHMARKS)
     from sag.group_train_run import GroupPlay, GroupRun
     from training.config import CriticSettings
@@ -113,10 +113,12 @@ def _cmd_train_group(args: argparse.Namespace) -> int:
     from sag.run import corpora_of, default_retrievers
     from sag.training import items_hash
     from training.cli import settings_from, step_bar
+    from training.run import check_layers
     from training.store import TrainingRecorder
 
     settings = settings_from(args, args.method)
     path = resolve(args.model)
+    check_layers(path, settings.lora.layers)
     items = tuple(item for b in benchmarks for item in train_items(b))
     run = GroupRun(GROUP_KIND, group, args.model, path, file_sha256(path), settings, play, critic, items,
                    "+".join(benchmarks) + ":train", items_hash(items), Path(args.out))

@@ -21,7 +21,7 @@ from training.config import TrainSettings
 from training.letter_task import LetterItems
 from training.store import StepRow, TrainingRecorder, TrainingStore
 
-__all__ = ["LetterRun", "RunResult", "HeldoutScore", "run_letter_training", "ADAPTER_FILE"]
+__all__ = ["LetterRun", "RunResult", "HeldoutScore", "run_letter_training", "check_layers", "ADAPTER_FILE"]
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ def _measure(store: TrainingStore | TrainingRecorder, run_id: str, step: int, mo
     return got
 
 
-def _check_layers(base_path: Path, layers: int) -> None:
+def check_layers(base_path: Path, layers: int) -> None:
     """Refuse, before anything is recorded or loaded, more adapted layers than the base has."""
     from common.errors import ConfigError
     from runtime.gguf_info import read_gguf_header
@@ -121,7 +121,7 @@ def run_letter_training(store: TrainingStore | TrainingRecorder, run: LetterRun,
 
     s, run_id = run.settings, run.run_id
     run_dir = run.out / run_id
-    _check_layers(run.base_path, s.lora.layers)
+    check_layers(run.base_path, s.lora.layers)
     recorded = {k: v for k, v in s.to_dict().items() if k != "threads"}
     store.start_run(run_id, kind=run.kind, method=s.method, base_model=run.base_model, settings=recorded,
                     data_name=run.data_name, data_hash=run.data_hash, n_train=len(run.items.ids))
