@@ -176,7 +176,8 @@ def _parser() -> Parser:
     ask.set_defaults(func=_cmd_ask)
     run = sub.add_parser("run", help="run a group on benchmark items into the store (resumable)")
     run.add_argument("--benchmark", required=True, help="medqa, medmcqa, mmlu-medical, mmlu-pro-health, "
-                     "mmlu-pro-biology, pubmedqa, agentclinic, ddxplus8, or a .jsonl file")
+                     "mmlu-pro-biology, pubmedqa, agentclinic, ddxplus8, heldout:<medqa|medmcqa|pubmedqa|ddxplus8> (the "
+                     "HELD-OUT part trained and untrained agents are compared on), or a .jsonl file")
     run.add_argument("--items", type=int_in(1, 100_000), default=20, help="items drawn from the benchmark (default 20)")
     run.add_argument("--seed", type=int_in(0, 2**32 - 1), default=0, help="seed of the item draw (default 0)")
     run.add_argument("--n-cal", dest="n_cal", type=int, help="calibration items of the dcem method (default 20)")

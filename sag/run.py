@@ -32,7 +32,7 @@ from sag.group import answer_item, calibrate, check_fixed_options
 from sag.results import ItemResult
 from sag.store.tables import SagStore
 
-__all__ = ["SagRunSpec", "SagRunSummary", "run_sag", "run_items", "load_items", "default_runners", "default_retrievers",
+__all__ = ["SagRunSpec", "SagRunSummary", "run_sag", "run_items", "load_items", "HELDOUT_PREFIX", "default_runners", "default_retrievers",
            "Progress", "corpora_of"]
 
 log = logging.getLogger(__name__)
@@ -44,10 +44,24 @@ Progress = Callable[[int, int, str], None]  # (done, total, label)
 STOP_AFTER_FAILURES = 3
 
 
+HELDOUT_PREFIX = "heldout:"
+"""``heldout:<benchmark>`` names the HELD-OUT part of a training benchmark
+(:mod:`clinical.training_split`): the items trained and untrained agents are compared on."""
+
+
 def load_items(benchmark: str) -> tuple[QuestionItem, ...]:
-    """A shipped benchmark by name, or a JSONL question file by path."""
+    """A shipped benchmark by name, the HELD-OUT part of a training benchmark
+    (``heldout:medqa``), or a JSONL question file by path."""
     if benchmark in BENCHMARKS:
         return load_benchmark(benchmark)
+    if benchmark.startswith(HELDOUT_PREFIX):
+        from clinical.training_split import BENCHMARKS as TRAINED, heldout_items
+
+        name = benchmark[len(HELDOUT_PREFIX):]
+        if name not in TRAINED:
+            raise ConfigError("benchmark", f"no HELD-OUT part for {name!r}; use heldout: with one of "
+                                           f"{', '.join(TRAINED)}")
+        return heldout_items(name)
     path = Path(benchmark)
     if path.suffix.lower() in (".jsonl", ".json") or is_file(path):
         return load_jsonl_items(path, benchmark=path.stem or "custom")
