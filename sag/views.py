@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, TypeVar
 
+import numpy as np
 import pandas as pd
 
 from clinical.corpora import CORPORA, Passage, load_corpus
@@ -370,22 +371,36 @@ def load_item_view(store: SagStore, run_id: str, item_id: str, *,
 
 @dataclass(frozen=True, eq=False)
 class RunComparison:
-    """Two runs on their common items: the side-by-side table and each run's accuracy there."""
+    """Two runs on their common items: the side-by-side table, each run's accuracy there and
+    most frequent answer, and the paired difference B - A with its 95 % bootstrap interval."""
 
     table: pd.DataFrame
     accuracy_a: float | None
     accuracy_b: float | None
+    difference: tuple[float, float, float] | None = None
 
     @property
     def n_common(self) -> int:
         return len(self.table)
 
+    def top_answer(self, side: str) -> tuple[str, float]:
+        """The most frequent answer of run ``side`` ("A" or "B") on the common items, and its share."""
+        counts = self.table[f"answer {side}"].astype(str).value_counts()
+        return str(counts.index[0]), float(counts.iloc[0] / counts.sum())
+
     @property
     def caption(self) -> str:
         if not self.n_common:
             return "These runs have no item in common (other benchmark, seed or calibration split)."
-        return (f"{self.n_common} common item(s). Accuracy of A: {self.accuracy_a:.3f}; accuracy of B: "
-                f"{self.accuracy_b:.3f} (REFUSE and ESCALATE count as not correct).")
+        (top_a, share_a), (top_b, share_b) = self.top_answer("A"), self.top_answer("B")
+        text = (f"{self.n_common} common item(s). Accuracy of A: {self.accuracy_a:.3f}; accuracy of B: "
+                f"{self.accuracy_b:.3f} (REFUSE and ESCALATE count as not correct). Most frequent answer: "
+                f"A {top_a} on {share_a:.0%} of items, B {top_b} on {share_b:.0%}.")
+        if self.difference is not None:
+            diff, low, high = self.difference
+            verdict = "excludes 0" if low > 0 or high < 0 else "includes 0: no difference shown"
+            text += f" B - A on the same items: {diff:+.3f}, 95 % paired bootstrap interval [{low:+.3f}, {high:+.3f}] ({verdict})."
+        return text
 
 
 def compare_runs(outcomes_a: pd.DataFrame, outcomes_b: pd.DataFrame) -> RunComparison:
@@ -396,4 +411,7 @@ def compare_runs(outcomes_a: pd.DataFrame, outcomes_b: pd.DataFrame) -> RunCompa
     table = table.astype({"correct A": bool, "correct B": bool}).reset_index(drop=True)
     if table.empty:
         return RunComparison(table, None, None)
-    return RunComparison(table, float(table["correct A"].mean()), float(table["correct B"].mean()))
+    from common.intervals import paired_bootstrap
+
+    difference = paired_bootstrap(list(table["correct A"]), list(table["correct B"]), np.random.default_rng(0))
+    return RunComparison(table, float(table["correct A"].mean()), float(table["correct B"].mean()), difference)

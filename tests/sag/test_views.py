@@ -162,6 +162,10 @@ def test_compare_two_runs(stored: tuple[Path, dict[str, str]]) -> None:
     truth_c = int((same.table["truth"] == "C").sum())
     assert same.accuracy_a == 0.0 and same.accuracy_b == pytest.approx(truth_c / 3) and truth_c >= 1
     assert f"accuracy of B: {truth_c / 3:.3f}" in same.caption
+    assert "Most frequent answer: A B on 100% of items, B C on 100%" in same.caption
+    diff, low, high = same.difference
+    assert diff == pytest.approx(truth_c / 3) and low <= diff <= high and low >= 0
+    assert f"B - A on the same items: {diff:+.3f}" in same.caption
     assert apart.n_common == 0 and apart.accuracy_a is None and "no item in common" in apart.caption
 
 
