@@ -14,10 +14,14 @@ extra (``make train``); resumable like every run.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 from pathlib import Path
 
 from common.cli_args import float_in, int_in
 from common.errors import ConfigError
+
+if TYPE_CHECKING:
+    from sag.config import GroupConfig
 
 __all__ = ["add_train_command"]
 
@@ -78,10 +82,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_train_group(args: argparse.Namespace) -> int:
+def _group_of(args: argparse.Namespace) -> "GroupConfig":
+    """The group to train, checked (a ConfigError for one it cannot train); fills in G."""
     from sag.config import preset
-    from training.cli import require_training_libraries
-
     from sag.group_training import GROUP_METHODS
 
     group = preset(args.group)
@@ -97,7 +100,13 @@ def _cmd_train_group(args: argparse.Namespace) -> int:
     if len(set(group.backbones)) > 1:
         raise ConfigError("group", f"group training adapts one base model; {args.group} mixes "
                                    f"{', '.join(dict.fromkeys(group.backbones))}")
-    group = group.with_changes(backbones=(args.model,) * 4)  # every role on the base being adapted
+    return group.with_changes(backbones=(args.model,) * 4)  # every role on the base being adapted
+
+
+def _cmd_train_group(args: argparse.Namespace) -> int:
+    from training.cli import require_training_libraries
+
+    group = _group_of(args)
     benchmarks = _benchmarks(args.benchmarks, GROUP_BENCHMARKS)
     from sag.group_train_run import GroupPlay, GroupRun
     from training.config import CriticSettings
