@@ -104,7 +104,7 @@ class GroupResult:
 class _Policy:
     """The torch side: base + adapters, scorer, optimiser, critic."""
 
-    def __init__(self, run: GroupRun, names: Sequence[str]) -> None:
+    def __init__(self, run: GroupRun, names: Sequence[str], device: str = "cpu") -> None:
         import torch
 
         from training.base_model import add_lora, adapter_parameters, frozen_layers, load_base, use_adapter
@@ -113,7 +113,7 @@ class _Policy:
         from training.scorer import OptionScorer
 
         s = run.settings
-        self.model = add_lora(load_base(run.base_path), s.lora, names)
+        self.model = add_lora(load_base(run.base_path, device), s.lora, names)
         self.names = tuple(names)
         self.optimizer = torch.optim.AdamW(adapter_parameters(self.model), lr=s.learning_rate)
         option_scorer = OptionScorer(self.model, frozen_layers=frozen_layers(self.model, s.lora))
@@ -255,6 +255,7 @@ def run_group_training(store: TrainingStore | TrainingRecorder, run: GroupRun, *
 
     from runtime.llama_backend import file_sha256
     from training.base_model import set_threads
+    from training.device import resolve_device
     from training.checkpoint import load_checkpoint, restore, save_checkpoint
     from training.loop import run_loop
     from training.run import check_layers
@@ -262,14 +263,15 @@ def run_group_training(store: TrainingStore | TrainingRecorder, run: GroupRun, *
     s, run_id = run.settings, run.run_id
     run_dir = run.out / run_id
     check_layers(run.base_path, s.lora.layers)
-    recorded = {**{k: v for k, v in s.to_dict().items() if k != "threads"}, "group": run.group.to_dict(),
+    device = resolve_device(s.device)
+    recorded = {**s.recorded(), "group": run.group.to_dict(),
                 "play": dict(run.play.__dict__), "critic": run.critic.to_dict() if s.method == "ctde" else None}
     store.start_run(run_id, kind=run.kind, method=s.method, base_model=run.base_model, settings=recorded,
                     data_name=run.data_name, data_hash=run.data_hash, n_train=len(run.items))
     set_threads(s.threads)
     torch.manual_seed(s.seed)
     adapters = adapter_names_for(s.method, run.group)
-    policy = _Policy(run, tuple(dict.fromkeys(adapters.values())))
+    policy = _Policy(run, tuple(dict.fromkeys(adapters.values())), device)
     rng = np.random.default_rng(s.seed)
     start = 0
     found = load_checkpoint(run_dir)

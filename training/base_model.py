@@ -31,8 +31,9 @@ def set_threads(threads: int | None) -> int:
     return n
 
 
-def load_base(gguf_path: Path) -> Any:
-    """The float32 causal LM of a GGUF file, frozen, in evaluation mode."""
+def load_base(gguf_path: Path, device: str = "cpu") -> Any:
+    """The float32 causal LM of a GGUF file, frozen, in evaluation mode, on ``device`` (a
+    torch device name, see :func:`training.device.resolve_device`)."""
     import torch
     from transformers import AutoModelForCausalLM
     from transformers.utils import logging as hf_logging
@@ -42,6 +43,7 @@ def load_base(gguf_path: Path) -> Any:
     with _no_conversion_bar():
         model = AutoModelForCausalLM.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name,
                                                      dtype=torch.float32)
+    model.to(device)
     model.eval()
     for p in model.parameters():
         p.requires_grad_(False)

@@ -93,9 +93,9 @@ def restore(checkpoint: Checkpoint, model: Any, optimizer: Any) -> dict[str, Any
         for name in model.peft_config:
             set_peft_model_state_dict(model, load_file(str(_adapter_file(checkpoint.adapter.parent, name))),
                                       adapter_name=name)
-        optimizer.load_state_dict(torch.load(checkpoint.optimizer, weights_only=True))
+        optimizer.load_state_dict(torch.load(checkpoint.optimizer, map_location="cpu", weights_only=True))
         extra = checkpoint.adapter.parent / "extra.pt"
-        return torch.load(extra, weights_only=True) if extra.is_file() else None
+        return torch.load(extra, map_location="cpu", weights_only=True) if extra.is_file() else None
     except (OSError, RuntimeError, ValueError, KeyError) as exc:
         raise InputError("checkpoint", f"cannot load the checkpoint {checkpoint.adapter.parent.name}: {exc}") from None
 

@@ -52,6 +52,8 @@ def add_training_flags(p: argparse.ArgumentParser, *, steps: int = 200) -> None:
     p.add_argument("--heldout", type=int_in(0, 10_000), default=200, help="held-out items measured before and after")
     p.add_argument("--seed", type=int_in(0, 2**32 - 1), default=0)
     p.add_argument("--threads", type=int_in(1, 1024), default=None, help="torch CPU threads (default: all cores)")
+    p.add_argument("--device", default="auto",
+                   help="where torch trains: auto (a CUDA GPU when torch sees one, else the CPU), cpu, cuda or cuda:N")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--db", default=None, help="DuckDB file (default: $DCEM_DB or data/dcem.duckdb)")
 
@@ -59,7 +61,7 @@ def add_training_flags(p: argparse.ArgumentParser, *, steps: int = 200) -> None:
 def settings_from(args: argparse.Namespace, method: str = "grpo") -> TrainSettings:
     return TrainSettings(method=method, steps=args.steps, batch_size=args.batch_size, learning_rate=args.lr,
                          updates_per_batch=args.updates_per_batch, checkpoint_every=args.checkpoint_every,
-                         seed=args.seed, threads=args.threads, max_prompt_tokens=args.max_prompt_tokens,
+                         seed=args.seed, threads=args.threads, device=args.device, max_prompt_tokens=args.max_prompt_tokens,
                          lora=LoraSettings(r=args.lora_r, alpha=args.lora_alpha, layers=args.lora_layers),
                          grpo=GrpoSettings(eps=args.eps, beta=args.beta, group_size=args.group_size),
                          rewards=RewardWeights(accuracy=args.accuracy_weight, safety=args.safety_weight,

@@ -8,11 +8,14 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from common.errors import ConfigError
+from training.device import check_device_name
 
-__all__ = ["LoraSettings", "GrpoSettings", "RewardWeights", "TrainSettings", "CriticSettings", "ALL_LINEAR", "METHODS"]
+__all__ = ["LoraSettings", "GrpoSettings", "RewardWeights", "TrainSettings", "CriticSettings", "ALL_LINEAR", "METHODS", "SPEED_ONLY"]
 
 ALL_LINEAR = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 METHODS = ("grpo", "ctde")
+SPEED_ONLY = ("threads", "device")
+"""Settings that change how fast a run goes, not what it computes: not part of its id."""
 
 
 def _whole(name: str, value: object, low: int, high: int) -> int:
@@ -101,6 +104,7 @@ class TrainSettings:
     checkpoint_every: int = 10
     seed: int = 0
     threads: int | None = None
+    device: str = "auto"
     max_prompt_tokens: int = 1024
     lora: LoraSettings = field(default_factory=LoraSettings)
     grpo: GrpoSettings = field(default_factory=GrpoSettings)
@@ -117,18 +121,22 @@ class TrainSettings:
         _whole("seed", self.seed, 0, 2**32 - 1)
         if self.threads is not None:
             _whole("threads", self.threads, 1, 1024)
+        check_device_name(self.device)
         _whole("max_prompt_tokens", self.max_prompt_tokens, 16, 131_072)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def recorded(self) -> dict[str, Any]:
+        """The settings that define the run (stored with it): all but :data:`SPEED_ONLY`."""
+        return {k: v for k, v in self.to_dict().items() if k not in SPEED_ONLY}
+
     def digest(self, *parts: str) -> str:
         """A short hash of these settings and ``parts`` (base model, data hash ...): a run id.
 
-        The thread count is left out: it changes the speed, not the run (a run started with
-        two threads may resume with one)."""
-        settings = {k: v for k, v in self.to_dict().items() if k != "threads"}
-        text = json.dumps([settings, *parts], sort_keys=True, default=list)
+        The thread count and the device are left out: they change the speed, not the run (a
+        run started with two threads may resume with one, on a GPU or on the CPU)."""
+        text = json.dumps([self.recorded(), *parts], sort_keys=True, default=list)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 

@@ -7,6 +7,9 @@ whole vocabulary at the last prompt position, at each option's first token.  Her
 prompt's token ids come from the runtime too (the caller passes them), so the trained
 model and the deployed one see exactly the same tokens.
 
+The model may sit on a GPU: its inputs are moved to its device and the option numbers
+(a few per prompt) come back to the CPU, gradients included.
+
 Two distributions follow from those numbers: the *vocabulary* log-probabilities of the
 options (what the runtime reports and what the call log stores) and the *policy*, the
 softmax restricted to the options (the agent's action distribution, whose argmax is the
@@ -18,7 +21,7 @@ from typing import Any, Sequence
 
 import torch
 
-__all__ = ["option_logprobs", "policy_logprobs", "decoder_parts", "last_position_logprobs"]
+__all__ = ["option_logprobs", "policy_logprobs", "decoder_parts", "last_position_logprobs", "model_device"]
 
 
 def decoder_parts(model: Any) -> tuple[Any, Any, float | None]:
@@ -26,6 +29,11 @@ def decoder_parts(model: Any) -> tuple[Any, Any, float | None]:
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
     cap = getattr(base.config, "final_logit_softcapping", None)
     return base.model, base.lm_head, (float(cap) if cap else None)
+
+
+def model_device(model: Any) -> torch.device:
+    """The device of the model's weights."""
+    return next(model.parameters()).device
 
 
 def option_logprobs(model: Any, prompts: Sequence[Sequence[int]], option_ids: Sequence[int], *,
@@ -51,20 +59,23 @@ def option_logprobs(model: Any, prompts: Sequence[Sequence[int]], option_ids: Se
         ids[row, :len(p)] = torch.tensor(list(p), dtype=torch.long)
         mask[row, :len(p)] = 1
     decoder, _, _ = decoder_parts(model)
-    hidden = decoder(input_ids=ids, attention_mask=mask).last_hidden_state
+    device = model_device(model)
+    hidden = decoder(input_ids=ids.to(device), attention_mask=mask.to(device)).last_hidden_state
     return last_position_logprobs(model, hidden, lengths, option_ids)
 
 
 def last_position_logprobs(model: Any, hidden: torch.Tensor, lengths: Sequence[int],
                            option_ids: Sequence[int]) -> torch.Tensor:
     """The output head at each prompt's last real position of the decoder's output
-    ``hidden`` (B, T, D): vocabulary log-probabilities of the option tokens, (B, K)."""
+    ``hidden`` (B, T, D): vocabulary log-probabilities of the option tokens, (B, K), on
+    the CPU whatever the model's device."""
     _, head, cap = decoder_parts(model)
-    last = hidden[torch.arange(len(lengths)), torch.tensor(list(lengths)) - 1]
+    rows = torch.arange(len(lengths), device=hidden.device)
+    last = hidden[rows, torch.tensor(list(lengths), device=hidden.device) - 1]
     logits = head(last).float()
     if cap:
         logits = torch.tanh(logits / cap) * cap
-    return torch.log_softmax(logits, dim=-1)[:, list(option_ids)]
+    return torch.log_softmax(logits, dim=-1)[:, list(option_ids)].cpu()
 
 
 def policy_logprobs(vocab_logprobs: torch.Tensor) -> torch.Tensor:

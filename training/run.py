@@ -113,6 +113,7 @@ def run_letter_training(store: TrainingStore | TrainingRecorder, run: LetterRun,
     import torch
 
     from training.base_model import add_lora, frozen_layers, load_base, set_threads
+    from training.device import resolve_device
     from training.scorer import OptionScorer
     from training.checkpoint import load_checkpoint, restore, save_checkpoint
     from training.letter_task import LetterStep
@@ -122,12 +123,13 @@ def run_letter_training(store: TrainingStore | TrainingRecorder, run: LetterRun,
     s, run_id = run.settings, run.run_id
     run_dir = run.out / run_id
     check_layers(run.base_path, s.lora.layers)
-    recorded = {k: v for k, v in s.to_dict().items() if k != "threads"}
+    device = resolve_device(s.device)
+    recorded = s.recorded()
     store.start_run(run_id, kind=run.kind, method=s.method, base_model=run.base_model, settings=recorded,
                     data_name=run.data_name, data_hash=run.data_hash, n_train=len(run.items.ids))
     set_threads(s.threads)
     torch.manual_seed(s.seed)
-    model = add_lora(load_base(run.base_path), s.lora)
+    model = add_lora(load_base(run.base_path, device), s.lora)
     scorer = OptionScorer(model, frozen_layers=frozen_layers(model, s.lora))
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=s.learning_rate)
     rng = np.random.default_rng(s.seed)

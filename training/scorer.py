@@ -23,7 +23,7 @@ from typing import Any, Iterator, Sequence
 
 import torch
 
-from training.letters import decoder_parts, last_position_logprobs, option_logprobs
+from training.letters import decoder_parts, last_position_logprobs, model_device, option_logprobs
 
 __all__ = ["OptionScorer", "lower_layers_are_frozen", "CHECK_TOLERANCE"]
 
@@ -59,7 +59,8 @@ class OptionScorer:
 
     ``frozen_layers`` > 0 caches the output of that many lower decoder layers per prompt
     (keyed by its token ids) and runs only the layers above; the lower layers must be
-    frozen and adapter-free (checked)."""
+    frozen and adapter-free (checked).  The kept states wait on the CPU (on a GPU their
+    memory would grow with the training set) and go to the model's device per batch."""
 
     def __init__(self, model: Any, *, frozen_layers: int = 0, pad_id: int = 0) -> None:
         decoder, _, _ = decoder_parts(model)
@@ -111,9 +112,9 @@ class OptionScorer:
             try:
                 for key in keys:
                     captured.clear()
-                    ids = torch.tensor([key], dtype=torch.long)
+                    ids = torch.tensor([key], dtype=torch.long, device=model_device(self.model))
                     decoder(input_ids=ids, attention_mask=torch.ones_like(ids))
-                    self._cache[key] = captured[-1][0].clone()
+                    self._cache[key] = captured[-1][0].to("cpu", copy=True)
             finally:
                 hook.remove()
 
@@ -126,8 +127,9 @@ class OptionScorer:
         for row, key in enumerate(keys):
             embeds[row, :len(key)] = self._cache[key]
             mask[row, :len(key)] = 1
+        device = model_device(self.model)
         with _only_layers(decoder, decoder.layers[self.frozen_layers:]):
-            hidden = decoder(inputs_embeds=embeds, attention_mask=mask).last_hidden_state
+            hidden = decoder(inputs_embeds=embeds.to(device), attention_mask=mask.to(device)).last_hidden_state
         return last_position_logprobs(self.model, hidden, lengths, option_ids)
 
     def _check(self, key: tuple[int, ...], option_ids: Sequence[int], cached: torch.Tensor) -> None:

@@ -28,6 +28,9 @@ ROOT = Path(__file__).resolve().parents[2]
     (["--group", "sag-6", "--temperature", "0"], "--temperature"),
     (["--group", "sag-6", "--critic-warmup", "-1"], "--critic-warmup"),
     (["--beta", "-1"], "--beta"),
+    (["--device", "gpu"], "device: must be auto, cpu, cuda or cuda:N, got 'gpu'"),
+    (["--device", "cuda:99"], "device: cuda:99 was asked for, but this machine has"),
+    (["--group", "sag-6", "--device", "cuda:99"], "device: cuda:99 was asked for, but this machine has"),
     (["--model", "nope-1b"], "unknown model key"),
 ])
 def test_bad_train_flags_are_one_line_with_status_2(tmp_path: Path, flags: list[str], words: str) -> None:
