@@ -58,3 +58,26 @@ def clinical_db(run_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 def spawn(monkeypatch: pytest.MonkeyPatch) -> object:
     """A multiprocessing spawn context for the multi-process tests (:func:`bare_spawn`)."""
     return bare_spawn(monkeypatch)
+
+
+_LOADED_BASES: dict[tuple[str, str], object] = {}
+
+
+@pytest.fixture()
+def reuse_loaded_bases(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``training.base_model.load_base`` dequantizes a GGUF base once per test process and
+    hands out copies (transformers takes about 20 s per load of SmolLM2 here): the tests
+    that load the same base several times request this fixture."""
+    import copy
+
+    import training.base_model as base_model
+
+    real = base_model.load_base
+
+    def load_once(gguf_path: Path, device: str = "cpu") -> object:
+        key = (str(Path(gguf_path).resolve()), device)
+        if key not in _LOADED_BASES:
+            _LOADED_BASES[key] = real(gguf_path, device)
+        return copy.deepcopy(_LOADED_BASES[key])
+
+    monkeypatch.setattr(base_model, "load_base", load_once)

@@ -23,6 +23,8 @@ from sag.transcript import REFUSE  # noqa: E402
 from training.config import CriticSettings, GrpoSettings, LoraSettings, RewardWeights, TrainSettings  # noqa: E402
 from training.store import TrainingRecorder  # noqa: E402
 
+pytestmark = pytest.mark.usefixtures("reuse_loaded_bases")
+
 GROUP = preset("sag-6-no_knowledge")
 PLAY = GroupPlay(rounds=1, temperature=1.0, rationale_tokens=4)
 
