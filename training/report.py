@@ -1,13 +1,14 @@
 """A training export as Markdown: the run in one paragraph and, per held-out set, accuracy
-before and after training with Wilson 95 % intervals, chance, the most frequent answer's
-share, and the paired difference with its bootstrap interval."""
+before and after training with Wilson 95 % intervals, chance, the best a constant answer
+can do, the most frequent answer's share, and the paired difference with its bootstrap
+interval."""
 from __future__ import annotations
 
 import numpy as np
 
 from common.intervals import paired_bootstrap, wilson_interval
 from training.export import TrainingExport
-from training.views import before_after
+from training.views import CONSTANT_SHARE, before_after, best_constant
 
 __all__ = ["export_markdown", "BOOTSTRAP_SEED", "RESAMPLES"]
 
@@ -37,16 +38,30 @@ def export_markdown(export: TrainingExport) -> str:
              f"{'exact expectation over the options' if grpo['group_size'] == 0 else str(grpo['group_size']) + ' sampled answers'}"
              f", clip {grpo['eps']:g}, KL weight {grpo['beta']:g}, LoRA r={lora['r']} alpha={lora['alpha']:g} on "
              f"{layers}; {seconds / 60:.0f} minutes of optimiser steps.", "",
-             "| held-out set | items | chance | accuracy before [95 % CI] | most frequent answer before | "
-             "accuracy after [95 % CI] | most frequent answer after | after - before [95 % paired bootstrap] |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| held-out set | items | chance | best single letter | accuracy before [95 % CI] | "
+             "most frequent answer before | accuracy after [95 % CI] | most frequent answer after | "
+             "after - before [95 % paired bootstrap] |",
+             "|---|---|---|---|---|---|---|---|---|"]
     last = int(s["steps"])
     evals = export.evals.set_index(["split", "step"])
     rng = np.random.default_rng(BOOTSTRAP_SEED)
+    constant = False
     for split, part in export.answers.groupby("split", sort=True):
         wide, before, after = before_after(part, last)
         diff, low, high = paired_bootstrap(before, after, rng, resamples=RESAMPLES)
         chance = 1.0 / int(evals.loc[(split, 0), "n_options"])
-        lines.append(f"| {split} | {len(wide)} | {chance:.3f} | {_acc(before)} | {_top(wide[0].to_numpy())} | "
-                     f"{_acc(after)} | {_top(wide[last].to_numpy())} | {diff:+.3f} [{low:+.3f}, {high:+.3f}] |")
+        letter, share = best_constant(part[part["item_id"].isin(wide.index)])
+        constant |= max(_share(wide[0]), _share(wide[last])) > CONSTANT_SHARE
+        lines.append(f"| {split} | {len(wide)} | {chance:.3f} | {letter} {share:.3f} | {_acc(before)} | "
+                     f"{_top(wide[0].to_numpy())} | {_acc(after)} | {_top(wide[last].to_numpy())} | "
+                     f"{diff:+.3f} [{low:+.3f}, {high:+.3f}] |")
+    if constant:
+        lines += ["", f"Where the most frequent answer exceeds {CONSTANT_SHARE:.0%} of the answers the model mostly "
+                      "answers one letter: its accuracy is then close to that letter's share of right answers "
+                      "(the best single letter shows the most a constant answer reaches), which is not knowledge."]
     return "\n".join(lines) + "\n"
+
+
+def _share(answers: object) -> float:
+    values = np.asarray(answers)
+    return float(np.unique(values, return_counts=True)[1].max() / values.size) if values.size else 0.0

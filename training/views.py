@@ -13,7 +13,8 @@ import pandas as pd
 
 from common.intervals import paired_bootstrap, wilson_interval
 
-__all__ = ["runs_table", "curve_frame", "heldout_table", "paired_table", "before_after", "CURVES", "CONSTANT_SHARE"]
+__all__ = ["runs_table", "curve_frame", "heldout_table", "paired_table", "before_after", "best_constant",
+           "CURVES", "CONSTANT_SHARE"]
 
 CURVES = {"reward": "Mean reward (batch)", "accuracy": "Accuracy on the batch", "kl": "KL to the base",
           "loss": "Loss"}
@@ -68,7 +69,8 @@ def paired_table(answers: pd.DataFrame, rng: np.random.Generator, *, resamples: 
     """Per held-out set: accuracy before training (step 0) and after (the last step), their
     difference on the same items and its 95 % paired bootstrap interval, and whether the
     interval excludes zero.  Empty when the per-item answers are not stored."""
-    cols = ["Held-out set", "Items", "Before", "After", "Difference", "95 % interval", "Excludes 0"]
+    cols = ["Held-out set", "Items", "Before", "After", "Difference", "95 % interval", "Excludes 0",
+            "Best single letter"]
     if answers.empty:
         return pd.DataFrame(columns=cols)
     rows = []
@@ -80,10 +82,23 @@ def paired_table(answers: pd.DataFrame, rng: np.random.Generator, *, resamples: 
         if wide.empty:
             continue
         diff, low, high = paired_bootstrap(before, after, rng, resamples=resamples)
+        letter, share = best_constant(part[part["item_id"].isin(wide.index)])
         rows.append({"Held-out set": split, "Items": len(wide), "Before": float(before.mean()),
                      "After": float(after.mean()), "Difference": diff, "95 % interval": f"{low:+.3f} to {high:+.3f}",
-                     "Excludes 0": "yes" if low > 0 or high < 0 else "no"})
+                     "Excludes 0": "yes" if low > 0 or high < 0 else "no",
+                     "Best single letter": f"{letter} always: {share:.3f}"})
     return pd.DataFrame(rows, columns=cols)
+
+
+def best_constant(part: pd.DataFrame) -> tuple[str, float]:
+    """The letter that is the right answer most often among a held-out set's items, and
+    the accuracy of answering it to every item: what a constant answer can reach."""
+    truth = part.drop_duplicates("item_id")["truth"]
+    if truth.empty:
+        return "", float("nan")
+    counts = truth.value_counts()
+    best = counts[counts == counts.max()].index.min()
+    return str(best), float(counts.max() / len(truth))
 
 
 def before_after(part: pd.DataFrame, last: int) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:

@@ -111,6 +111,8 @@ def test_the_report_prints_intervals_chance_and_the_paired_difference(tmp_path: 
         write_training_export(store, "r1", out, adapters, "ddx-t", command="c")
     text = export_markdown(read_training_export(out, adapters))
     assert "`smollm2-135m+lora:ddx-t`" in text and "LoRA r=16 alpha=32 on the top 8 layers" in text
-    row = text.strip().splitlines()[-1]
-    assert row.startswith("| heldout | 3 | 0.125 | 0.333 [0.061, 0.792] | A 100% | 1.000 [0.439, 1.000] | ")
+    row = [line for line in text.splitlines() if line.startswith("| heldout |")][0]
+    # truths A, B, C: answering "A" everywhere gets one of three (ties go to the first letter)
+    assert row.startswith("| heldout | 3 | 0.125 | A 0.333 | 0.333 [0.061, 0.792] | A 100% | 1.000 [0.439, 1.000] | ")
+    assert text.strip().splitlines()[-1].startswith("Where the most frequent answer exceeds 50% of the answers")
     assert "| +0.667 [" in row

@@ -53,6 +53,20 @@ def test_the_paired_difference_and_its_interval(tmp_path: Path) -> None:
     assert table.loc["heldout", "Difference"] == pytest.approx(0.25) and table.loc["heldout", "Excludes 0"] == "yes"
     assert table.loc["flat", "Difference"] == 0.0 and table.loc["flat", "95 % interval"] == "+0.000 to +0.000"
     assert table.loc["flat", "Excludes 0"] == "no"
+    # a four-way tie goes to the first letter; every "flat" item's truth is B
+    assert table.loc["heldout", "Best single letter"] == "A always: 0.250"
+    assert table.loc["flat", "Best single letter"] == "B always: 1.000"
+
+
+def test_the_best_constant_answer_is_the_most_frequent_truth() -> None:
+    import pandas as pd
+
+    from training.views import best_constant
+
+    part = pd.DataFrame({"item_id": ["a", "b", "c", "d", "d"], "truth": ["C", "B", "C", "B", "B"]})
+    assert best_constant(part) == ("B", 0.5)  # item d counted once; B and C tie at 2 of 4
+    assert best_constant(part.iloc[[0, 2]]) == ("C", 1.0)
+    assert best_constant(part.iloc[[]])[0] == ""
 
 
 def test_paired_bootstrap_refuses_mismatched_lists() -> None:
