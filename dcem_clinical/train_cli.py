@@ -17,13 +17,13 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
     require_training_libraries()
     from dcem_clinical.train_run import DiagnosticianRun, train_diagnostician
-    from training.cli import print_result, settings_from, step_bar
+    from training.cli import measure_note, print_result, settings_from, step_bar
     from training.store import TrainingRecorder
 
     run = DiagnosticianRun(out=Path(args.out), settings=settings_from(args), base_model=args.model,
                            heldout=args.heldout)
     bar, progress = step_bar(run.settings.steps, args.quiet)
-    result = train_diagnostician(TrainingRecorder(args.db), run, progress=progress)
+    result = train_diagnostician(TrainingRecorder(args.db), run, progress=progress, on_measure=measure_note(args.quiet))
     bar.close()
     print_result(result, run.settings.steps, args.model)
     return 0

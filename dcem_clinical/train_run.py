@@ -54,7 +54,8 @@ def training_cases(dataset: str, heldout: int) -> tuple[list[ClinicalCase], list
 
 def train_diagnostician(store: TrainingStore | TrainingRecorder, run: DiagnosticianRun, *,
                         progress: Callable[[int, int, StepRow], None] | None = None,
-                        should_stop: Callable[[], bool] | None = None) -> RunResult:
+                        should_stop: Callable[[], bool] | None = None,
+                        on_measure: Callable[[str, int, bool], None] | None = None) -> RunResult:
     from dcem_clinical.diagnostician import build_items, data_hash
     from runtime.llama_backend import LlamaCppBackend, file_sha256
     from runtime.registry import resolve
@@ -71,4 +72,4 @@ def train_diagnostician(store: TrainingStore | TrainingRecorder, run: Diagnostic
     del backend
     letter_run = LetterRun(KIND, run.base_model, path, file_sha256(path), s, items,
                            f"{run.dataset}:train:{split_hash[:12]}", data_hash(train), heldout, run.out)
-    return run_letter_training(store, letter_run, progress=progress, should_stop=should_stop)
+    return run_letter_training(store, letter_run, progress=progress, should_stop=should_stop, on_measure=on_measure)

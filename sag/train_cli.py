@@ -57,7 +57,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     from runtime.llama_backend import LlamaCppBackend, file_sha256
     from runtime.registry import resolve
     from sag.training import build_single_items, items_hash
-    from training.cli import print_result, settings_from, step_bar
+    from training.cli import measure_note, print_result, settings_from, step_bar
     from training.run import LetterRun, run_letter_training
     from training.store import TrainingRecorder
 
@@ -76,7 +76,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     run = LetterRun(KIND, args.model, path, file_sha256(path), settings, items, "+".join(benchmarks) + ":train",
                     items_hash([i for i in train if i.item_id in set(items.ids)]), heldout, Path(args.out))
     bar, progress = step_bar(settings.steps, args.quiet)
-    result = run_letter_training(TrainingRecorder(args.db), run, progress=progress)
+    result = run_letter_training(TrainingRecorder(args.db), run, progress=progress, on_measure=measure_note(args.quiet))
     bar.close()
     print_result(result, settings.steps, args.model)
     return 0

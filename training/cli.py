@@ -13,7 +13,7 @@ from training.config import GrpoSettings, LoraSettings, RewardWeights, TrainSett
 from training.run import RunResult
 from training.store import StepRow
 
-__all__ = ["add_training_flags", "settings_from", "require_training_libraries", "step_bar", "print_result",
+__all__ = ["add_training_flags", "settings_from", "require_training_libraries", "step_bar", "measure_note", "print_result",
            "TRAINING_LIBRARIES"]
 
 TRAINING_LIBRARIES = ("torch", "transformers", "peft", "gguf")
@@ -82,6 +82,18 @@ def step_bar(total: int, quiet: bool) -> tuple[Any, Callable[[int, int, StepRow]
         bar.refresh()
 
     return bar, progress
+
+
+def measure_note(quiet: bool) -> Callable[[str, int, bool], None]:
+    """A line on stderr as each held-out set starts being measured (minutes on a CPU)."""
+    from tqdm import tqdm
+
+    def note(name: str, items: int, before: bool) -> None:
+        if not quiet:
+            tqdm.write(f"measuring {name}: {items} held-out items, {'before' if before else 'after'} training",
+                       file=sys.stderr)
+
+    return note
 
 
 def print_result(result: RunResult, steps: int, model: str) -> None:

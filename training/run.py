@@ -80,11 +80,14 @@ class RunResult:
 
 
 def _measure(store: TrainingStore | TrainingRecorder, run_id: str, step: int, model: object,
-             heldout: Mapping[str, LetterItems], reference: bool, scorer: object) -> dict[str, HeldoutScore]:
+             heldout: Mapping[str, LetterItems], reference: bool, scorer: object,
+             on_measure: Callable[[str, int, bool], None] | None = None) -> dict[str, HeldoutScore]:
     from training.letter_task import greedy_answers
 
     got = {}
     for name, items in heldout.items():
+        if on_measure is not None:
+            on_measure(name, len(items.ids), reference)
         result = greedy_answers(model, items, reference=reference, scorer=scorer)
         letter, share = result.top_letter
         n_options = int(items.offered.sum(axis=1).max()) if items.offered is not None else len(items.option_ids)
@@ -109,7 +112,10 @@ def check_layers(base_path: Path, layers: int) -> None:
 
 def run_letter_training(store: TrainingStore | TrainingRecorder, run: LetterRun, *,
                         progress: Callable[[int, int, StepRow], None] | None = None,
-                        should_stop: Callable[[], bool] | None = None) -> RunResult:
+                        should_stop: Callable[[], bool] | None = None,
+                        on_measure: Callable[[str, int, bool], None] | None = None) -> RunResult:
+    """Train ``run`` from its last checkpoint; ``progress`` after each step, ``on_measure``
+    (set name, items, before training?) as each held-out set starts being measured."""
     import torch
 
     from training.base_model import add_lora, frozen_layers, load_base, set_threads
@@ -143,7 +149,7 @@ def run_letter_training(store: TrainingStore | TrainingRecorder, run: LetterRun,
         log.info("resuming %s from step %d", run_id, start)
     before: dict[str, HeldoutScore] = {}
     if start == 0 and run.heldout:
-        before = _measure(store, run_id, 0, model, run.heldout, reference=True, scorer=scorer)
+        before = _measure(store, run_id, 0, model, run.heldout, reference=True, scorer=scorer, on_measure=on_measure)
     step = LetterStep(model, run.items, s, optimizer, rng, scorer)
 
     def checkpoint(k: int) -> None:
@@ -154,7 +160,8 @@ def run_letter_training(store: TrainingStore | TrainingRecorder, run: LetterRun,
     if result.stopped:
         store.finish(run_id, "stopped")
         return RunResult(run_id, result.last_step, True, start, before, {}, None)
-    after = _measure(store, run_id, s.steps, model, run.heldout, reference=False, scorer=scorer) if run.heldout else {}
+    after = _measure(store, run_id, s.steps, model, run.heldout, reference=False, scorer=scorer,
+                     on_measure=on_measure) if run.heldout else {}
     from training.gguf_lora import export_lora_gguf
 
     adapter = export_lora_gguf(model, run.base_path, run_dir / ADAPTER_FILE, alpha=s.lora.alpha)

@@ -19,8 +19,9 @@ SHORT = ["--steps", "3", "--batch-size", "1", "--checkpoint-every", "1", "--held
          "--lora-r", "2", "--lr", "1e-3", "--quiet"]
 
 
-def _train(tmp: Path, name: str, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "dcem_clinical", "train", *SHORT, "--db", str(tmp / f"{name}.duckdb"),
+def _train(tmp: Path, name: str, *extra: str, quiet: bool = True) -> list[str]:
+    short = SHORT if quiet else [f for f in SHORT if f != "--quiet"]
+    return [sys.executable, "-m", "dcem_clinical", "train", *short, "--db", str(tmp / f"{name}.duckdb"),
             "--out", str(tmp / name), *extra]
 
 
@@ -40,9 +41,12 @@ def _meta_step(out: Path) -> int:
 @pytest.mark.timeout(900)
 def test_a_run_killed_after_a_checkpoint_resumes_to_the_same_result(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    whole = subprocess.run(_train(tmp_path, "whole"), cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    whole = subprocess.run(_train(tmp_path, "whole", quiet=False), cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert whole.returncode == 0, whole.stderr[-2000:]
     assert "run " in whole.stdout and "3 of 3 steps" in whole.stdout and "+lora:file:" in whole.stdout
+    # without --quiet: a progress bar, and a line as each held-out measurement starts
+    assert "measuring heldout: 2 held-out items, before training" in whole.stderr
+    assert "measuring heldout: 2 held-out items, after training" in whole.stderr and "training: 100%" in whole.stderr
     proc = subprocess.Popen(_train(tmp_path, "cut"), cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 500
