@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.express as px
 import streamlit as st
 
-from common.db import StoreError, default_db_path
+from common.db import PROJECT_ROOT, StoreError, default_db_path
 from common.errors import ProjectError
 from studio.literal import literal
 from studio.store_scope import open_for_run
@@ -39,7 +39,13 @@ def _shipped() -> None:
     except ProjectError as exc:
         st.error(f"The shipped adapter {literal(name)} cannot be read: {literal(exc)}")
         return
-    st.code(shipped.adapter_key, language=None)
+    if shipped.group_file is not None:
+        st.caption("A trained group: its group file gives each role its adapter. Play it with")
+        file = shipped.group_file
+        shown = file.relative_to(PROJECT_ROOT) if file.is_relative_to(PROJECT_ROOT) else file
+        st.code(f"python -m sag run --group {shown} --benchmark medqa", language=None)
+    else:
+        st.code(shipped.adapter_key, language=None)
     run = shipped.run
     st.caption(f"{run['kind']}, {run['method']}, trained on {run['data_name']} ({run['n_train']} items); "
                f"made by: {shipped.manifest['command']}")

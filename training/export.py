@@ -11,6 +11,11 @@ or a checkpoint.
 - ``<out>/steps.parquet``, ``evals.parquet``, ``answers.parquet``: the per-step curve, the
   held-out measurements and the per-item held-out answers.
 
+A trained group (a run whose result is a group file) exports its adapters as
+``<adapters>/<name>-<adapter>.gguf`` and ``<out>/group.json``, the group file with each
+agent's adapter named by registry key (:mod:`training.export_group`); the manifest then
+lists ``adapters`` and the ``group`` file instead of one ``adapter``.
+
 ``read_training_export`` checks every file against the manifest (and the adapter against
 its sha256) and refuses, with one line naming the file, anything missing, changed or
 malformed.
@@ -29,6 +34,7 @@ from typing import Any
 import pandas as pd
 
 from common.errors import InputError
+from training.export_group import GROUP_FILE, file_entry, portable_group
 from training.store import TrainingStore
 
 __all__ = ["FORMAT", "MANIFEST", "TABLES", "TrainingExport", "write_training_export", "read_training_export"]
@@ -43,22 +49,37 @@ _RUN_FIELDS = ("run_id", "kind", "method", "base_model", "settings", "data_name"
 
 @dataclass(frozen=True)
 class TrainingExport:
-    """A read and checked export: the manifest, the run, its tables and its adapter file."""
+    """A read and checked export: the manifest, the run, its tables, its adapter files (one,
+    or one per adapter of a trained group) and a group's group file."""
 
     folder: Path
     manifest: dict[str, Any]
     steps: pd.DataFrame
     evals: pd.DataFrame
     answers: pd.DataFrame
-    adapter: Path
+    adapters: tuple[Path, ...]
+    group_file: Path | None = None
 
     @property
     def run(self) -> dict[str, Any]:
         return dict(self.manifest["run"])
 
     @property
+    def adapter(self) -> Path:
+        """The adapter file (the first of a group's)."""
+        return self.adapters[0]
+
+    @property
+    def adapter_keys(self) -> tuple[str, ...]:
+        entries = self.manifest["adapters"] if self.group_file is not None else [self.manifest["adapter"]]
+        return tuple(f"{self.manifest['run']['base_model']}+lora:{e['name']}" for e in entries)
+
+    @property
     def adapter_key(self) -> str:
-        return f"{self.manifest['run']['base_model']}+lora:{self.manifest['adapter']['name']}"
+        """The model key of a single adapter; a group's adapters are in :attr:`adapter_keys`."""
+        if self.group_file is not None:
+            raise ValueError("a trained group has one adapter per role: see adapter_keys and group_file")
+        return self.adapter_keys[0]
 
 
 def _sha256(path: Path) -> str:
@@ -92,14 +113,13 @@ def write_training_export(store: TrainingStore, run_id: str, out: Path, adapters
     if not source.is_file() or _sha256(source) != row["adapter_sha256"]:
         raise InputError("run", f"the adapter file of run {run_id} ({source}) is missing or changed since training")
     out, adapters = Path(out), Path(adapters)
-    if out.exists() and any(p.name not in (MANIFEST, *(f"{t}.parquet" for t in TABLES)) for p in out.iterdir()):
+    if out.exists() and any(p.name not in (MANIFEST, GROUP_FILE, *(f"{t}.parquet" for t in TABLES))
+                            for p in out.iterdir()):
         raise InputError("out", f"{out} holds other files; give an empty or new folder")
     out.mkdir(parents=True, exist_ok=True)
     adapters.mkdir(parents=True, exist_ok=True)
-    target = adapters / f"{name}.gguf"
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.partial")
-    shutil.copyfile(source, tmp)
-    os.replace(tmp, target)
+    made = _group_files(source, name, out, adapters) if source.suffix == ".json" else \
+        {"adapter": _single_file(source, adapters / f"{name}.gguf", name)}
     tables = {"steps": store.steps(run_id).drop(columns=["run_id"]),
               "evals": store.evals(run_id).drop(columns=["run_id"]),
               "answers": store.answers(run_id).drop(columns=["run_id"])}
@@ -114,13 +134,24 @@ def write_training_export(store: TrainingStore, run_id: str, out: Path, adapters
            "data_name": str(row["data_name"]), "data_hash": str(row["data_hash"]), "n_train": int(row["n_train"]),
            "status": "finished", "created_at": _iso(row["created_at"]), "finished_at": _iso(row["finished_at"])}
     manifest = {"format": FORMAT, "created_at": _dt.datetime.now().replace(microsecond=0).isoformat(),
-                "command": command, "run": run,
-                "adapter": {"name": name, "file": f"{name}.gguf", "size_bytes": target.stat().st_size,
-                            "sha256": _sha256(target)},
-                "files": files}
+                "command": command, "run": run, **made, "files": files}
     path = out / MANIFEST
     path.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return path
+
+
+def _single_file(source: Path, target: Path, name: str) -> dict[str, Any]:
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.partial")
+    shutil.copyfile(source, tmp)
+    os.replace(tmp, target)
+    return file_entry(name, target)
+
+
+def _group_files(source: Path, name: str, out: Path, adapters: Path) -> dict[str, Any]:
+    group, entries = portable_group(source, name, adapters)
+    path = out / GROUP_FILE
+    path.write_text(json.dumps(group, indent=2) + "\n", encoding="utf-8")
+    return {"adapters": entries, "group": {"file": GROUP_FILE, "sha256": _sha256(path)}}
 
 
 def read_training_export(folder: Path, adapters: Path) -> TrainingExport:
@@ -135,26 +166,46 @@ def read_training_export(folder: Path, adapters: Path) -> TrainingExport:
         raise InputError("export", f"{where} is not readable JSON ({exc})") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise InputError("export", f"{where}: format must be {FORMAT!r}")
-    run, adapter, files = manifest.get("run"), manifest.get("adapter"), manifest.get("files")
+    run, files = manifest.get("run"), manifest.get("files")
     if not isinstance(run, dict) or any(k not in run for k in _RUN_FIELDS):
         raise InputError("export", f"{where}: run must hold {', '.join(_RUN_FIELDS)}")
-    if not isinstance(adapter, dict) or not _NAME.fullmatch(str(adapter.get("name", ""))) \
-            or adapter.get("file") != f"{adapter.get('name')}.gguf":
-        raise InputError("export", f"{where}: adapter must name a file <name>.gguf")
+    entries = _adapter_entries(manifest, where)
     if not isinstance(files, list) or sorted(str(f.get("table")) for f in files if isinstance(f, dict)) != sorted(TABLES):
         raise InputError("export", f"{where}: files must list the tables {', '.join(TABLES)} once each")
     frames: dict[str, pd.DataFrame] = {}
     for entry in files:
         if entry.get("name") != f"{entry['table']}.parquet":
             raise InputError("export", f"{where}: the file of table {entry['table']} must be {entry['table']}.parquet")
-        path = folder / entry["name"]
-        if not path.is_file() or _sha256(path) != entry.get("sha256"):
-            raise InputError("export", f"{path} is missing or changed (its sha256 is not the manifest's)")
+        path = _checked(folder / entry["name"], entry.get("sha256"), "")
         frame = pd.read_parquet(path)
         if len(frame) != entry.get("rows"):
             raise InputError("export", f"{path} has {len(frame)} rows, the manifest says {entry.get('rows')}")
         frames[entry["table"]] = frame
-    file = Path(adapters) / adapter["file"]
-    if not file.is_file() or _sha256(file) != adapter.get("sha256"):
-        raise InputError("export", f"the adapter {file} is missing or changed (its sha256 is not the manifest's)")
-    return TrainingExport(folder, manifest, frames["steps"], frames["evals"], frames["answers"], file)
+    files_of = tuple(_checked(Path(adapters) / e["file"], e.get("sha256"), "the adapter ") for e in entries)
+    group = manifest.get("group")
+    group_file = _checked(folder / GROUP_FILE, group.get("sha256"), "the group file ") if group else None
+    return TrainingExport(folder, manifest, frames["steps"], frames["evals"], frames["answers"], files_of, group_file)
+
+
+def _adapter_entries(manifest: dict[str, Any], where: Path) -> list[dict[str, Any]]:
+    """The adapter entries of a manifest: its ``adapter``, or a group's ``adapters`` (with
+    its ``group`` file), each naming a file ``<name>.gguf``."""
+    if "group" in manifest:
+        group, entries = manifest.get("group"), manifest.get("adapters")
+        if not isinstance(group, dict) or group.get("file") != GROUP_FILE:
+            raise InputError("export", f"{where}: group must name the file {GROUP_FILE}")
+        if not isinstance(entries, list) or not entries:
+            raise InputError("export", f"{where}: a group's export must list its adapters")
+    else:
+        entries = [manifest.get("adapter")]
+    for entry in entries:
+        if not isinstance(entry, dict) or not _NAME.fullmatch(str(entry.get("name", ""))) \
+                or entry.get("file") != f"{entry.get('name')}.gguf":
+            raise InputError("export", f"{where}: adapter must name a file <name>.gguf")
+    return entries
+
+
+def _checked(path: Path, sha256: object, what: str) -> Path:
+    if not path.is_file() or _sha256(path) != sha256:
+        raise InputError("export", f"{what}{path} is missing or changed (its sha256 is not the manifest's)")
+    return path

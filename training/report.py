@@ -32,16 +32,20 @@ def export_markdown(export: TrainingExport) -> str:
     lora, grpo = s["lora"], s["grpo"]
     layers = f"the top {lora['layers']} layers" if lora.get("layers") else "every layer"
     seconds = float(export.steps["seconds"].sum())
-    lines = [f"Adapter `{export.adapter_key}`: {run['kind']} trained with {run['method'].upper()} on "
+    lines = [f"{_what(export)}: {run['kind']} trained with {run['method'].upper()} on "
              f"{run['data_name']} ({run['n_train']} items), {s['steps']} steps of {s['batch_size']} items, "
              f"learning rate {s['learning_rate']:g}, {s['updates_per_batch']} update(s) per batch, "
-             f"{'exact expectation over the options' if grpo['group_size'] == 0 else str(grpo['group_size']) + ' sampled answers'}"
+             f"{_sampling(export, grpo['group_size'])}"
              f", clip {grpo['eps']:g}, KL weight {grpo['beta']:g}, LoRA r={lora['r']} alpha={lora['alpha']:g} on "
              f"{layers}; {seconds / 60:.0f} minutes of optimiser steps.", "",
              "| held-out set | items | chance | best single letter | accuracy before [95 % CI] | "
              "most frequent answer before | accuracy after [95 % CI] | most frequent answer after | "
              "after - before [95 % paired bootstrap] |",
              "|---|---|---|---|---|---|---|---|---|"]
+    if export.answers.empty:
+        lines[2:] = ["No held-out measurement is part of this run; a trained group is measured by playing it "
+                     "(`python -m sag run --group <group file> --benchmark heldout:<name>`)."]
+        return "\n".join(lines) + "\n"
     last = int(s["steps"])
     evals = export.evals.set_index(["split", "step"])
     rng = np.random.default_rng(BOOTSTRAP_SEED)
@@ -60,6 +64,19 @@ def export_markdown(export: TrainingExport) -> str:
                       "answers one letter: its accuracy is then close to that letter's share of right answers "
                       "(the best single letter shows the most a constant answer reaches), which is not knowledge."]
     return "\n".join(lines) + "\n"
+
+
+def _sampling(export: TrainingExport, size: int) -> str:
+    if export.group_file is not None:
+        return f"{size} debates per item"
+    return "exact expectation over the options" if size == 0 else f"{size} sampled answers"
+
+
+def _what(export: TrainingExport) -> str:
+    if export.group_file is None:
+        return f"Adapter `{export.adapter_key}`"
+    keys = ", ".join(f"`{k}`" for k in export.adapter_keys)
+    return f"Group `{export.folder.name}/{export.group_file.name}` (adapters {keys})"
 
 
 def _share(answers: object) -> float:

@@ -104,3 +104,33 @@ def test_a_trained_group_shows_its_curves_and_the_command_that_plays_it(tmp_path
     assert any("Each role" not in c.value and "trained group" in c.value for c in at.caption)
     runs = next(t.value for t in at.dataframe if "Steps done" in t.value.columns)
     assert runs.loc[0, "Steps done"] == "3 of 3"
+
+
+def test_a_shipped_trained_group_shows_the_command_that_plays_its_group_file(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    import hashlib
+    import json
+
+    from training.export import write_training_export
+
+    adapter = tmp_path / "run" / "adapter-default.gguf"
+    adapter.parent.mkdir()
+    adapter.write_bytes(b"adapter")
+    group = tmp_path / "run" / "group.json"
+    group.write_text(json.dumps({"name": "x", "backbones": [f"smollm2-135m+lora:file:{adapter}"] * 2}))
+    db = tmp_path / "t.duckdb"
+    with TrainingStore(db) as store:
+        store.start_run("g2", kind="sag-group", method="grpo", base_model="smollm2-135m",
+                        settings={"steps": 1}, data_name="ddxplus8:train", data_hash="h", n_train=4)
+        store.add_step("g2", StepRow(1, 0.0, -1.0, 0.5, 0.0, 0.0, 2, 9000, 300.0))
+        store.finish("g2", "finished", str(group), hashlib.sha256(group.read_bytes()).hexdigest())
+        write_training_export(store, "g2", tmp_path / "exports" / "sag6-grpo", tmp_path / "adapters", "sag6-grpo",
+                              command="python -m sag train --group sag-6")
+    monkeypatch.setattr("training.shipped.exports_dir", lambda: tmp_path / "exports")
+    monkeypatch.setattr("training.shipped.adapters_dir", lambda: tmp_path / "adapters")
+    monkeypatch.setenv("DCEM_DB", str(tmp_path / "none.duckdb"))
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    assert not at.exception
+    want = f"python -m sag run --group {tmp_path / 'exports' / 'sag6-grpo' / 'group.json'} --benchmark medqa"
+    assert want in [c.value for c in at.code]
+    assert any("trained group" in c.value for c in at.caption)
