@@ -21,7 +21,8 @@ from typing import Any, Sequence
 
 import torch
 
-__all__ = ["option_logprobs", "policy_logprobs", "decoder_parts", "last_position_logprobs", "model_device"]
+__all__ = ["option_logprobs", "policy_logprobs", "decoder_parts", "last_position_logprobs", "model_device",
+           "continuation_logprobs", "continuation_from_hidden", "check_continuations", "padded"]
 
 
 def decoder_parts(model: Any) -> tuple[Any, Any, float | None]:
@@ -52,16 +53,62 @@ def option_logprobs(model: Any, prompts: Sequence[Sequence[int]], option_ids: Se
     lengths = [len(p) for p in prompts]
     if min(lengths) == 0:
         raise ValueError("an empty prompt cannot be scored")
-    width = max(lengths)
-    ids = torch.full((len(prompts), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(prompts), width), dtype=torch.long)
-    for row, p in enumerate(prompts):
-        ids[row, :len(p)] = torch.tensor(list(p), dtype=torch.long)
-        mask[row, :len(p)] = 1
+    ids, mask = padded(prompts, pad_id)
     decoder, _, _ = decoder_parts(model)
     device = model_device(model)
     hidden = decoder(input_ids=ids.to(device), attention_mask=mask.to(device)).last_hidden_state
     return last_position_logprobs(model, hidden, lengths, option_ids)
+
+
+def padded(sequences: Sequence[Sequence[int]], pad_id: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-padded token ids (B, T) and their attention mask."""
+    width = max(len(s) for s in sequences)
+    ids = torch.full((len(sequences), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(sequences), width), dtype=torch.long)
+    for row, s in enumerate(sequences):
+        ids[row, :len(s)] = torch.tensor(list(s), dtype=torch.long)
+        mask[row, :len(s)] = 1
+    return ids, mask
+
+
+def continuation_logprobs(model: Any, prompts: Sequence[Sequence[int]], continuations: Sequence[Sequence[int]], *,
+                          temperature: float = 1.0, pad_id: int = 0) -> torch.Tensor:
+    """Log-probability of each generated continuation after its prompt, shape (B,): the sum
+    over its tokens of log softmax(logits / ``temperature``) over the whole vocabulary at
+    the token, given the prompt and the tokens before it.  This is a rationale's share of a
+    trajectory's log-probability (the sampler's nucleus cut, if any, is not modelled)."""
+    check_continuations(prompts, continuations, temperature)
+    ids, mask = padded([list(p) + list(c) for p, c in zip(prompts, continuations)], pad_id)
+    decoder, _, _ = decoder_parts(model)
+    device = model_device(model)
+    hidden = decoder(input_ids=ids.to(device), attention_mask=mask.to(device)).last_hidden_state
+    return continuation_from_hidden(model, hidden, [len(p) for p in prompts], continuations, temperature)
+
+
+def check_continuations(prompts: Sequence[Sequence[int]], continuations: Sequence[Sequence[int]],
+                         temperature: float) -> None:
+    if not prompts or len(prompts) != len(continuations):
+        raise ValueError("give one continuation per prompt, at least one")
+    if min(len(p) for p in prompts) == 0 or min(len(c) for c in continuations) == 0:
+        raise ValueError("an empty prompt or continuation cannot be scored")
+    if not temperature > 0:
+        raise ValueError(f"temperature must be above 0, got {temperature!r}")
+
+
+def continuation_from_hidden(model: Any, hidden: torch.Tensor, prompt_lengths: Sequence[int],
+                             continuations: Sequence[Sequence[int]], temperature: float) -> torch.Tensor:
+    """:func:`continuation_logprobs` from the decoder's output ``hidden`` (B, T, D) over each
+    prompt followed by its continuation; on the CPU whatever the model's device."""
+    _, head, cap = decoder_parts(model)
+    sums = []
+    for row, (n, cont) in enumerate(zip(prompt_lengths, continuations)):
+        logits = head(hidden[row, n - 1:n - 1 + len(cont)]).float()  # position n-1 predicts the first token
+        if cap:
+            logits = torch.tanh(logits / cap) * cap
+        logp = torch.log_softmax(logits / temperature, dim=-1)
+        sums.append(logp[torch.arange(len(cont), device=logp.device),
+                         torch.tensor(list(cont), device=logp.device)].sum())
+    return torch.stack(sums).cpu()
 
 
 def last_position_logprobs(model: Any, hidden: torch.Tensor, lengths: Sequence[int],

@@ -23,7 +23,8 @@ from typing import Any, Iterator, Sequence
 
 import torch
 
-from training.letters import decoder_parts, last_position_logprobs, model_device, option_logprobs
+from training.letters import (check_continuations, continuation_from_hidden, continuation_logprobs, decoder_parts,
+                              last_position_logprobs, model_device, option_logprobs)
 
 __all__ = ["OptionScorer", "lower_layers_are_frozen", "CHECK_TOLERANCE"]
 
@@ -95,6 +96,25 @@ class OptionScorer:
             self._check(keys[0], option_ids, scores[0])
         return scores
 
+    def continuations(self, prompts: Sequence[Sequence[int]], continuations: Sequence[Sequence[int]], *,
+                      temperature: float = 1.0) -> torch.Tensor:
+        """Each continuation's log-probability after its prompt, (B,)
+        (:func:`training.letters.continuation_logprobs`), the lower layers' output kept per
+        whole sequence (prompt and continuation)."""
+        if not self.frozen_layers:
+            return continuation_logprobs(self.model, prompts, continuations, temperature=temperature,
+                                         pad_id=self.pad_id)
+        check_continuations(prompts, continuations, temperature)
+        keys = [tuple(int(t) for t in p) + tuple(int(t) for t in c) for p, c in zip(prompts, continuations)]
+        self._fill([k for k in dict.fromkeys(keys) if k not in self._cache])
+        hidden, _ = self._top_hidden(keys)
+        scores = continuation_from_hidden(self.model, hidden, [len(p) for p in prompts], continuations, temperature)
+        if not self._checked:
+            with torch.no_grad():
+                full = continuation_logprobs(self.model, prompts[:1], continuations[:1], temperature=temperature)
+            self._compare(float((full[0] - scores[0].detach()).abs()))
+        return scores
+
     def _fill(self, keys: Sequence[tuple[int, ...]]) -> None:
         """Hidden states entering layer ``frozen_layers`` for each new prompt (one at a time:
         no padding, so each is exactly what a batch of one computes)."""
@@ -119,6 +139,11 @@ class OptionScorer:
                 hook.remove()
 
     def _top(self, keys: Sequence[tuple[int, ...]], option_ids: Sequence[int]) -> torch.Tensor:
+        hidden, lengths = self._top_hidden(keys)
+        return last_position_logprobs(self.model, hidden, lengths, option_ids)
+
+    def _top_hidden(self, keys: Sequence[tuple[int, ...]]) -> tuple[torch.Tensor, list[int]]:
+        """The top layers' output over the kept lower-layer states of ``keys``, (B, T, D)."""
         decoder, _, _ = decoder_parts(self.model)
         lengths = [len(k) for k in keys]
         width, dim = max(lengths), self._cache[keys[0]].shape[-1]
@@ -130,12 +155,14 @@ class OptionScorer:
         device = model_device(self.model)
         with _only_layers(decoder, decoder.layers[self.frozen_layers:]):
             hidden = decoder(inputs_embeds=embeds.to(device), attention_mask=mask.to(device)).last_hidden_state
-        return last_position_logprobs(self.model, hidden, lengths, option_ids)
+        return hidden, lengths
 
     def _check(self, key: tuple[int, ...], option_ids: Sequence[int], cached: torch.Tensor) -> None:
         with torch.no_grad():
             full = option_logprobs(self.model, [key], option_ids, pad_id=self.pad_id)[0]
-        gap = float((full - cached.detach()).abs().max())
+        self._compare(float((full - cached.detach()).abs().max()))
+
+    def _compare(self, gap: float) -> None:
         if not gap <= CHECK_TOLERANCE:
             raise RuntimeError(f"the cached lower layers do not reproduce this model's full forward "
                                f"(largest gap {gap:.2e}); train it with adapters on every layer (layers 0)")
