@@ -204,7 +204,7 @@ class _Step:
         import torch
 
         from training.base_model import reference_mode
-        from training.group_step import ctde_step, grpo_update
+        from training.group_step import ctde_step, grpo_update, unit_logps
 
         start = time.perf_counter()
         run, s, policy = self.run, self.run.settings, self.policy
@@ -219,7 +219,7 @@ class _Step:
             raise RuntimeError(f"step {k}: every rollout failed; see the log for the model errors")
         actions = [a for r in rollouts for a in r.actions]
         with torch.no_grad(), reference_mode(policy.model):
-            ref, _ = policy.scorer.taken(actions)
+            ref = unit_logps(policy.scorer, rollouts)
         old, parts = None, None
         if policy.critic is not None:
             parts = ctde_step(policy.scorer, policy.optimizer, policy.critic, policy.critic_optimizer, rollouts,

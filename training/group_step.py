@@ -4,7 +4,13 @@ GRPO (the SAG seed's Eqs. 2-4, one adapter shared by every agent): a rollout's
 log-probability is the sum over its answer turns of log pi(taken option), its advantage
 is its reward normalised within its question's group (Eq. 4), and Eq. 2's clipped ratio
 and KL (the k3 estimator against the base) are taken per rollout
-(:func:`training.grpo.sampled_loss`).
+(:func:`training.grpo.sampled_loss`).  A rollout that carries its rationales
+(:class:`training.rollouts.Rationale`) adds their log-probabilities to its own, so the
+ratio is the whole trajectory's (Eq. 3); its KL is then the sum of per-answer and
+per-rationale k3 estimates.
+
+The log-probabilities of a step are kept as one vector of *units*: every action of every
+rollout, then every rationale (:func:`unit_logps`); ``ref`` and ``old`` are such vectors.
 
 CTDE (Eqs. 5-6, one adapter per role): the critic Q(S, a) is first fitted to the
 rollouts' rewards (``critic_epochs`` passes of mean squared error); during the critic's
@@ -25,9 +31,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from training.rollouts import ActionScorer, Rollout, final_actions, rollout_index
+from training.rollouts import ActionScorer, Rollout, final_actions, rationale_index, rollout_index
 
-__all__ = ["StepParts", "group_advantages_of", "grpo_update", "ctde_update", "ctde_step", "fit_critic"]
+__all__ = ["StepParts", "group_advantages_of", "grpo_update", "ctde_update", "ctde_step", "fit_critic", "unit_logps"]
 
 
 @dataclass(frozen=True)
@@ -56,6 +62,16 @@ def group_advantages_of(rollouts: Sequence[Rollout]) -> Any:
     return out
 
 
+def unit_logps(scorer: ActionScorer, rollouts: Sequence[Rollout]) -> Any:
+    """Without gradients: the log-probability of every action, then of every rationale, of
+    ``rollouts`` (run it inside the reference mode for the reference policy's)."""
+    import torch
+
+    now, _ = scorer.taken([a for r in rollouts for a in r.actions])
+    rationales = [x for r in rollouts for x in r.rationales]
+    return torch.cat([now, scorer.rationales(rationales)]) if rationales else now
+
+
 def _k3(logp: Any, ref: Any) -> Any:
     log_r = ref.detach() - logp
     return log_r.exp() - log_r - 1.0
@@ -71,8 +87,11 @@ def grpo_update(scorer: ActionScorer, optimizer: Any, rollouts: Sequence[Rollout
     from training.grpo import sampled_loss
 
     actions = [a for r in rollouts for a in r.actions]
-    index = torch.as_tensor(rollout_index(rollouts))
-    now, _ = scorer.taken(actions)
+    rationales = [x for r in rollouts for x in r.rationales]
+    index = torch.as_tensor(np.concatenate([rollout_index(rollouts), rationale_index(rollouts)]))
+    now = unit_logps(scorer, rollouts)
+    if len(ref) != len(now):
+        raise ValueError(f"ref holds {len(ref)} log-probabilities for {len(now)} actions and rationales")
     if old is None:
         old = now.clone()
     leaf = now.clone().requires_grad_(True)
@@ -80,11 +99,14 @@ def grpo_update(scorer: ActionScorer, optimizer: Any, rollouts: Sequence[Rollout
     def per_rollout(values: Any) -> Any:
         return torch.zeros(len(rollouts)).index_add(0, index, values)
 
+    kl = per_rollout(_k3(leaf, ref)) if rationales else None
     parts = sampled_loss(per_rollout(leaf), per_rollout(old), per_rollout(ref), group_advantages_of(rollouts),
-                         eps=eps, beta=beta)
+                         eps=eps, beta=beta, kl=kl)
     parts.loss.backward()
     optimizer.zero_grad()
-    scorer.backward(actions, leaf.grad)
+    scorer.backward(actions, leaf.grad[:len(actions)])
+    if rationales:
+        scorer.backward_rationales(rationales, leaf.grad[len(actions):])
     optimizer.step()
     return StepParts(float(parts.loss.detach()), parts.kl, parts.clipped_share), old
 

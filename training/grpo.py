@@ -43,12 +43,16 @@ def clipped_surrogate(ratio: torch.Tensor, advantages: torch.Tensor, eps: float)
 
 
 def sampled_loss(logp: torch.Tensor, logp_old: torch.Tensor, logp_ref: torch.Tensor,
-                 advantages: torch.Tensor, *, eps: float, beta: float) -> GrpoParts:
-    """Eq. 2 over sampled rollouts (all tensors shaped (..., G))."""
+                 advantages: torch.Tensor, *, eps: float, beta: float, kl: torch.Tensor | None = None) -> GrpoParts:
+    """Eq. 2 over sampled rollouts (all tensors shaped (..., G)).  The KL to the reference
+    is the k3 estimate on each rollout's log-probability, unless ``kl`` gives it per
+    rollout (a long trajectory's sum of per-token estimates: k3 of a sum over hundreds of
+    tokens is the exponential of a large number)."""
     ratio = torch.exp(logp - logp_old.detach())
     surrogate, clipped = clipped_surrogate(ratio, advantages.detach(), eps)
-    log_r = logp_ref.detach() - logp
-    kl = torch.exp(log_r) - log_r - 1.0
+    if kl is None:
+        log_r = logp_ref.detach() - logp
+        kl = torch.exp(log_r) - log_r - 1.0
     objective = surrogate.mean() - beta * kl.mean()
     return GrpoParts(-objective, float(surrogate.mean().detach()), float(kl.mean().detach()),
                      float(clipped.float().mean()))

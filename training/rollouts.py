@@ -24,7 +24,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-__all__ = ["Action", "Rollout", "ActionScorer", "rollout_index", "final_actions"]
+__all__ = ["Action", "Rationale", "Rollout", "ActionScorer", "rollout_index", "rationale_index", "final_actions"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,24 @@ class Action:
 
 
 @dataclass(frozen=True)
+class Rationale:
+    """A generated rationale as an action (GRPO's optional rationale path): the adapter, the
+    prompt's token ids, the generated token ids, and the temperature they were sampled at
+    (their log-probability is read at that temperature)."""
+
+    adapter: str
+    tokens: tuple[int, ...]
+    continuation: tuple[int, ...]
+    temperature: float
+
+    def __post_init__(self) -> None:
+        if not self.tokens or not self.continuation:
+            raise ValueError("a rationale needs a prompt and at least one generated token")
+        if not self.temperature > 0:
+            raise ValueError(f"a rationale is sampled at a temperature above 0, got {self.temperature!r}")
+
+
+@dataclass(frozen=True)
 class Rollout:
     """One play of a question (see the module docstring).  ``finals[i]`` is the index in
     ``actions`` of agent i's last answer (its part of the joint answer)."""
@@ -61,6 +79,7 @@ class Rollout:
     correct: bool
     finals: tuple[int, ...]
     state: tuple[float, ...]
+    rationales: tuple[Rationale, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.actions:
@@ -79,6 +98,12 @@ class Rollout:
 def rollout_index(rollouts: Sequence[Rollout]) -> np.ndarray:
     """For every action of ``rollouts`` (flattened in order), the index of its rollout."""
     return np.concatenate([np.full(len(r.actions), k) for k, r in enumerate(rollouts)]).astype(np.int64)
+
+
+def rationale_index(rollouts: Sequence[Rollout]) -> np.ndarray:
+    """For every rationale of ``rollouts`` (flattened in order), the index of its rollout."""
+    parts = [np.full(len(r.rationales), k) for k, r in enumerate(rollouts)]
+    return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
 
 
 def final_actions(rollouts: Sequence[Rollout]) -> np.ndarray:
@@ -135,6 +160,38 @@ class ActionScorer:
                     if dense is not None:
                         dense[i, list(actions[i].slots)] = policy[j].exp()
         return logp, dense
+
+    def _rationale_batches(self, rationales: Sequence[Rationale]) -> list[list[int]]:
+        by: dict[tuple[str, float], list[int]] = {}
+        for i, r in enumerate(rationales):
+            by.setdefault((r.adapter, r.temperature), []).append(i)
+        return [rows[k:k + self.chunk] for rows in by.values() for k in range(0, len(rows), self.chunk)]
+
+    def _rationale_logps(self, rationales: Sequence[Rationale], rows: Sequence[int]) -> Any:
+        first = rationales[rows[0]]
+        if self.use_adapter is not None:
+            self.use_adapter(first.adapter)
+        scorer: Any = self.scorer
+        return scorer.continuations([rationales[i].tokens for i in rows], [rationales[i].continuation for i in rows],
+                                    temperature=first.temperature)
+
+    def rationales(self, rationales: Sequence[Rationale]) -> Any:
+        """Without gradients: each rationale's log-probability, (n,).  The scorer must be an
+        :class:`training.scorer.OptionScorer` (it scores continuations)."""
+        import torch
+
+        out = torch.empty(len(rationales))
+        with torch.no_grad():
+            for rows in self._rationale_batches(rationales):
+                out[rows] = self._rationale_logps(rationales, rows)
+        return out
+
+    def backward_rationales(self, rationales: Sequence[Rationale], weights: Any) -> None:
+        """Accumulate the gradient of sum_i weights[i] * log pi(rationale_i) into the adapters."""
+        for rows in self._rationale_batches(rationales):
+            w = weights[rows]
+            if bool(w.abs().sum() > 0):
+                (self._rationale_logps(rationales, rows) * w.detach()).sum().backward()
 
     def backward(self, actions: Sequence[Action], weights: Any) -> None:
         """Accumulate the gradient of sum_i weights[i] * log pi(taken_i) into the adapters."""
