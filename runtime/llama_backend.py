@@ -276,7 +276,7 @@ class LlamaCppBackend:
                 llm.n_tokens = floor_start(starts, len(tokens) - 1)  # keep only blocks evaluated as a cold prompt
             text = llm.detokenize(out).decode("utf-8", errors="ignore")
         return Reply(text=text, prompt_tokens=len(tokens), completion_tokens=len(out),
-                     duration_s=time.perf_counter() - start)
+                     duration_s=time.perf_counter() - start, token_ids=tuple(int(t) for t in out))
 
     def set_split(self, split: str, kv_cache_mb: int | None = None) -> None:
         """Evaluate from now on in ``split``'s blocks, with a fresh saved-state budget of

@@ -279,7 +279,7 @@ class BatchedLlamaTurns:
         text = self.llm.detokenize(turn.generated).decode("utf-8", errors="ignore")
         return TurnResult(turn.logprobs, text, prompt_tokens=len(turn.tokens),
                           completion_tokens=len(turn.generated), reused_tokens=turn.reused,
-                          duration_s=time.perf_counter() - start)
+                          duration_s=time.perf_counter() - start, completion_ids=tuple(map(int, turn.generated)))
 
     # ------------------------------------------------------------- llama.cpp work
     def _play(self, group: list[_Turn], prefix: list[int]) -> list[_Turn]:

@@ -62,6 +62,8 @@ class Reply:
     completion_tokens: int = 0
     duration_s: float = 0.0
     raw: dict[str, Any] = field(default_factory=dict)
+    token_ids: tuple[int, ...] = ()
+    """The generated tokens, when the backend decodes them itself (llama.cpp's reusing path)."""
 
 
 @dataclass(frozen=True)

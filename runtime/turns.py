@@ -82,6 +82,8 @@ class TurnResult:
         was shared with other requests or kept from the previous ``run``.
     duration_s : wall-clock seconds (see each runner for what is included).
     error : why the turn failed (then ``logprobs`` are uniform and ``text`` is empty).
+    completion_ids : the rationale's token ids, when the runner decoded them itself
+        (llama.cpp); empty otherwise.
     """
 
     logprobs: tuple[float, ...]
@@ -91,6 +93,7 @@ class TurnResult:
     reused_tokens: int = 0
     duration_s: float = 0.0
     error: str | None = None
+    completion_ids: tuple[int, ...] = ()
 
 
 class TurnRunner(Protocol):
@@ -180,4 +183,4 @@ class SequentialTurns:
             return error_result(request, f"backend gave {len(scores.logprobs)} scores for "
                                           f"{len(request.options)} options", duration_s=time.perf_counter() - start)
         return TurnResult(tuple(scores.logprobs), reply.text, scores.prompt_tokens or reply.prompt_tokens,
-                          reply.completion_tokens, 0, time.perf_counter() - start)
+                          reply.completion_tokens, 0, time.perf_counter() - start, completion_ids=reply.token_ids)

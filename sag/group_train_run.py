@@ -38,11 +38,21 @@ GROUP_FILE = "group.json"
 @dataclass(frozen=True)
 class GroupPlay:
     """How rollouts are played: debate rounds after round 0, the letters' sampling
-    temperature, and the rationale budget per turn."""
+    temperature, the rationale budget per turn, and whether the rationales' tokens are
+    actions too (GRPO's rationale path, :mod:`sag.group_training`)."""
 
     rounds: int = 1
     temperature: float = 1.0
     rationale_tokens: int = 48
+    rationale_actions: bool = False
+
+    def identity(self) -> dict[str, Any]:
+        """What names the run: every field, ``rationale_actions`` only when on (runs made
+        before the setting existed keep their ids)."""
+        values = dict(self.__dict__)
+        if not self.rationale_actions:
+            values.pop("rationale_actions")
+        return values
 
     def __post_init__(self) -> None:
         for name, value, low, high in (("rounds", self.rounds, 1, 10), ("rationale_tokens", self.rationale_tokens, 1, 512)):
@@ -52,6 +62,8 @@ class GroupPlay:
                 or not 0.0 < self.temperature <= 5.0:
             raise ConfigError("temperature", f"rollouts need sampled letters: a temperature above 0 and at most 5, "
                                              f"got {self.temperature!r}")
+        if not isinstance(self.rationale_actions, bool):
+            raise ConfigError("rationale_actions", f"must be true or false, got {self.rationale_actions!r}")
 
 
 @dataclass(frozen=True)
@@ -82,7 +94,7 @@ class GroupRun:
 
     @property
     def run_id(self) -> str:
-        extra = json.dumps([self.group.to_dict(), self.play.__dict__, self.critic.to_dict()], sort_keys=True,
+        extra = json.dumps([self.group.to_dict(), self.play.identity(), self.critic.to_dict()], sort_keys=True,
                            default=list)
         return self.settings.digest(self.kind, self.base_model, self.base_sha256, self.data_hash, extra)
 
@@ -196,7 +208,7 @@ class _Step:
                     if play.seed in other and other[play.seed] != play.answer:
                         reward -= weights.fairness
                     out.append(to_rollout(play, group, reward, right, cfg, self.tokenizer, self.adapters,
-                                          run.n_slots))
+                                          run.n_slots, rationales=run.play.rationale_actions))
                 group += 1
         return out
 

@@ -8,8 +8,7 @@ rollout has its own decoding seed) and turns each play into a
 - **actions**: every answer turn of every agent (round 0 proposals, the flat debate
   step, the safety audit, the judges), with the prompt's token ids as the runtime
   rendered them, the options offered (the item's letters, and REFUSE for safety agents
-  and judges) and the option the agent gave.  Rationale tokens are not actions here: the
-  letters are (the rationale path is the one a GPU user would add).  The option taken is
+  and judges) and the option the agent gave.  The option taken is
   read against the softmax over the offered options; the runtime decides REFUSE by a
   threshold on P(REFUSE) and draws a letter otherwise, so for refusable turns the
   sampling distribution and the trained policy differ slightly;
@@ -19,6 +18,10 @@ rollout has its own decoding seed) and turns each play into a
   the item has a demographic twin (:func:`twin_of`, the evaluation's gender swap) rollout
   g of the item and rollout g of its twin each lose the fairness weight when their
   answers differ;
+- **rationales** (GRPO's optional rationale path, ``rationales=True``): every answer
+  turn's generated rationale as a :class:`training.rollouts.Rationale`, its token ids as
+  llama.cpp sampled them (at the play's temperature; a ``top_p`` below 1 is not
+  modelled).  Too slow for a CPU at any useful scale: the path a GPU user takes;
 - **state** (:func:`state_features`): what the central critic sees of the debate.
 
 A failed model call is never an answer: a rollout with one is dropped and counted.
@@ -38,7 +41,7 @@ from sag.engine import AgentTurn, TurnEngine
 from sag.failures import ItemFailed
 from sag.transcript import REFUSE, GroupMessage
 from training.config import RewardWeights
-from training.rollouts import Action, Rollout
+from training.rollouts import Action, Rationale, Rollout
 
 __all__ = ["Tokenizer", "RecordingEngine", "PlayedRollout", "play_rollouts", "play_reward", "state_features",
            "state_size", "twin_of", "to_rollout", "adapter_names_for", "GROUP_METHODS"]
@@ -62,28 +65,38 @@ class Tokenizer:
 
 
 class RecordingEngine(TurnEngine):
-    """A :class:`TurnEngine` that keeps every played turn beside its message."""
+    """A :class:`TurnEngine` that keeps every played turn beside its message, and the token
+    ids of its rationale (empty when the runner does not report them)."""
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.played: list[tuple[AgentTurn, GroupMessage]] = []
+        self.generated: list[tuple[int, ...]] = []
+        self._ids: dict[int, tuple[int, ...]] = {}
+
+    def _message(self, turn: AgentTurn, result: object, key: str, cached: bool, known: object) -> GroupMessage:
+        message = super()._message(turn, result, key, cached, known)  # type: ignore[arg-type]
+        self._ids[id(message)] = tuple(getattr(result, "completion_ids", ()))
+        return message
 
     def play(self, turns: Sequence[AgentTurn], known_passages: object) -> list[GroupMessage]:  # type: ignore[override]
         got = super().play(turns, known_passages)  # type: ignore[arg-type]
         self.played.extend(zip(turns, got))
+        self.generated.extend(self._ids.pop(id(m), ()) for m in got)
         return got
 
 
 @dataclass(frozen=True)
 class PlayedRollout:
     """One play before its reward is known: the item, the seed, the final answer, the
-    played turns, the rounds used."""
+    played turns, the rounds used, and each played turn's rationale token ids."""
 
     item: QuestionItem
     seed: int
     answer: str
     played: tuple[tuple[AgentTurn, GroupMessage], ...]
     rounds: int
+    generated: tuple[tuple[int, ...], ...] = ()
 
 
 def adapter_names_for(method: str, cfg: GroupConfig) -> dict[AgentRole, str]:
@@ -123,7 +136,8 @@ def play_rollouts(item: QuestionItem, cfg: GroupConfig, runners: Mapping[str, ob
         except ItemFailed:
             failed += 1
             continue
-        plays.append(PlayedRollout(item, int(seed), outcome.answer, tuple(engine.played), outcome.rounds))
+        plays.append(PlayedRollout(item, int(seed), outcome.answer, tuple(engine.played), outcome.rounds,
+                                   tuple(engine.generated)))
     return plays, failed
 
 
@@ -170,22 +184,32 @@ def state_features(play: PlayedRollout, cfg: GroupConfig, n_slots: int) -> tuple
 
 
 def to_rollout(play: PlayedRollout, group: int, reward: float, right: bool, cfg: GroupConfig,
-               tokenizer: Tokenizer, adapters: Mapping[AgentRole, str], n_slots: int) -> Rollout:
+               tokenizer: Tokenizer, adapters: Mapping[AgentRole, str], n_slots: int, *,
+               rationales: bool = False) -> Rollout:
     """The training view of a play (see the module docstring); ``n_slots`` = the most
-    letters of any training item + 1 (REFUSE)."""
+    letters of any training item + 1 (REFUSE); ``rationales`` adds the answer turns'
+    rationales (refused when the runner did not report their token ids)."""
     actions: list[Action] = []
+    said: list[Rationale] = []
     last_of: dict[int, int] = {}
-    for turn, message in play.played:
+    generated = play.generated or ((),) * len(play.played)
+    for (turn, message), ids in zip(play.played, generated):
         if message.answer is None or message.phase == "retrieve":
             continue
         options = turn.options
         slots = tuple(n_slots - 1 if o == REFUSE else turn.letters.index(o) for o in options)
-        actions.append(Action(adapters[turn.agent.role], tuple(tokenizer.prompt_tokens(list(turn.messages))),
-                              tuple(tokenizer.option(o) for o in options), slots, options.index(message.answer)))
+        prompt = tuple(tokenizer.prompt_tokens(list(turn.messages)))
+        actions.append(Action(adapters[turn.agent.role], prompt, tuple(tokenizer.option(o) for o in options), slots,
+                              options.index(message.answer)))
         last_of[turn.index] = len(actions) - 1
+        if rationales and message.rationale and not ids:
+            raise ValueError(f"the runner of {turn.agent.model} reports no rationale token ids; rationale actions "
+                             "need the llama.cpp runtime")
+        if rationales and ids:
+            said.append(Rationale(adapters[turn.agent.role], prompt, tuple(ids), cfg.temperature))
     agents = cfg.agents()
     missing = [agents[i].agent_id for i in range(len(agents)) if i not in last_of]
     if missing:
         raise ValueError(f"agents {', '.join(missing)} gave no answer in the play of {play.item.item_id}")
     finals = tuple(last_of[i] for i in range(len(agents)))
-    return Rollout(group, tuple(actions), reward, right, finals, state_features(play, cfg, n_slots))
+    return Rollout(group, tuple(actions), reward, right, finals, state_features(play, cfg, n_slots), tuple(said))

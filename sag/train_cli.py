@@ -49,6 +49,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
         return _cmd_train_group(args)
     if args.method != "grpo":
         raise ConfigError("method", "the single agent trains with grpo; ctde trains a group (--group sag-6)")
+    if args.rationale_actions:
+        raise ConfigError("rationale_actions", "the single agent answers a letter without a rationale; rationale "
+                                               "actions train a group (--group sag-6)")
     if args.group_size is None:
         args.group_size = 0
     benchmarks = _benchmarks(args.benchmarks)
@@ -111,7 +114,11 @@ def _cmd_train_group(args: argparse.Namespace) -> int:
     from sag.group_train_run import GroupPlay, GroupRun
     from training.config import CriticSettings
 
-    play = GroupPlay(rounds=args.rounds, temperature=args.temperature, rationale_tokens=args.rationale_tokens)
+    if args.rationale_actions and args.method != "grpo":
+        raise ConfigError("rationale_actions", "rationale tokens are actions of GRPO only; CTDE weighs each "
+                                               "agent's final answer")
+    play = GroupPlay(rounds=args.rounds, temperature=args.temperature, rationale_tokens=args.rationale_tokens,
+                     rationale_actions=args.rationale_actions)
     critic = CriticSettings(hidden=args.critic_hidden, learning_rate=args.critic_lr, epochs=args.critic_epochs,
                             warmup=args.critic_warmup)
     require_training_libraries()
@@ -162,6 +169,9 @@ def add_train_command(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     p.add_argument("--temperature", type=float_in(1e-3, 5.0), default=1.0,
                    help="group runs: sampling temperature of the agents' letters in rollouts")
     p.add_argument("--rationale-tokens", type=int_in(1, 512), default=48, help="group runs: rationale budget per turn")
+    p.add_argument("--rationale-actions", action="store_true",
+                   help="group GRPO runs: the rationales' tokens are actions too, beside the answers (slow on a "
+                        "CPU: the path for a GPU)")
     p.add_argument("--critic-hidden", type=int_in(1, 65_536), default=64, help="ctde: critic width")
     p.add_argument("--critic-lr", type=float_in(1e-8, 1.0), default=1e-3, help="ctde: critic learning rate")
     p.add_argument("--critic-epochs", type=int_in(1, 10_000), default=20, help="ctde: critic passes per step")

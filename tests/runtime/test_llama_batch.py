@@ -17,7 +17,7 @@ from runtime.llama_backend import BLOCK, LlamaCppBackend
 from runtime.llama_batch import BatchedLlamaTurns, block_spans, common_prefix
 from runtime.messages import Message, Role
 from runtime.registry import resolve
-from runtime.turns import TurnRequest, TurnResult
+from runtime.turns import SequentialTurns, TurnRequest, TurnResult
 
 OPTIONS = ("A", "B", "C", "D")
 CASE = ("Question: a 47-year-old woman reports sudden sharp chest pain that worsens when she breathes in, "
@@ -76,6 +76,13 @@ def test_batched_turns_equal_one_by_one_turns_and_score_options(backend: LlamaCp
     assert all(r.reused_tokens == 0 for r in reference)
     assert min(r.prompt_tokens - r.reused_tokens for r in shared[:2]) > BLOCK  # full blocks in two sequences
     assert all(1 <= r.completion_tokens <= 10 and r.text for r in shared)
+    # the rationale's token ids come with it: as many as counted, and they are its text
+    for r in shared:
+        assert len(r.completion_ids) == r.completion_tokens
+        assert backend.llm.detokenize(list(r.completion_ids)).decode("utf-8", errors="ignore") == r.text
+    one = SequentialTurns(backend).run(requests[:1])[0]  # the one-by-one runner reports them too
+    assert len(one.completion_ids) == one.completion_tokens >= 1
+    assert backend.llm.detokenize(list(one.completion_ids)).decode("utf-8", errors="ignore") == one.text
     for request, result in zip(requests[:2], shared):
         assert backend.score_options(list(request.messages), list(request.options)).logprobs == result.logprobs
     assert all(sum(math.exp(v) for v in r.logprobs) <= 1.0 for r in shared)

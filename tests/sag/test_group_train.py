@@ -119,3 +119,36 @@ def test_a_group_run_records_steps_resumes_and_writes_its_group_file(tmp_path: P
     assert len(set(files.values())) == 3  # one adapter per role
     for file in files.values():
         assert check_adapter_file(file, path).tensors > 0
+
+
+def test_rationale_actions_carry_the_tokens_llama_cpp_sampled() -> None:
+    """GRPO's rationale path: each answer turn's rationale becomes a Rationale with the
+    token ids llama.cpp generated (they are the message's text), and torch scores them."""
+    from training.base_model import load_base
+    from training.group_step import unit_logps
+    from training.letters import continuation_logprobs
+    from training.rollouts import ActionScorer
+    from training.scorer import OptionScorer
+
+    path = resolve("smollm2-135m")
+    backend = LlamaCppBackend(path, n_ctx=4096, n_threads=2, kv_cache_mb=0)
+    cfg = GROUP.with_changes(t_max=1, temperature=0.9, rationale_tokens=3)
+    item = _items()[1]
+    plays, failed = play_rollouts(item, cfg, {"smollm2-135m": runner_for(backend, width=4)}, {}, [5])
+    assert failed == 0
+    tokenizer = Tokenizer(backend.prompt_tokens, backend.option_token)
+    adapters = adapter_names_for("grpo", cfg)
+    rollout = to_rollout(plays[0], 0, 1.0, True, cfg, tokenizer, adapters, 3, rationales=True)
+    answered = [(m, ids) for (_, m), ids in zip(plays[0].played, plays[0].generated) if m.answer is not None]
+    assert len(rollout.rationales) == len(rollout.actions) == len(answered) == 6
+    for rationale, action, (message, ids) in zip(rollout.rationales, rollout.actions, answered):
+        assert rationale.continuation == ids and 1 <= len(ids) <= 3 and rationale.temperature == 0.9
+        assert rationale.tokens == action.tokens and rationale.adapter == "default"
+        assert backend.llm.detokenize(list(ids)).decode("utf-8", errors="ignore") == message.rationale
+    plain = to_rollout(plays[0], 0, 1.0, True, cfg, tokenizer, adapters, 3)
+    assert plain.rationales == () and plain.actions == rollout.actions
+    model = load_base(path)
+    units = unit_logps(ActionScorer(OptionScorer(model)), [rollout])
+    want = continuation_logprobs(model, [r.tokens for r in rollout.rationales],
+                                 [r.continuation for r in rollout.rationales], temperature=0.9)
+    assert units.shape == (12,) and bool(torch.isfinite(units).all()) and torch.allclose(units[6:], want, atol=1e-4)

@@ -28,6 +28,8 @@ ROOT = Path(__file__).resolve().parents[2]
     (["--group", "sag-6", "--temperature", "0"], "--temperature"),
     (["--group", "sag-6", "--critic-warmup", "-1"], "--critic-warmup"),
     (["--beta", "-1"], "--beta"),
+    (["--rationale-actions"], "rationale_actions: the single agent answers a letter without a rationale"),
+    (["--group", "sag-6", "--method", "ctde", "--rationale-actions"], "rationale_actions: rationale tokens are actions of GRPO only"),
     (["--device", "gpu"], "device: must be auto, cpu, cuda or cuda:N, got 'gpu'"),
     (["--device", "cuda:99"], "device: cuda:99 was asked for, but this machine has"),
     (["--group", "sag-6", "--device", "cuda:99"], "device: cuda:99 was asked for, but this machine has"),
