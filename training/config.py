@@ -4,18 +4,29 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from common.errors import ConfigError
-from training.device import check_device_name
 
-__all__ = ["LoraSettings", "GrpoSettings", "RewardWeights", "TrainSettings", "CriticSettings", "ALL_LINEAR", "METHODS", "SPEED_ONLY"]
+__all__ = ["LoraSettings", "GrpoSettings", "RewardWeights", "TrainSettings", "CriticSettings", "ALL_LINEAR", "METHODS", "SPEED_ONLY",
+           "DEVICE_FORM", "check_device_name"]
 
 ALL_LINEAR = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 METHODS = ("grpo", "ctde")
+DEVICE_FORM = "auto, cpu, cuda or cuda:N"
+_DEVICE = re.compile(r"^(auto|cpu|cuda(:\d{1,2})?)$")
 SPEED_ONLY = ("threads", "device")
 """Settings that change how fast a run goes, not what it computes: not part of its id."""
+
+
+def check_device_name(name: object) -> str:
+    """``name`` if it is a torch device name training accepts (whether the machine has it
+    is :func:`training.device.resolve_device`'s question)."""
+    if not isinstance(name, str) or not _DEVICE.match(name):
+        raise ConfigError("device", f"must be {DEVICE_FORM}, got {name!r}")
+    return name
 
 
 def _whole(name: str, value: object, low: int, high: int) -> int:

@@ -13,21 +13,10 @@ CPU and the other way round.
 """
 from __future__ import annotations
 
-import re
-
 from common.errors import ConfigError
+from training.config import DEVICE_FORM, check_device_name
 
 __all__ = ["DEVICE_FORM", "check_device_name", "resolve_device"]
-
-DEVICE_FORM = "auto, cpu, cuda or cuda:N"
-_NAME = re.compile(r"^(auto|cpu|cuda(:\d{1,2})?)$")
-
-
-def check_device_name(name: object) -> str:
-    """``name`` if it is a device name this package accepts (not yet whether it exists)."""
-    if not isinstance(name, str) or not _NAME.match(name):
-        raise ConfigError("device", f"must be {DEVICE_FORM}, got {name!r}")
-    return name
 
 
 def resolve_device(name: str) -> str:
