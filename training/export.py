@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import os
 import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,7 +32,7 @@ from typing import Any
 import pandas as pd
 
 from common.errors import InputError
-from training.export_group import GROUP_FILE, file_entry, portable_group
+from training.export_group import GROUP_FILE, copy_atomically, file_entry, portable_group
 from training.store import TrainingStore
 
 __all__ = ["FORMAT", "MANIFEST", "TABLES", "TrainingExport", "write_training_export", "read_training_export"]
@@ -141,9 +139,7 @@ def write_training_export(store: TrainingStore, run_id: str, out: Path, adapters
 
 
 def _single_file(source: Path, target: Path, name: str) -> dict[str, Any]:
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.partial")
-    shutil.copyfile(source, tmp)
-    os.replace(tmp, target)
+    copy_atomically(source, target)
     return file_entry(name, target)
 
 

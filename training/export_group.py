@@ -19,7 +19,7 @@ from typing import Any
 
 from common.errors import InputError
 
-__all__ = ["GROUP_FILE", "LORA_FILE", "portable_group", "file_entry"]
+__all__ = ["GROUP_FILE", "LORA_FILE", "portable_group", "file_entry", "copy_atomically"]
 
 GROUP_FILE = "group.json"
 LORA_FILE = "+lora:file:"
@@ -32,7 +32,8 @@ def file_entry(name: str, path: Path) -> dict[str, Any]:
     return {"name": name, "file": path.name, "size_bytes": path.stat().st_size, "sha256": file_sha256(path)}
 
 
-def _copy(source: Path, target: Path) -> None:
+def copy_atomically(source: Path, target: Path) -> None:
+    """Copy through a partial file, so a crash never leaves half a target."""
     tmp = target.with_name(f".{target.name}.{os.getpid()}.partial")
     shutil.copyfile(source, tmp)
     os.replace(tmp, target)
@@ -57,7 +58,7 @@ def portable_group(source: Path, name: str, adapters: Path) -> tuple[Any, list[d
             target = Path(adapters) / f"{name}-{stem}.gguf"
             if any(entry["name"] == target.stem for entry in copied.values()):
                 raise InputError("run", f"the group file names two adapters called {path.name}")
-            _copy(path, target)
+            copy_atomically(path, target)
             copied[path] = file_entry(target.stem, target)
         return f"{base}+lora:{copied[path]['name']}"
 
