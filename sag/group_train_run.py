@@ -98,6 +98,12 @@ class GroupRun:
                            default=list)
         return self.settings.digest(self.kind, self.base_model, self.base_sha256, self.data_hash, extra)
 
+    def recorded(self) -> dict[str, Any]:
+        """The settings stored with the run: the same fields as its id (a run made before a
+        field existed stores, and resumes with, the settings it was made with)."""
+        return {**self.settings.recorded(), "group": self.group.to_dict(), "play": self.play.identity(),
+                "critic": self.critic.to_dict() if self.settings.method == "ctde" else None}
+
     @property
     def n_slots(self) -> int:
         return max(len(i.options) for i in self.items) + 1
@@ -276,9 +282,7 @@ def run_group_training(store: TrainingStore | TrainingRecorder, run: GroupRun, *
     run_dir = run.out / run_id
     check_layers(run.base_path, s.lora.layers)
     device = resolve_device(s.device)
-    recorded = {**s.recorded(), "group": run.group.to_dict(),
-                "play": dict(run.play.__dict__), "critic": run.critic.to_dict() if s.method == "ctde" else None}
-    store.start_run(run_id, kind=run.kind, method=s.method, base_model=run.base_model, settings=recorded,
+    store.start_run(run_id, kind=run.kind, method=s.method, base_model=run.base_model, settings=run.recorded(),
                     data_name=run.data_name, data_hash=run.data_hash, n_train=len(run.items))
     set_threads(s.threads)
     torch.manual_seed(s.seed)

@@ -74,6 +74,20 @@ def test_rollouts_record_what_the_agents_saw_and_torch_reads_the_same_policy() -
         assert (REFUSE if taken == 2 else "AB"[taken]) == message.answer
 
 
+@pytest.mark.parametrize("rationale_actions", [False, True])
+def test_the_stored_settings_name_the_same_fields_as_the_run_id(tmp_path: Path, rationale_actions: bool) -> None:
+    """A run made before ``rationale_actions`` existed stored its play without it; the
+    settings it resumes with must match what it stored, or resuming is refused."""
+    items = _items()
+    play = GroupPlay(rounds=1, temperature=1.0, rationale_tokens=4, rationale_actions=rationale_actions)
+    run = GroupRun("sag-group", GROUP, "smollm2-135m", tmp_path / "base.gguf", "0" * 64, TrainSettings(method="grpo", grpo=GrpoSettings(group_size=2)),
+                   play, CriticSettings(), items, "test", items_hash(items), tmp_path / "runs")
+    recorded = run.recorded()
+    assert ("rationale_actions" in recorded["play"]) is rationale_actions
+    assert recorded["play"] == play.identity() and recorded["critic"] is None
+    assert "threads" not in recorded and "device" not in recorded
+
+
 @pytest.mark.parametrize("method", ["ctde"])
 def test_a_group_run_records_steps_resumes_and_writes_its_group_file(tmp_path: Path, method: str) -> None:
     from runtime.adapters import check_adapter_file
