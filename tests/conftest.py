@@ -21,6 +21,18 @@ def _index_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     os.environ["DCEM_INDEX_CACHE"] = str(tmp_path_factory.mktemp("index_cache"))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _torch_base_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Dequantized training bases (training.base_cache) go to one temporary folder that the
+    test processes share (the first to load a base writes it, the others read it), whatever a
+    test sets ``DCEM_MODEL_CACHE`` to; a ``DCEM_TORCH_CACHE`` set before the run is kept."""
+    import os
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    os.environ.setdefault("DCEM_TORCH_CACHE", str(shared / "torch-bases"))
+
+
 @pytest.fixture(scope="session")
 def run_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("app") / "runs.duckdb"
@@ -66,8 +78,8 @@ _LOADED_BASES: dict[tuple[str, str], object] = {}
 @pytest.fixture()
 def reuse_loaded_bases(monkeypatch: pytest.MonkeyPatch) -> None:
     """``training.base_model.load_base`` dequantizes a GGUF base once per test process and
-    hands out copies (transformers takes about 20 s per load of SmolLM2 here): the tests
-    that load the same base several times request this fixture."""
+    hands out copies (a load takes about 3 s from training.base_cache's copy, 20 s or more the
+    first time): the tests that load the same base several times request this fixture."""
     import copy
 
     import training.base_model as base_model

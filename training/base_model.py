@@ -1,7 +1,8 @@
 """The trainable model: a packaged GGUF base dequantized by transformers, with LoRA adapters.
 
 No download: transformers' GGUF loader reads the very file llama.cpp runs
-(``from_pretrained(folder, gguf_file=name)``) and dequantizes it to float32.  LoRA
+(``from_pretrained(folder, gguf_file=name)``) and dequantizes it to float32, once per file
+(:mod:`training.base_cache` keeps the float32 copy).  LoRA
 adapters (peft) go on the chosen linear layers; the base stays frozen, so the reference
 policy of the KL term is the same model with its adapters switched off
 (:func:`reference_mode`), no second copy in memory.
@@ -34,20 +35,28 @@ def set_threads(threads: int | None) -> int:
 def load_base(gguf_path: Path, device: str = "cpu") -> Any:
     """The float32 causal LM of a GGUF file, frozen, in evaluation mode, on ``device`` (a
     torch device name, see :func:`training.device.resolve_device`)."""
-    import torch
-    from transformers import AutoModelForCausalLM
     from transformers.utils import logging as hf_logging
+
+    from training.base_cache import load_cached
 
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
-    with _no_conversion_bar():
-        model = AutoModelForCausalLM.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name,
-                                                     dtype=torch.float32)
+    model = load_cached(Path(gguf_path), _from_gguf)
     model.to(device)
     model.eval()
     for p in model.parameters():
         p.requires_grad_(False)
     return model
+
+
+def _from_gguf(gguf_path: Path) -> Any:
+    """transformers' own reading of the GGUF file, dequantized to float32 (the slow path)."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    with _no_conversion_bar():
+        return AutoModelForCausalLM.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name,
+                                                    dtype=torch.float32)
 
 
 @contextlib.contextmanager
