@@ -21,10 +21,12 @@ once and answered from the call log after that.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import resource
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from clinical.questions import QuestionItem
@@ -114,7 +116,6 @@ def _plan(parts: Sequence[Part], skipped: Sequence[str]) -> dict[str, int]:
 def model_weights(cfg: GroupConfig) -> dict[str, Any]:
     """Size (MB) and parameters of each local model of the group, and agents per model;
     models behind an HTTP server have neither (``null``)."""
-    from runtime.gguf_info import read_gguf_header
     from runtime.registry import resolve
 
     models: dict[str, Any] = {}
@@ -123,11 +124,21 @@ def model_weights(cfg: GroupConfig) -> dict[str, Any]:
             models[key] = None
             continue
         path = resolve(key)
-        models[key] = {"mb": path.stat().st_size / 2**20, "parameters": read_gguf_header(path).parameter_count}
+        st = path.stat()
+        models[key] = {"mb": st.st_size / 2**20, "parameters": _parameters(str(path), st.st_size, st.st_mtime_ns)}
     agents: dict[str, int] = {}
     for agent in cfg.agents():
         agents[agent.model] = agents.get(agent.model, 0) + 1
     return {"models": models, "agents": agents}
+
+
+@functools.lru_cache(maxsize=32)
+def _parameters(path: str, size: int, mtime_ns: int) -> int:
+    """A GGUF file's parameter count, read once per process while its size and time hold (the
+    header of a model with a large vocabulary takes a fraction of a second to walk)."""
+    from runtime.gguf_info import read_gguf_header
+
+    return read_gguf_header(Path(path)).parameter_count
 
 
 class _Once:

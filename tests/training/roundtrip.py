@@ -40,12 +40,11 @@ def messages(item: QuestionItem) -> list[Message]:
 
 
 def load_torch_smol(path: Path) -> Any:
-    """The packaged SmolLM2 GGUF dequantized by transformers (float32, eval mode)."""
-    import torch
-    from transformers import AutoModelForCausalLM
+    """The packaged SmolLM2 GGUF dequantized by transformers (float32, eval mode, frozen; read
+    from training.base_cache's copy after the first load)."""
+    from training.base_model import load_base
 
-    model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)
-    return model.eval()
+    return load_base(path)
 
 
 def add_lora(model: Any, rank: int = 8, alpha: float = 16.0) -> Any:

@@ -51,7 +51,7 @@ def test_report_eval_on_an_empty_store_says_what_to_do(tmp_path: Path) -> None:
 def test_real_suite_on_smollm2_runs_scores_and_resumes(tmp_path: Path) -> None:
     db = tmp_path / "real.duckdb"
     args = ("eval", "--suite", "core", "--groups", "single", "--items", "1", "--consistency-items", "1",
-            "--threads", "2", "-q")
+            "--rationale-tokens", "8", "--threads", "1", "-q")
     first = _sag(*args, db=db)
     assert first.returncode == 0, first.stderr
     assert "single: 42 parts" in first.stdout and "incomplete" not in first.stdout
