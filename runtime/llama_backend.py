@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from common.errors import ConfigError
+from common.threads import default_threads
 from runtime.backends import BackendError
 from runtime.blocks import check_split, floor_start, make_split, spans
 from runtime.gguf_info import check_gguf_file
@@ -138,8 +139,8 @@ class LlamaCppBackend:
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise BackendError(f"llama-cpp-python is not installed ({exc})") from None
         self.n_gpu_layers = detect_gpu_layers(n_gpu_layers)
+        threads = n_threads or default_threads()  # prompt (batch) evaluation too: every core, or $DCEM_THREADS
         try:
-            threads = n_threads or os.cpu_count()  # prompt (batch) evaluation too: llama's default is every core
             self.llm = Llama(model_path=str(self.path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
                              seed=seed, n_gpu_layers=self.n_gpu_layers, verbose=False)
         except (ValueError, RuntimeError) as exc:

@@ -22,6 +22,17 @@ def _index_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
 
 
 @pytest.fixture(scope="session", autouse=True)
+def _one_thread_per_model() -> None:
+    """Models without an explicit thread count take one thread (``$DCEM_THREADS``, inherited by
+    the commands the tests start): the test processes share the cores, and two llama.cpp
+    models of two threads each on two cores spin against each other (beside two busy one-thread
+    jobs, tests/runtime/test_llama_batch.py took 174 s with two threads, 60 s with one)."""
+    import os
+
+    os.environ.setdefault("DCEM_THREADS", "1")
+
+
+@pytest.fixture(scope="session", autouse=True)
 def _torch_base_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Dequantized training bases (training.base_cache) go to one temporary folder that the
     test processes share (the first to load a base writes it, the others read it), whatever a

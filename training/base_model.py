@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -24,10 +23,12 @@ log = logging.getLogger(__name__)
 
 
 def set_threads(threads: int | None) -> int:
-    """torch's CPU threads (None: every core); returns the number used."""
+    """torch's CPU threads (None: every core, or ``$DCEM_THREADS``); returns the number used."""
     import torch
 
-    n = threads or os.cpu_count() or 1
+    from common.threads import default_threads
+
+    n = threads or default_threads()
     torch.set_num_threads(n)
     return n
 

@@ -25,7 +25,7 @@ def test_real_smollm2_clinical_run_and_cached_rerun(tmp_path: Path) -> None:
                         agents=("smollm2-135m", "smollm2-135m"),
                         base_config=MediatorConfig(prior="empirical", t_max=2), free_rounds=1)
     with Store(tmp_path / "real.duckdb") as store:
-        summary = run_clinical(store, spec, n_threads=2)
+        summary = run_clinical(store, spec, n_threads=1)
         assert summary.complete
         metrics = store.metrics(summary.run_id)
         assert set(metrics["method"]) == set(METHODS)
@@ -40,12 +40,12 @@ def test_real_smollm2_clinical_run_and_cached_rerun(tmp_path: Path) -> None:
         rows = call_count(store)
         assert rows > 0
         # the same settings under a new run id: every answer comes from the call log
-        again = run_clinical(store, ClinicalSpec(**{**spec.__dict__, "n_ctx": 4096}), n_threads=2)
+        again = run_clinical(store, ClinicalSpec(**{**spec.__dict__, "n_ctx": 4096}), n_threads=1)
         assert again.complete and again.computed == 1 and call_count(store) == rows
 
 
 def test_overlong_case_is_an_error_with_uniform_report_not_a_crash(tmp_path: Path) -> None:
-    backend = make_backend("smollm2-135m", n_ctx=256, n_threads=2)
+    backend = make_backend("smollm2-135m", n_ctx=256, n_threads=1)
     with Store(tmp_path / "long.duckdb") as store:
         agent = LoggedAgent(DiagnosticAgent(backend, LABELS), store)
         long_text = "Cough and fever for three days. " * 80

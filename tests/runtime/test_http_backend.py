@@ -81,7 +81,7 @@ def test_vllm_style_response_format_is_built_and_rejected_by_llama_cpp(server_ur
 
 
 def test_option_scores_agree_with_the_in_process_backend(backend: OpenAICompatBackend) -> None:
-    local = LlamaCppBackend(MODEL, n_ctx=1024, n_threads=2)
+    local = LlamaCppBackend(MODEL, n_ctx=1024, n_threads=1)
     for case in ("A 60-year-old man has crushing chest pain and sweating.",
                  "Burning pain behind the breastbone after large meals, worse lying down."):
         msgs = _chat(case)

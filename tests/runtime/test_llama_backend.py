@@ -18,7 +18,7 @@ OPTIONS = ["A", "B", "C", "D"]
 
 @pytest.fixture(scope="module")
 def backend() -> LlamaCppBackend:
-    return LlamaCppBackend(MODEL, n_ctx=1024, n_threads=2)
+    return LlamaCppBackend(MODEL, n_ctx=1024, n_threads=1)
 
 
 def _chat(case: str) -> list[Message]:
@@ -97,7 +97,7 @@ def test_base_model_without_chat_template_uses_a_plain_transcript(tmp_path: Path
     text = plain_prompt([Message(Role.SYSTEM, "Be brief."), Message(Role.USER, "Which one?")])
     assert text == "Be brief.\n\nQuestion:\nWhich one?\n\nAnswer:"
     monkeypatch.setenv("DCEM_MODEL_CACHE", str(tmp_path))
-    gemma = LlamaCppBackend(resolve("gemma3-270m"), n_ctx=1024, n_threads=2)
+    gemma = LlamaCppBackend(resolve("gemma3-270m"), n_ctx=1024, n_threads=1)
     assert gemma.chat is False
     labels = ("Anaphylaxis", "GERD", "URTI")
     scored = DiagnosticAgent(gemma, labels).classify("Runny nose and sneezing for two days.")
@@ -110,3 +110,14 @@ def test_the_thread_count_covers_prompt_evaluation_too() -> None:
     one = LlamaCppBackend(MODEL, n_ctx=256, n_threads=1)
     params = one.llm.context_params
     assert (params.n_threads, params.n_threads_batch) == (1, 1)  # llama's own default would be every core
+
+
+def test_without_a_thread_count_the_backend_takes_dcem_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    from common.errors import ConfigError
+
+    monkeypatch.setenv("DCEM_THREADS", "2")
+    params = LlamaCppBackend(MODEL, n_ctx=256).llm.context_params
+    assert (params.n_threads, params.n_threads_batch) == (2, 2)
+    monkeypatch.setenv("DCEM_THREADS", "two")
+    with pytest.raises(ConfigError, match="DCEM_THREADS: must be a whole number from 1 to 1024, got 'two'"):
+        LlamaCppBackend(MODEL, n_ctx=256)

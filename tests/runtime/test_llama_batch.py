@@ -61,13 +61,13 @@ ROUND2 = ROUND1 + ("Agent 2: A, but the D-dimer alone is not specific.\nAgent 3:
 
 @pytest.fixture(scope="module")
 def backend() -> LlamaCppBackend:
-    return LlamaCppBackend(resolve("smollm2-135m"), n_ctx=1024, n_threads=2)
+    return LlamaCppBackend(resolve("smollm2-135m"), n_ctx=1024, n_threads=1)
 
 
 def test_batched_turns_equal_one_by_one_turns_and_score_options(backend: LlamaCppBackend) -> None:
     requests = _requests(ROUND1)
-    with BatchedLlamaTurns(backend, n_ctx=1024, n_seq_max=4, n_threads=2) as batched, \
-            BatchedLlamaTurns(backend, n_ctx=1024, n_seq_max=4, n_threads=2, share_prefix=False) as alone:
+    with BatchedLlamaTurns(backend, n_ctx=1024, n_seq_max=4, n_threads=1) as batched, \
+            BatchedLlamaTurns(backend, n_ctx=1024, n_seq_max=4, n_threads=1, share_prefix=False) as alone:
         assert batched.model_sha256 == backend.model_sha256 and batched.name == "llama.cpp/batched"
         shared = batched.run(requests)  # 5 requests, 3 sequences: two chunks
         reference = alone.run(requests)
@@ -89,8 +89,8 @@ def test_batched_turns_equal_one_by_one_turns_and_score_options(backend: LlamaCp
 
 
 def test_next_round_reuses_the_kept_prefix(backend: LlamaCppBackend) -> None:
-    with BatchedLlamaTurns(backend, n_ctx=1024, n_seq_max=4, n_threads=2) as group, \
-            BatchedLlamaTurns(backend, n_ctx=1024, n_seq_max=4, n_threads=2) as fresh:
+    with BatchedLlamaTurns(backend, n_ctx=1024, n_seq_max=4, n_threads=1) as group, \
+            BatchedLlamaTurns(backend, n_ctx=1024, n_seq_max=4, n_threads=1) as fresh:
         first = group.run(_requests(ROUND1, n=3))
         kept = group.kept_tokens
         second = group.run(_requests(ROUND2, n=3))
@@ -105,7 +105,7 @@ def test_next_round_reuses_the_kept_prefix(backend: LlamaCppBackend) -> None:
 def test_over_long_prompts_fail_alone_and_single_requests_work(backend: LlamaCppBackend) -> None:
     good = _requests(ROUND1, n=2, max_tokens=4)
     long = TurnRequest(_messages(ROUND1 * 40, "Sceptic."), OPTIONS, max_tokens=4)
-    with BatchedLlamaTurns(backend, n_ctx=512, n_seq_max=3, n_threads=2) as runner:
+    with BatchedLlamaTurns(backend, n_ctx=512, n_seq_max=3, n_threads=1) as runner:
         assert runner.n_ctx == 512
         out = runner.run([good[0], long, good[1]])
         assert out[1].error is not None and "exceeds the context of 512" in out[1].error
@@ -115,7 +115,7 @@ def test_over_long_prompts_fail_alone_and_single_requests_work(backend: LlamaCpp
         assert single.logprobs == out[0].logprobs and single.text == out[0].text
         assert single.reused_tokens == (single.prompt_tokens - 1) // BLOCK * BLOCK
         assert runner.run([]) == []
-    with BatchedLlamaTurns(backend, n_ctx=256, n_seq_max=2, n_threads=2) as small:  # a rationale hits the end
+    with BatchedLlamaTurns(backend, n_ctx=256, n_seq_max=2, n_threads=1) as small:  # a rationale hits the end
         cut = small.run(_requests(ROUND1, n=1, max_tokens=64))[0]
         assert cut.error is None and cut.completion_tokens == small.n_ctx - cut.prompt_tokens + 1
 
@@ -125,7 +125,7 @@ def test_sizes_sequence_ids_and_closing(backend: LlamaCppBackend) -> None:
         BatchedLlamaTurns(backend, n_seq_max=1)
     with pytest.raises(ConfigError, match="n_ctx"):
         BatchedLlamaTurns(backend, n_ctx=16)
-    runner = BatchedLlamaTurns(backend, n_ctx=256, n_seq_max=2, n_threads=2)
+    runner = BatchedLlamaTurns(backend, n_ctx=256, n_seq_max=2, n_threads=1)
     with pytest.raises(BackendError, match="sequence id 2"):
         runner._seq(2)  # llama.cpp would abort the process on this id
     runner.close()

@@ -63,7 +63,7 @@ def test_report_without_runs_says_how_to_make_one(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_real_single_agent_run_resumes_with_zero_calls(tmp_path: Path) -> None:
-    args = ("run", "--benchmark", "medqa", "--group", "single", "--items", "2", "--threads", "2", "-q",
+    args = ("run", "--benchmark", "medqa", "--group", "single", "--items", "2", "--threads", "1", "-q",
             "--rationale-tokens", "8")
     first = _sag(*args, db=tmp_path / "s.duckdb")
     assert first.returncode == 0, first.stderr
@@ -84,7 +84,7 @@ def test_real_single_agent_run_resumes_with_zero_calls(tmp_path: Path) -> None:
 def test_real_group_debate_is_printed_round_by_round(tmp_path: Path) -> None:
     question = ("Burning chest pain after meals, worse lying down. Most likely diagnosis?\n"
                 "A. Gastro-oesophageal reflux disease\nB. Pulmonary embolism")
-    out = _sag("ask", question, "--group", "sag-6", "--t-max", "1", "--rationale-tokens", "6", "--threads", "2",
+    out = _sag("ask", question, "--group", "sag-6", "--t-max", "1", "--rationale-tokens", "6", "--threads", "1",
                db=tmp_path / "s.duckdb")
     assert out.returncode == 0, out.stderr
     for needle in ("Round 0, retrieval:", "Round 0, proposal:", "Round 1, debate:", "Round 1, safety audit:",
@@ -105,7 +105,7 @@ def test_mixed_backbones_share_one_model_per_key(tmp_path: Path) -> None:
     item = parse_jsonl_items(json.dumps({"id": "q", "question": "Burning chest pain after meals, worse lying down?",
                                          "options": ["Reflux disease", "Pulmonary embolism"], "answer": "A"}))[0]
     cfg = preset("sag-6-mixed").with_changes(t_max=1, rationale_tokens=6)
-    runners = build_runners(cfg.models(), n_threads=2, width=batch_width(cfg), n_ctx=2048)
+    runners = build_runners(cfg.models(), n_threads=1, width=batch_width(cfg), n_ctx=2048)
     assert set(runners) == {"gemma3-270m", "smollm2-135m"}
     assert {r.model_id for r in runners.values()} == {"gemma-3-270m-q4_k_m.gguf", "SmolLM2-135M-Instruct.Q4_1.gguf"}
     result = answer_item(item, cfg, runners, {})

@@ -39,7 +39,7 @@ def test_rollouts_record_what_the_agents_saw_and_torch_reads_the_same_policy() -
     from training.scorer import OptionScorer
 
     path = resolve("smollm2-135m")
-    backend = LlamaCppBackend(path, n_ctx=4096, n_threads=2, kv_cache_mb=0)
+    backend = LlamaCppBackend(path, n_ctx=4096, n_threads=1, kv_cache_mb=0)
     cfg = GROUP.with_changes(t_max=1, temperature=1.0, rationale_tokens=4)
     runners = {"smollm2-135m": runner_for(backend, width=4)}
     item = _items()[0]
@@ -95,7 +95,7 @@ def test_a_group_run_records_steps_resumes_and_writes_its_group_file(tmp_path: P
 
     path = resolve("smollm2-135m")
     items = _items()
-    settings = TrainSettings(method=method, steps=2, batch_size=1, learning_rate=1e-3, checkpoint_every=1, threads=2,
+    settings = TrainSettings(method=method, steps=2, batch_size=1, learning_rate=1e-3, checkpoint_every=1, threads=1,
                              lora=LoraSettings(r=4, alpha=8.0, layers=2), grpo=GrpoSettings(group_size=2),
                              rewards=RewardWeights(fairness=0.0))
     run = GroupRun("sag-group", GROUP, "smollm2-135m", path, file_sha256(path), settings, PLAY,
@@ -145,7 +145,7 @@ def test_rationale_actions_carry_the_tokens_llama_cpp_sampled() -> None:
     from training.scorer import OptionScorer
 
     path = resolve("smollm2-135m")
-    backend = LlamaCppBackend(path, n_ctx=4096, n_threads=2, kv_cache_mb=0)
+    backend = LlamaCppBackend(path, n_ctx=4096, n_threads=1, kv_cache_mb=0)
     cfg = GROUP.with_changes(t_max=1, temperature=0.9, rationale_tokens=3)
     item = _items()[1]
     plays, failed = play_rollouts(item, cfg, {"smollm2-135m": runner_for(backend, width=4)}, {}, [5])
