@@ -114,9 +114,7 @@ def test_the_cached_smollm2_base_is_the_dequantized_gguf(tmp_path: Path, monkeyp
         calls["n"] += 1
         return direct
 
-    from training import base_cache
-
-    assert base_cache.load_cached(path, counted) is direct and calls["n"] == 1
+    assert load_cached(path, counted) is direct and calls["n"] == 1
     cached = load_base(path)  # read from the entry just written
     assert calls["n"] == 1 and _same(direct, cached)
     assert not cached.training and not any(p.requires_grad for p in cached.parameters())
