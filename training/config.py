@@ -10,7 +10,7 @@ from typing import Any
 
 from common.errors import ConfigError
 
-__all__ = ["LoraSettings", "GrpoSettings", "RewardWeights", "TrainSettings", "CriticSettings", "ALL_LINEAR", "METHODS", "SPEED_ONLY",
+__all__ = ["LoraSettings", "GrpoSettings", "RewardWeights", "TrainSettings", "CriticSettings", "ALL_LINEAR", "METHODS", "SPEED_ONLY", "BUDGET",
            "DEVICE_FORM", "check_device_name"]
 
 ALL_LINEAR = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -19,6 +19,10 @@ DEVICE_FORM = "auto, cpu, cuda or cuda:N"
 _DEVICE = re.compile(r"^(auto|cpu|cuda(:\d{1,2})?)$")
 SPEED_ONLY = ("threads", "device")
 """Settings that change how fast a run goes, not what it computes: not part of its id."""
+BUDGET = ("steps", "checkpoint_every")
+"""Settings that say how long a run goes and how often it is saved, not what each step
+computes: not part of its id, so the same command with more steps extends a run and with
+fewer (but at least the steps done) ends it early."""
 
 
 def check_device_name(name: object) -> str:
@@ -139,14 +143,16 @@ class TrainSettings:
         return asdict(self)
 
     def recorded(self) -> dict[str, Any]:
-        """The settings that define the run (stored with it): all but :data:`SPEED_ONLY`."""
-        return {k: v for k, v in self.to_dict().items() if k not in SPEED_ONLY}
+        """The settings that define the run (stored with it): all but :data:`SPEED_ONLY` and
+        :data:`BUDGET`."""
+        return {k: v for k, v in self.to_dict().items() if k not in SPEED_ONLY + BUDGET}
 
     def digest(self, *parts: str) -> str:
         """A short hash of these settings and ``parts`` (base model, data hash ...): a run id.
 
         The thread count and the device are left out: they change the speed, not the run (a
-        run started with two threads may resume with one, on a GPU or on the CPU)."""
+        run started with two threads may resume with one, on a GPU or on the CPU).  So are the
+        step budget and the checkpoint interval: a run may be extended or ended early."""
         text = json.dumps([self.recorded(), *parts], sort_keys=True, default=list)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 

@@ -128,7 +128,8 @@ def write_training_export(store: TrainingStore, run_id: str, out: Path, adapters
         files.append({"name": path.name, "table": table, "rows": int(len(frame)),
                       "size_bytes": path.stat().st_size, "sha256": _sha256(path)})
     run = {"run_id": run_id, "kind": str(row["kind"]), "method": str(row["method"]),
-           "base_model": str(row["base_model"]), "settings": json.loads(row["settings_json"]),
+           "base_model": str(row["base_model"]), "settings": {**json.loads(row["settings_json"]),
+                                                               "steps": int(tables["steps"]["step"].max())},
            "data_name": str(row["data_name"]), "data_hash": str(row["data_hash"]), "n_train": int(row["n_train"]),
            "status": "finished", "created_at": _iso(row["created_at"]), "finished_at": _iso(row["finished_at"])}
     manifest = {"format": FORMAT, "created_at": _dt.datetime.now().replace(microsecond=0).isoformat(),

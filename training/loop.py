@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from common.errors import ConfigError
 from training.store import StepRow
 
 __all__ = ["LoopResult", "run_loop"]
@@ -29,8 +30,11 @@ def run_loop(*, start: int, total: int, step: Callable[[int], StepRow], record: 
              progress: Callable[[int, int, StepRow], None] | None = None,
              should_stop: Callable[[], bool] | None = None) -> LoopResult:
     """Steps ``start + 1`` .. ``total``; returns the last step done and whether it stopped early."""
-    if not 0 <= start <= total:
-        raise ValueError(f"cannot resume at step {start} of {total}")
+    if start < 0:
+        raise ValueError(f"cannot resume at step {start}")
+    if start > total:
+        raise ConfigError("steps", f"the run has already done {start} steps; ask for at least {start} "
+                          "(more steps extend it, the same number ends it with what it has)")
     done = start
     for k in range(start + 1, total + 1):
         if should_stop is not None and should_stop():

@@ -31,9 +31,16 @@ def runs_table(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({
         "Run": runs["run_id"], "Kind": runs["kind"], "Base model": runs["base_model"], "Data": runs["data_name"],
         "Training items": runs["n_train"],
-        "Steps done": [f"{int(d) if pd.notna(d) else 0} of {s}" for d, s in zip(runs["last_step"], steps)],
+        "Steps done": [_done(d, s) for d, s in zip(runs["last_step"], steps)],
         "Status": runs["status"], "Adapter": runs["adapter_file"].fillna(""),
     })
+
+
+def _done(done: object, budget: object) -> str:
+    """Steps done, and of how many where the run recorded its budget (runs recorded since
+    the budget stopped being part of a run's settings do not: it may be raised or lowered)."""
+    count = int(done) if pd.notna(done) else 0  # type: ignore[arg-type]
+    return f"{count} of {budget}" if budget else str(count)
 
 
 def curve_frame(steps: pd.DataFrame) -> pd.DataFrame:

@@ -16,14 +16,15 @@ from training.store import StepRow, TrainingStore
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _store(tmp_path: Path, *, finish: bool = True) -> Path:
+def _store(tmp_path: Path, *, finish: bool = True, settings: dict | None = None) -> Path:
     db, adapter = tmp_path / "t.duckdb", tmp_path / "runs" / "r1" / "adapter.gguf"
     adapter.parent.mkdir(parents=True)
     adapter.write_bytes(b"GGUF adapter bytes")
     import hashlib
     with TrainingStore(db) as store:
         store.start_run("r1", kind="diagnostician", method="grpo", base_model="smollm2-135m",
-                        settings={"steps": 2, "lora": {"r": 16}}, data_name="ddxplus8:train", data_hash="h",
+                        settings=settings or {"steps": 2, "lora": {"r": 16}}, data_name="ddxplus8:train",
+                        data_hash="h",
                         n_train=495)
         for k in (1, 2):
             store.add_step("r1", StepRow(k, 0.1, -0.5, 0.25, 0.01, 0.0, 8, 2500, 3.0))
@@ -50,6 +51,14 @@ def test_an_export_round_trips_and_names_its_adapter(tmp_path: Path) -> None:
     (out / "steps.parquet").write_bytes((out / "steps.parquet").read_bytes() + b"x")
     with pytest.raises(InputError, match="steps.parquet is missing or changed"):
         read_training_export(out, adapters)
+
+
+def test_the_export_names_the_steps_a_run_trained_though_its_store_keeps_no_budget(tmp_path: Path) -> None:
+    db = _store(tmp_path, settings={"lora": {"r": 16}})  # recorded settings leave the step budget out
+    out, adapters = tmp_path / "export", tmp_path / "adapters"
+    with TrainingStore(db, read_only=True) as store:
+        write_training_export(store, "r1", out, adapters, "ddx-test", command="python -m dcem_clinical train ...")
+    assert read_training_export(out, adapters).run["settings"] == {"lora": {"r": 16}, "steps": 2}
 
 
 def test_a_changed_adapter_or_manifest_is_refused(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from common.errors import ConfigError
 from tests.training.tiny import cue_items, tiny_model
 from training.checkpoint import load_checkpoint, restore, save_checkpoint
 from training.config import GrpoSettings, TrainSettings
@@ -36,39 +37,61 @@ def test_grpo_teaches_the_tiny_model_to_read_the_cue(group_size: int) -> None:
     assert greedy_answers(model, held, reference=True).answers == before.answers  # the base is untouched
 
 
+def _play(settings: TrainSettings, items: LetterItems, run_dir: Path, db: Path, stop_after: int | None,
+          total: int | None = None) -> list[StepRow]:
+    """Train (or resume) the tiny run in ``run_dir`` up to ``total`` steps (the settings'
+    steps by default), stopping after ``stop_after`` steps when given; its recorded rows."""
+    model, opt, step = _trainer(settings, items)
+    start = 0
+    found = load_checkpoint(run_dir)
+    with TrainingStore(db) as store:
+        store.start_run("r", kind="test", method="grpo", base_model="tiny", settings=settings.recorded(),
+                        data_name="cue", data_hash="h", n_train=32)
+        if found is not None:
+            restore(found, model, opt)
+            step.rng.bit_generator.state = found.state["rng"]
+            start = found.step
+            store.forget_after("r", start)
+        calls = iter(range(10_000))
+        run_loop(start=start, total=total or settings.steps, step=step,
+                 record=lambda row: store.add_step("r", row),
+                 checkpoint=lambda k: save_checkpoint(run_dir, k, model, opt, {"rng": step.rng.bit_generator.state}),
+                 every=settings.checkpoint_every,
+                 should_stop=(lambda: stop_after is not None and next(calls) >= stop_after))
+        return [StepRow(*r[1:]) for r in store.con.execute(
+            "SELECT * FROM train_steps WHERE run_id = 'r' ORDER BY step").fetchall()]
+
+
 def test_a_resumed_run_ends_where_an_uninterrupted_run_ends(tmp_path: Path) -> None:
     torch.set_num_threads(1)
     items = cue_items(32, seed=3)
     settings = TrainSettings(steps=8, batch_size=4, learning_rate=0.01, checkpoint_every=3)
-
-    def play(run_dir: Path, db: Path, stop_after: int | None) -> list[StepRow]:
-        model, opt, step = _trainer(settings, items)
-        start = 0
-        found = load_checkpoint(run_dir)
-        with TrainingStore(db) as store:
-            store.start_run("r", kind="test", method="grpo", base_model="tiny", settings=settings.to_dict(),
-                            data_name="cue", data_hash="h", n_train=32)
-            if found is not None:
-                restore(found, model, opt)
-                step.rng.bit_generator.state = found.state["rng"]
-                start = found.step
-                store.forget_after("r", start)
-            calls = iter(range(10_000))
-            run_loop(start=start, total=settings.steps, step=step, record=lambda row: store.add_step("r", row),
-                     checkpoint=lambda k: save_checkpoint(run_dir, k, model, opt, {"rng": step.rng.bit_generator.state}),
-                     every=settings.checkpoint_every,
-                     should_stop=(lambda: stop_after is not None and next(calls) >= stop_after))
-            return [StepRow(*r[1:]) for r in store.con.execute(
-                "SELECT * FROM train_steps WHERE run_id = 'r' ORDER BY step").fetchall()]
-
-    whole = play(tmp_path / "a", tmp_path / "a.duckdb", None)
+    whole = _play(settings, items, tmp_path / "a", tmp_path / "a.duckdb", None)
     # the interrupted run stops after 5 steps: its checkpoint covers step 5 (saved on stop)
-    part = play(tmp_path / "b", tmp_path / "b.duckdb", 5)
+    part = _play(settings, items, tmp_path / "b", tmp_path / "b.duckdb", 5)
     assert [r.step for r in part] == [1, 2, 3, 4, 5]
-    resumed = play(tmp_path / "b", tmp_path / "b.duckdb", None)
+    resumed = _play(settings, items, tmp_path / "b", tmp_path / "b.duckdb", None)
     assert [r.step for r in resumed] == list(range(1, 9))
     assert [r.loss for r in resumed] == pytest.approx([r.loss for r in whole], abs=1e-6)
     assert [r.reward for r in resumed] == pytest.approx([r.reward for r in whole], abs=1e-6)
+
+
+def test_a_finished_run_extended_with_more_steps_ends_where_a_longer_run_ends(tmp_path: Path) -> None:
+    torch.set_num_threads(1)
+    items = cue_items(32, seed=3)
+    settings = TrainSettings(steps=6, batch_size=4, learning_rate=0.01, checkpoint_every=4)
+    whole = _play(settings, items, tmp_path / "a", tmp_path / "a.duckdb", None)
+    # a 3-step budget: the run finishes at 3 (checkpointed at its last step, off the interval)
+    short = _play(settings, items, tmp_path / "b", tmp_path / "b.duckdb", None, total=3)
+    assert [r.step for r in short] == [1, 2, 3] and load_checkpoint(tmp_path / "b").step == 3
+    # the same budget again does nothing; a smaller one than the steps done is refused in one line
+    assert _play(settings, items, tmp_path / "b", tmp_path / "b.duckdb", None, total=3) == short
+    with pytest.raises(ConfigError) as caught:
+        _play(settings, items, tmp_path / "b", tmp_path / "b.duckdb", None, total=2)
+    assert "already done 3 steps; ask for at least 3" in str(caught.value) and "\n" not in str(caught.value)
+    longer = _play(settings, items, tmp_path / "b", tmp_path / "b.duckdb", None)
+    assert [r.step for r in longer] == list(range(1, 7))
+    assert [r.loss for r in longer] == pytest.approx([r.loss for r in whole], abs=1e-6)
 
 
 def test_rows_after_the_checkpoint_are_dropped_on_resume(tmp_path: Path) -> None:

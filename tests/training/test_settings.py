@@ -32,10 +32,19 @@ def test_a_bad_setting_is_refused_by_name(make: object, field: str) -> None:
 def test_the_run_id_follows_settings_and_data() -> None:
     base = TrainSettings()
     assert base.digest("m", "d") == TrainSettings().digest("m", "d")
-    assert base.digest("m", "d") != TrainSettings(steps=201).digest("m", "d")
+    assert base.digest("m", "d") != TrainSettings(learning_rate=3e-4).digest("m", "d")
+    assert base.digest("m", "d") != TrainSettings(batch_size=9).digest("m", "d")
     assert base.digest("m", "d") != base.digest("m", "other data")
     assert RewardWeights() == RewardWeights(accuracy=1.0, safety=2.5, fairness=1.5)
 
 
 def test_the_thread_count_is_not_part_of_the_run() -> None:
     assert TrainSettings(threads=1).digest("m") == TrainSettings(threads=2).digest("m") == TrainSettings().digest("m")
+
+
+def test_the_step_budget_and_checkpoint_interval_are_not_part_of_the_run() -> None:
+    base = TrainSettings(steps=40, checkpoint_every=2)
+    for other in (TrainSettings(steps=10, checkpoint_every=2), TrainSettings(steps=60, checkpoint_every=5)):
+        assert other.digest("m", "d") == base.digest("m", "d")
+        assert other.recorded() == base.recorded()
+    assert "steps" not in base.recorded() and "checkpoint_every" not in base.recorded()

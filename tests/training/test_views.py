@@ -21,6 +21,10 @@ def test_tables_of_a_stored_run(tmp_path: Path) -> None:
         store.add_eval("r1", 3, "heldout", 200, 130, 8, "C", 0.31)
         runs = runs_table(store.runs())
         assert runs.loc[0, "Steps done"] == "2 of 3" and runs.loc[0, "Status"] == "running"
+        store.start_run("r2", kind="diagnostician", method="grpo", base_model="smollm2-135m",
+                        settings={"lr": 1}, data_name="ddxplus8:train", data_hash="h", n_train=495)
+        store.add_step("r2", StepRow(1, 0.1, -0.5, 0.25, 0.01, 0.0, 8, 2500, 12.0))
+        assert list(runs_table(store.runs()).set_index("Run").loc[["r1", "r2"], "Steps done"]) == ["2 of 3", "1"]
         curves = curve_frame(store.steps("r1"))
         assert set(curves["curve"]) == {"Mean reward (batch)", "Accuracy on the batch", "KL to the base", "Loss"}
         assert len(curves) == 8
