@@ -1,4 +1,4 @@
-"""Command line: ``python -m sag ask | run | eval | report | merge | train``.
+"""Command line: ``python -m sag ask | run | eval | report | compare | merge | train``.
 
 - ``ask QUESTION --group sag-6``: one item, the debate printed round by round.
 - ``run --benchmark medqa --group sag-10 --items 50 --seed 0``: a set of items into the
@@ -11,6 +11,9 @@
 - ``report``: accuracy with a 95 % interval per benchmark and group, rounds, calls,
   tokens and seconds per item; ``report --eval [ID]``: the seed's Tables 2-7 with this
   project's numbers beside them.
+- ``compare BASE RUN [RUN ...]``: runs of one benchmark against a base run on the items
+  all of them answered (:mod:`sag.versus`): accuracy beside chance and the best constant
+  answer, each run's most frequent answer, the paired difference to the base.
 
 Bad input exits with status 2 and a one-line message on stderr, nothing stored.  A model
 call that fails is never an answer (:mod:`sag.failures`): ``run`` stores the item apart,
@@ -105,6 +108,29 @@ def _cmd_report(args: argparse.Namespace) -> int:
         raise StoreError(f"run {args.run} has no answered items yet" if args.run is not None
                          else "the store holds no answered SAG items; run `python -m sag run` first")
     print(format_table(summarise(outcomes, failures)))
+    return 0
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from sag.store.tables import SagStore
+    from sag.versus import versus_markdown, versus_rows
+
+    names = list(dict.fromkeys([args.base, *args.runs]))
+    if len(names) < 2:
+        raise ConfigError("runs", "give at least one run other than the base")
+    with SagStore(args.db, create=False) as store:
+        for name in names:
+            store.run_config(name)  # an unknown run id is an error
+        groups = store.runs().set_index("run_id")["group_name"].astype(str)
+        outcomes = {name: store.outcomes(name) for name in names}
+        items = store.items(args.base)
+    labels = {name: f"{groups[name]} ({name})" for name in names}
+    rows = versus_rows({labels[n]: frame for n, frame in outcomes.items()}, items, labels[args.base],
+                       rng=np.random.default_rng(0))
+    for line in versus_markdown(rows).splitlines():  # run ids and labels are the user's text
+        print(escape_controls(line))
     return 0
 
 
@@ -204,6 +230,12 @@ def _parser() -> Parser:
     report.add_argument("--db", default=None)
     report.add_argument("-v", "--verbose", action="store_true")
     report.set_defaults(func=_cmd_report)
+    compare = sub.add_parser("compare", help="runs of one benchmark against a base run, on their common items")
+    compare.add_argument("base", help="the base run's id (e.g. the untrained group)")
+    compare.add_argument("runs", nargs="+", help="the ids of the runs compared with it")
+    compare.add_argument("--db", default=None)
+    compare.add_argument("-v", "--verbose", action="store_true")
+    compare.set_defaults(func=_cmd_compare)
     add_merge_command(sub, _merge_checks)
     add_train_command(sub)
     return parser
