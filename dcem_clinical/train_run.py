@@ -53,7 +53,7 @@ def training_cases(dataset: str, heldout: int) -> tuple[list[ClinicalCase], list
 
 
 def train_diagnostician(store: TrainingStore | TrainingRecorder, run: DiagnosticianRun, *,
-                        progress: Callable[[int, int, StepRow], None] | None = None,
+                        progress: Callable[[int, int, StepRow | None], None] | None = None,
                         should_stop: Callable[[], bool] | None = None,
                         on_measure: Callable[[str, int, bool], None] | None = None) -> RunResult:
     from dcem_clinical.diagnostician import build_items, data_hash

@@ -267,7 +267,7 @@ def _group_file(run: GroupRun, files: dict[str, Path], adapters: dict[AgentRole,
 
 
 def run_group_training(store: TrainingStore | TrainingRecorder, run: GroupRun, *, retrievers: Any,
-                       progress: Callable[[int, int, StepRow], None] | None = None,
+                       progress: Callable[[int, int, StepRow | None], None] | None = None,
                        should_stop: Callable[[], bool] | None = None) -> GroupResult:
     import torch
 

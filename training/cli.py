@@ -68,7 +68,7 @@ def settings_from(args: argparse.Namespace, method: str = "grpo") -> TrainSettin
                                                  fairness=args.fairness_weight))
 
 
-def step_bar(total: int, quiet: bool) -> tuple[Any, Callable[[int, int, StepRow], None]]:
+def step_bar(total: int, quiet: bool) -> tuple[Any, Callable[[int, int, StepRow | None], None]]:
     from tqdm import tqdm
 
     from training.base_model import quiet_training_warnings
@@ -76,9 +76,13 @@ def step_bar(total: int, quiet: bool) -> tuple[Any, Callable[[int, int, StepRow]
     quiet_training_warnings()
     bar = tqdm(total=total, unit="step", disable=quiet, desc="training", file=sys.stderr)
 
-    def progress(done: int, count: int, row: StepRow) -> None:
+    def progress(done: int, count: int, row: StepRow | None) -> None:
         bar.total, bar.n = count, done
-        bar.set_postfix_str(f"reward {row.reward:+.2f} batch acc {row.accuracy:.2f} kl {row.kl:.3f}", refresh=False)
+        if row is None:  # a resumed run: the bar starts at the steps already done, timed from here
+            bar.initial = bar.last_print_n = done
+        else:
+            bar.set_postfix_str(f"reward {row.reward:+.2f} batch acc {row.accuracy:.2f} kl {row.kl:.3f}",
+                                refresh=False)
         bar.refresh()
 
     return bar, progress

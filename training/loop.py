@@ -27,15 +27,20 @@ class LoopResult:
 
 def run_loop(*, start: int, total: int, step: Callable[[int], StepRow], record: Callable[[StepRow], None],
              checkpoint: Callable[[int], None], every: int,
-             progress: Callable[[int, int, StepRow], None] | None = None,
+             progress: Callable[[int, int, StepRow | None], None] | None = None,
              should_stop: Callable[[], bool] | None = None) -> LoopResult:
-    """Steps ``start + 1`` .. ``total``; returns the last step done and whether it stopped early."""
+    """Steps ``start + 1`` .. ``total``; returns the last step done and whether it stopped early.
+
+    ``progress(done, total, row)`` after each step, and once with no row before the first
+    step of a resumed run (so a progress bar starts at the steps already done)."""
     if start < 0:
         raise ValueError(f"cannot resume at step {start}")
     if start > total:
         raise ConfigError("steps", f"the run has already done {start} steps; ask for at least {start} "
                           "(more steps extend it, the same number ends it with what it has)")
     done = start
+    if progress is not None and start > 0:
+        progress(start, total, None)
     for k in range(start + 1, total + 1):
         if should_stop is not None and should_stop():
             if done > start:

@@ -111,7 +111,7 @@ def check_layers(base_path: Path, layers: int) -> None:
 
 
 def run_letter_training(store: TrainingStore | TrainingRecorder, run: LetterRun, *,
-                        progress: Callable[[int, int, StepRow], None] | None = None,
+                        progress: Callable[[int, int, StepRow | None], None] | None = None,
                         should_stop: Callable[[], bool] | None = None,
                         on_measure: Callable[[str, int, bool], None] | None = None) -> RunResult:
     """Train ``run`` from its last checkpoint; ``progress`` after each step, ``on_measure``
