@@ -105,7 +105,9 @@ def test_a_server_killed_mid_run_loses_and_doubles_no_row(servers: list[LlamaSer
     killer.join(timeout=130)
     assert victim.proc.poll() is not None  # it really died mid-run
     stats = fleet.stats()
-    assert stats[1].ok >= 3 and stats[1].failed >= 1 and stats[0].ok > stats[1].ok
+    # the victim answered before it died; a reply it counted as served may still be lost
+    # with its connection at the kill, so the client's count can be below the server's 3
+    assert stats[1].ok >= 1 and stats[1].failed >= 1 and stats[0].ok > stats[1].ok
     assert not any(r[-1] for r in rows)  # every turn answered, by the survivor after the kill
     _same(rows, reference)
     _log_is_one_row_per_turn(db, len(reference))
