@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,14 +11,8 @@ from dcem.core.config import MediatorConfig
 from dcem.store.database import Store
 from dcem_clinical.cli import main as sag_main
 from dcem_clinical.run import ClinicalSpec, run_clinical
+from tests.cli_inprocess import run_main
 from tests.dcem_clinical.clinical_fakes import oracle_backend
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _run(*args: str, module: str = "dcem_clinical") -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", module, *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
 
 
 @pytest.mark.parametrize("args, needle", [
@@ -32,7 +24,7 @@ def _run(*args: str, module: str = "dcem_clinical") -> subprocess.CompletedProce
     (["--n-gpu-layers", "-3"], "--n-gpu-layers"),
 ])
 def test_bad_cli_input_exits_2_with_one_line(args: list[str], needle: str, tmp_path: Path) -> None:
-    out = _run("run", "--db", str(tmp_path / "x.duckdb"), "--quiet", *args)
+    out = run_main("dcem_clinical", ["run", "--db", str(tmp_path / "x.duckdb"), "--quiet", *args])
     assert out.returncode == 2
     lines = [ln for ln in out.stderr.strip().splitlines() if ln.strip()]
     assert len(lines) == 1 and needle in lines[0] and "Traceback" not in out.stderr
@@ -43,7 +35,7 @@ def test_bad_cli_input_exits_2_with_one_line(args: list[str], needle: str, tmp_p
     (["models", "--info"], "python -m dcem_clinical models --info"),
 ])
 def test_old_sag_spelling_points_to_the_new_command(args: list[str], new: str) -> None:
-    out = _run(*args, module="sag")
+    out = run_main("sag", args)
     assert out.returncode == 2 and out.stdout == ""
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and new in lines[0] and lines[0].startswith("moved:")

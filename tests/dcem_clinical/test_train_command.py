@@ -2,14 +2,11 @@
 line and status 2, before any model loads."""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.cli_inprocess import run_main
 
 
 @pytest.mark.parametrize("flags, words", [
@@ -21,8 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
     (["--lora-layers", "31"], "lora_layers: the model has 30 decoder layers, got 31"),
 ])
 def test_bad_flags_are_one_line_with_status_2(tmp_path: Path, flags: list[str], words: str) -> None:
-    out = subprocess.run([sys.executable, "-m", "dcem_clinical", "train", "--db", str(tmp_path / "x.duckdb"),
-                          "--out", str(tmp_path / "o"), "--quiet", *flags], cwd=ROOT, capture_output=True,
-                         text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    out = run_main("dcem_clinical", ["train", "--db", str(tmp_path / "x.duckdb"), "--out", str(tmp_path / "o"),
+                                     "--quiet", *flags])
     assert out.returncode == 2, out.stderr
     assert words in out.stderr and len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr

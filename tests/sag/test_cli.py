@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from sag.store.tables import SagStore
+from tests.cli_inprocess import run_main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -18,6 +19,11 @@ def _sag(*args: str, db: Path, timeout: int = 300) -> subprocess.CompletedProces
     env = {**os.environ, "DCEM_DB": str(db)}
     return subprocess.run([sys.executable, "-m", "sag", *args], cwd=ROOT, capture_output=True, text=True,
                           timeout=timeout, env=env)
+
+
+def _quick(*args: str, db: Path) -> subprocess.CompletedProcess[str]:
+    """A command refused before any model loads, run in this process."""
+    return run_main("sag", args, env={"DCEM_DB": str(db)})
 
 
 def _one_line(out: subprocess.CompletedProcess[str]) -> str:
@@ -30,7 +36,7 @@ def test_bad_question_file_names_line_and_field_and_stores_nothing(tmp_path: Pat
     bad = tmp_path / "q.jsonl"
     bad.write_text(json.dumps({"id": "a", "question": "Q?", "options": {"A": "x", "B": "y"}, "answer": "A"}) + "\n"
                    + json.dumps({"id": "b", "question": "Q?", "options": {"A": "x"}, "answer": "A"}) + "\n")
-    line = _one_line(_sag("run", "--benchmark", str(bad), "--group", "single", "--items", "1", "-q",
+    line = _one_line(_quick("run", "--benchmark", str(bad), "--group", "single", "--items", "1", "-q",
                           db=tmp_path / "s.duckdb"))
     assert "line 2" in line and "options" in line
     with SagStore(tmp_path / "s.duckdb") as store:
@@ -49,16 +55,16 @@ def test_bad_question_file_names_line_and_field_and_stores_nothing(tmp_path: Pat
 ])
 def test_bad_input_exits_2_with_one_line(args: list[str], needle: str, tmp_path: Path) -> None:
     quiet = ["-q"] if args[0] == "run" else []
-    assert needle in _one_line(_sag(*args, *quiet, db=tmp_path / "s.duckdb"))
+    assert needle in _one_line(_quick(*args, *quiet, db=tmp_path / "s.duckdb"))
     with SagStore(tmp_path / "s.duckdb") as store:
         assert store.runs().empty
 
 
 def test_report_without_runs_says_how_to_make_one(tmp_path: Path) -> None:
-    assert "no store file" in _one_line(_sag("report", db=tmp_path / "s.duckdb"))
+    assert "no store file" in _one_line(_quick("report", db=tmp_path / "s.duckdb"))
     assert not (tmp_path / "s.duckdb").exists()
     SagStore(tmp_path / "s.duckdb").close()
-    assert "python -m sag run" in _one_line(_sag("report", db=tmp_path / "s.duckdb"))
+    assert "python -m sag run" in _one_line(_quick("report", db=tmp_path / "s.duckdb"))
 
 
 @pytest.mark.slow

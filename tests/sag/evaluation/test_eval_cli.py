@@ -11,6 +11,7 @@ import pytest
 
 from sag.store.eval_tables import eval_costs
 from sag.store.tables import SagStore
+from tests.cli_inprocess import run_main
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -33,17 +34,17 @@ def _sag(*args: str, db: Path, timeout: int = 600) -> subprocess.CompletedProces
     (["--suite", "accuracy", "--parts", "safety"], "no part of this suite is named 'safety'"),
 ])
 def test_bad_eval_arguments_exit_2_with_one_line(tmp_path: Path, args: list[str], message: str) -> None:
-    out = _sag("eval", *args, db=tmp_path / "x.duckdb")
+    out = run_main("sag", ["eval", *args], env={"DCEM_DB": str(tmp_path / "x.duckdb")})
     lines = [ln for ln in out.stderr.strip().splitlines() if ln.strip()]
     assert out.returncode == 2 and len(lines) == 1 and message in lines[0] and "Traceback" not in out.stderr
     assert not (tmp_path / "x.duckdb").exists() or not SagStore(tmp_path / "x.duckdb").runs().shape[0]
 
 
 def test_report_eval_on_an_empty_store_says_what_to_do(tmp_path: Path) -> None:
-    missing = _sag("report", "--eval", db=tmp_path / "x.duckdb")
+    missing = run_main("sag", ["report", "--eval"], env={"DCEM_DB": str(tmp_path / "x.duckdb")})
     assert missing.returncode == 2 and "no store file" in missing.stderr and not (tmp_path / "x.duckdb").exists()
     SagStore(tmp_path / "x.duckdb").close()
-    out = _sag("report", "--eval", db=tmp_path / "x.duckdb")
+    out = run_main("sag", ["report", "--eval"], env={"DCEM_DB": str(tmp_path / "x.duckdb")})
     assert out.returncode == 2 and "python -m sag eval" in out.stderr and "Traceback" not in out.stderr
 
 
