@@ -3,6 +3,7 @@ in ``data/adapters/`` and its record as manifest + Parquet; see :mod:`training.e
 from __future__ import annotations
 
 import argparse
+import json
 import shlex
 import sys
 from pathlib import Path
@@ -46,7 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     except ProjectError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"wrote {manifest} and {adapters / (args.name + '.gguf')}")
+    made = json.loads(manifest.read_text(encoding="utf-8"))
+    files = [a["file"] for a in made.get("adapters", [])] or [made["adapter"]["file"]]
+    print(f"wrote {manifest} and {', '.join(str(adapters / f) for f in files)}")
     return 0
 
 

@@ -98,6 +98,16 @@ def test_unfinished_runs_bad_names_and_busy_folders_are_refused(tmp_path: Path) 
     assert (busy / "notes.txt").read_text() == "mine"
 
 
+def test_the_export_command_names_the_adapter_file_it_wrote(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from training.__main__ import main
+
+    db = _store(tmp_path)
+    out, adapters = tmp_path / "e", tmp_path / "a"
+    assert main(["export", "--run", "r1", "--name", "x", "--db", str(db), "--out", str(out), "--adapters",
+                 str(adapters)]) == 0
+    assert capsys.readouterr().out == f"wrote {out / 'manifest.json'} and {adapters / 'x.gguf'}\n"
+
+
 def test_the_export_command_exits_2_with_one_line(tmp_path: Path) -> None:
     db = _store(tmp_path, finish=False)
     done = subprocess.run([sys.executable, "-m", "training", "export", "--run", "r1", "--name", "x", "--db", str(db),

@@ -82,3 +82,16 @@ def test_a_group_file_naming_a_missing_adapter_is_refused(tmp_path: Path) -> Non
     with TrainingStore(db, read_only=True) as store, \
             pytest.raises(InputError, match="names an adapter that is missing: .*adapter-judge.gguf"):
         write_training_export(store, "g1", tmp_path / "e", tmp_path / "a", "g", command="c")
+
+
+def test_the_export_command_names_every_adapter_file_it_wrote(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from training.__main__ import main
+
+    db = _group_run(tmp_path)
+    out, adapters = tmp_path / "export", tmp_path / "adapters"
+    assert main(["export", "--run", "g1", "--name", "sag6-ctde", "--db", str(db), "--out", str(out),
+                 "--adapters", str(adapters), "--command", "c"]) == 0
+    printed = capsys.readouterr().out
+    assert printed == (f"wrote {out / 'manifest.json'} and {adapters / 'sag6-ctde-reasoning.gguf'}, "
+                       f"{adapters / 'sag6-ctde-judge.gguf'}\n")
