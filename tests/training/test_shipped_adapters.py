@@ -25,6 +25,15 @@ def test_a_shipped_export_holds_a_finished_run_and_its_measurements(name: str) -
     got = read_shipped(name)
     run = got.run
     assert run["status"] == "finished" and len(got.steps) == run["settings"]["steps"]
+    if got.group_file is not None:  # a trained group is measured by playing it (python -m sag run, compare)
+        from runtime.registry import resolve
+        from sag.config import load_group_file
+
+        assert got.evals.empty and got.answers.empty
+        group = load_group_file(got.group_file)
+        assert set(got.adapter_keys) <= set(group.backbones)
+        assert all(resolve(key).is_file() for key in got.adapter_keys)
+        return
     assert sorted(set(got.evals["step"])) == [0, run["settings"]["steps"]]
     per_step = got.answers.groupby("step")["item_id"].count()
     assert list(per_step.index) == [0, run["settings"]["steps"]] and per_step.nunique() == 1
