@@ -79,11 +79,10 @@ def versus_rows(outcomes: Mapping[str, pd.DataFrame], items: pd.DataFrame, base:
 
 def versus_markdown(rows: list[VersusRow]) -> str:
     """The rows as a Markdown table, with a note where a run mostly gives one answer."""
-    base = next(r.label for r in rows if r.difference is None)
     lines = ["| run | items | chance | best single letter | accuracy [95 % CI] | most frequent answer | refused | "
-             f"minus {base} [95 % paired bootstrap] |", "|---|---|---|---|---|---|---|---|"]
+             "run - base [95 % paired bootstrap] |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        diff = "-" if r.difference is None else \
+        diff = "base" if r.difference is None else \
             f"{r.difference[0]:+.3f} [{r.difference[1]:+.3f}, {r.difference[2]:+.3f}]"
         lines.append(f"| {r.label} | {r.items} | {r.chance:.3f} | {r.best_letter} {r.best_share:.3f} | "
                      f"{r.accuracy:.3f} [{r.interval[0]:.3f}, {r.interval[1]:.3f}] | {r.top_answer} "

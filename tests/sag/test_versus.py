@@ -40,8 +40,8 @@ def test_each_run_beside_chance_the_best_constant_answer_and_the_base() -> None:
     assert diff == pytest.approx(0.5) and 0 < low <= diff <= high
     assert trained.interval[0] < 0.9 < trained.interval[1]
     text = versus_markdown(rows)
-    assert "| base | 10 | 0.250 | A 0.400 | 0.400 [" in text and "| A 100% | 0% | - |" in text
-    assert "+0.500 [" in text and "minus base" in text
+    assert "| base | 10 | 0.250 | A 0.400 | 0.400 [" in text and "| A 100% | 0% | base |" in text
+    assert "+0.500 [" in text and "run - base [95 % paired bootstrap]" in text
     assert "base: one answer on more than 50%" in text and "trained:" not in text.split("\n\n")[1]
 
 
