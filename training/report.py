@@ -68,7 +68,12 @@ def export_markdown(export: TrainingExport) -> str:
 
 def _sampling(export: TrainingExport, size: int) -> str:
     if export.group_file is not None:
-        return f"{size} debates per item"
+        critic = export.run["settings"].get("critic")
+        if not critic:
+            return f"{size} debates per item"
+        return (f"{size} debates per item, a central critic ({critic['hidden']} hidden units, learning rate "
+                f"{critic['learning_rate']:g}, {critic['epochs']} passes per step; the first {critic['warmup']} "
+                "steps train only the critic)")
     return "exact expectation over the options" if size == 0 else f"{size} sampled answers"
 
 

@@ -60,6 +60,15 @@ def test_a_group_exports_its_adapters_by_registry_key(tmp_path: Path) -> None:
     text = export_markdown(got)
     assert text.startswith("Group `export/group.json` (adapters `smollm2-135m+lora:sag6-ctde-reasoning`, ")
     assert "4 debates per item" in text and "measured by playing it" in text and "| held-out set" not in text
+    assert "central critic" not in text  # the run records no critic settings
+    with TrainingStore(db) as store:
+        store.con.execute("UPDATE train_runs SET settings_json = ?", [json.dumps(
+            {**SETTINGS, "critic": {"hidden": 64, "learning_rate": 1e-3, "epochs": 20, "warmup": 5}})])
+    out2 = tmp_path / "export2"
+    with TrainingStore(db, read_only=True) as store:
+        write_training_export(store, "g1", out2, adapters, "sag6-ctde", command="c")
+    assert ("4 debates per item, a central critic (64 hidden units, learning rate 0.001, 20 passes per step; "
+            "the first 5 steps train only the critic)") in export_markdown(read_training_export(out2, adapters))
 
 
 def test_a_changed_group_file_or_adapter_of_an_export_is_refused(tmp_path: Path) -> None:
