@@ -16,11 +16,9 @@ import pandas as pd
 
 from common.errors import InputError
 from common.intervals import paired_bootstrap, wilson_interval
+from training.views import CONSTANT_SHARE, best_constant
 
-__all__ = ["VersusRow", "versus_rows", "versus_markdown", "CONSTANT_SHARE"]
-
-CONSTANT_SHARE = 0.5
-"""Above this share of one answer a run's accuracy is flagged as a near-constant answer's."""
+__all__ = ["VersusRow", "versus_rows", "versus_markdown"]
 
 
 @dataclass(frozen=True)
@@ -61,9 +59,7 @@ def versus_rows(outcomes: Mapping[str, pd.DataFrame], items: pd.DataFrame, base:
         raise InputError("runs", "the runs have no answered item in common")
     ids = sorted(common)
     by_item = {label: frame.set_index("item_id").loc[ids] for label, frame in outcomes.items()}
-    truth = by_item[base]["truth"].astype(str)
-    counts = truth.value_counts()
-    best = str(counts[counts == counts.max()].index.min())
+    best, best_share = best_constant(by_item[base].reset_index()[["item_id", "truth"]].astype(str))
     chance = _chance(items, ids)
     right_base = by_item[base]["correct"].astype(bool).to_numpy()
     rows = []
@@ -71,7 +67,7 @@ def versus_rows(outcomes: Mapping[str, pd.DataFrame], items: pd.DataFrame, base:
         right = frame["correct"].astype(bool).to_numpy()
         answers = frame["answer"].astype(str).value_counts()
         diff = None if label == base else paired_bootstrap(list(right_base), list(right), rng)
-        rows.append(VersusRow(label, len(ids), chance, best, float(counts.max() / len(ids)), float(right.mean()),
+        rows.append(VersusRow(label, len(ids), chance, best, best_share, float(right.mean()),
                               wilson_interval(int(right.sum()), len(ids)), str(answers.index[0]),
                               float(answers.iloc[0] / len(ids)), float(frame["refused"].astype(bool).mean()), diff))
     return rows

@@ -3,15 +3,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import io
 from pathlib import Path
 from typing import Iterator, Sequence
 
 import pytest
 
 import sag.cli
-from sag.cli import main
 from sag.store.tables import SagStore
+from tests.cli_inprocess import run_main
 
 from .fakes import Policy, ScriptedTurns, constant
 
@@ -46,13 +45,8 @@ def shared_store(monkeypatch: pytest.MonkeyPatch, path: Path) -> Iterator[SagSto
 
 def run_cli(args: Sequence[str]) -> tuple[int, str, str]:
     """(exit status, stdout, stderr) of ``python -m sag ARGS``."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(list(args))
-        except SystemExit as exc:  # a usage error (an argument that looks like an option)
-            code = exc.code if isinstance(exc.code, int) else 2
-    return code, out.getvalue(), err.getvalue()
+    done = run_main("sag", args)
+    return done.returncode, done.stdout, done.stderr
 
 
 def one_error_line(code: int, out: str, err: str) -> str:
