@@ -39,7 +39,6 @@ an adapter and its base never share one.  ``model_id`` then names both files and
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import json
 import logging
 import math
@@ -52,6 +51,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from common.errors import ConfigError
+from common.table_export import file_sha256
 from common.threads import default_threads
 from runtime.backends import BackendError
 from runtime.blocks import check_split, floor_start, make_split, spans
@@ -80,14 +80,6 @@ def plain_prompt(messages: Sequence[Message]) -> str:
         else:
             parts.append(f"Answer: {m.content.strip()}")
     return "\n\n".join(parts) + "\n\nAnswer:"
-
-
-def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def detect_gpu_layers(requested: int | None) -> int:

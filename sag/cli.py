@@ -1,4 +1,4 @@
-"""Command line: ``python -m sag ask | run | eval | report | compare | merge | train``.
+"""Command line: ``python -m sag ask | run | eval | report | compare | export | merge | train``.
 
 - ``ask QUESTION --group sag-6``: one item, the debate printed round by round.
 - ``run --benchmark medqa --group sag-10 --items 50 --seed 0``: a set of items into the
@@ -13,7 +13,9 @@
   project's numbers beside them.
 - ``compare BASE RUN [RUN ...]``: runs of one benchmark against a base run on the items
   all of them answered (:mod:`sag.versus`): accuracy beside chance and the best constant
-  answer, each run's most frequent answer, the paired difference to the base.
+  answer, each run's most frequent answer, the paired difference to the base; from the
+  store or, with ``--export``, from an export.
+- ``export RUN [RUN ...] --out FOLDER``: runs as a compact export (:mod:`sag.run_export`).
 
 Bad input exits with status 2 and a one-line message on stderr, nothing stored.  A model
 call that fails is never an answer (:mod:`sag.failures`): ``run`` stores the item apart,
@@ -37,6 +39,8 @@ from sag.config import GroupConfig, load_group_file, preset
 from sag.failures import EXIT_FAILED
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from sag.run import SagRunSummary
 
 __all__ = ["main", "group_from_args"]
@@ -114,23 +118,50 @@ def _cmd_report(args: argparse.Namespace) -> int:
 def _cmd_compare(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from sag.store.tables import SagStore
     from sag.versus import versus_markdown, versus_rows
 
     names = list(dict.fromkeys([args.base, *args.runs]))
     if len(names) < 2:
         raise ConfigError("runs", "give at least one run other than the base")
-    with SagStore(args.db, create=False) as store:
-        for name in names:
-            store.run_config(name)  # an unknown run id is an error
-        groups = store.runs().set_index("run_id")["group_name"].astype(str)
-        outcomes = {name: store.outcomes(name) for name in names}
-        items = store.items(args.base)
+    groups, outcomes, items = _compared(args, names)
     labels = {name: f"{groups[name]} ({name})" for name in names}
     rows = versus_rows({labels[n]: frame for n, frame in outcomes.items()}, items, labels[args.base],
                        rng=np.random.default_rng(0))
     for line in versus_markdown(rows).splitlines():  # run ids and labels are the user's text
         print(escape_controls(line))
+    return 0
+
+
+def _compared(args: argparse.Namespace, names: list[str]) -> tuple[dict[str, str], dict[str, "pd.DataFrame"],
+                                                                   "pd.DataFrame"]:
+    """(group of each run, outcomes of each run, the base run's items), from the store or
+    from an export (``--export``)."""
+    if args.export is not None:
+        from sag.run_export import read_run_export
+
+        export = read_run_export(Path(args.export))
+        for name in names:
+            export.check_run(name)
+        groups = dict(zip(export.runs["run_id"].astype(str), export.runs["group_name"].astype(str)))
+        return groups, {n: export.outcomes_of(n) for n in names}, export.items_of(args.base)
+    from sag.store.tables import SagStore
+
+    with SagStore(args.db, create=False) as store:
+        for name in names:
+            store.run_config(name)  # an unknown run id is an error
+        groups = store.runs().set_index("run_id")["group_name"].astype(str).to_dict()
+        return groups, {name: store.outcomes(name) for name in names}, store.items(args.base)
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from sag.run_export import write_run_export
+    from sag.store.tables import SagStore
+
+    with SagStore(args.db, create=False) as store:
+        path = write_run_export(store, list(args.runs), Path(args.out),
+                                command=args.command_text or f"python -m sag export {' '.join(args.runs)} --out {args.out}")
+    print(escape_controls(f"wrote {path.parent}: {len(args.runs)} run(s); "
+                          f"`python -m sag compare BASE RUN --export {args.out}` compares them"))
     return 0
 
 
@@ -230,15 +261,29 @@ def _parser() -> Parser:
     report.add_argument("--db", default=None)
     report.add_argument("-v", "--verbose", action="store_true")
     report.set_defaults(func=_cmd_report)
+    _add_compare_and_export(sub)
+    add_merge_command(sub, _merge_checks)
+    add_train_command(sub)
+    return parser
+
+
+def _add_compare_and_export(sub: "argparse._SubParsersAction[Parser]") -> None:
     compare = sub.add_parser("compare", help="runs of one benchmark against a base run, on their common items")
     compare.add_argument("base", help="the base run's id (e.g. the untrained group)")
     compare.add_argument("runs", nargs="+", help="the ids of the runs compared with it")
     compare.add_argument("--db", default=None)
+    compare.add_argument("--export", default=None, help="read the runs from this export folder (python -m sag "
+                         "export) instead of the store")
     compare.add_argument("-v", "--verbose", action="store_true")
     compare.set_defaults(func=_cmd_compare)
-    add_merge_command(sub, _merge_checks)
-    add_train_command(sub)
-    return parser
+    export = sub.add_parser("export", help="runs as a compact export folder: manifest.json and Parquet tables")
+    export.add_argument("runs", nargs="+", help="the ids of the runs exported")
+    export.add_argument("--out", required=True, help="the export folder (new, or an earlier export of these runs)")
+    export.add_argument("--command", dest="command_text", help="the commands that made the runs (kept in the "
+                        "manifest)")
+    export.add_argument("--db", default=None)
+    export.add_argument("-v", "--verbose", action="store_true")
+    export.set_defaults(func=_cmd_export)
 
 
 def _merge_checks() -> Sequence[object]:

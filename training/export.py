@@ -32,13 +32,13 @@ from typing import Any
 import pandas as pd
 
 from common.errors import InputError
+from common.table_export import MANIFEST, check_out_folder, file_sha256, read_manifest, read_tables, write_manifest, write_table
 from training.export_group import GROUP_FILE, copy_atomically, file_entry, portable_group
 from training.store import TrainingStore
 
 __all__ = ["FORMAT", "MANIFEST", "TABLES", "TrainingExport", "write_training_export", "read_training_export"]
 
 FORMAT = "training-run-export/1"
-MANIFEST = "manifest.json"
 TABLES = ("steps", "evals", "answers")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _RUN_FIELDS = ("run_id", "kind", "method", "base_model", "settings", "data_name", "data_hash", "n_train",
@@ -80,12 +80,6 @@ class TrainingExport:
         return self.adapter_keys[0]
 
 
-def _sha256(path: Path) -> str:
-    from runtime.llama_backend import file_sha256
-
-    return file_sha256(path)
-
-
 def _iso(value: Any) -> str | None:
     if value is None or (not isinstance(value, str) and pd.isna(value)):
         return None
@@ -108,12 +102,10 @@ def write_training_export(store: TrainingStore, run_id: str, out: Path, adapters
         raise InputError("run", f"training run {run_id} is {row['status']}, without an adapter; only a finished "
                                 "run is exported")
     source = Path(str(row["adapter_file"]))
-    if not source.is_file() or _sha256(source) != row["adapter_sha256"]:
+    if not source.is_file() or file_sha256(source) != row["adapter_sha256"]:
         raise InputError("run", f"the adapter file of run {run_id} ({source}) is missing or changed since training")
     out, adapters = Path(out), Path(adapters)
-    if out.exists() and any(p.name not in (MANIFEST, GROUP_FILE, *(f"{t}.parquet" for t in TABLES))
-                            for p in out.iterdir()):
-        raise InputError("out", f"{out} holds other files; give an empty or new folder")
+    check_out_folder(out, (GROUP_FILE, *(f"{t}.parquet" for t in TABLES)))
     out.mkdir(parents=True, exist_ok=True)
     adapters.mkdir(parents=True, exist_ok=True)
     made = _group_files(source, name, out, adapters) if source.suffix == ".json" else \
@@ -121,12 +113,7 @@ def write_training_export(store: TrainingStore, run_id: str, out: Path, adapters
     tables = {"steps": store.steps(run_id).drop(columns=["run_id"]),
               "evals": store.evals(run_id).drop(columns=["run_id"]),
               "answers": store.answers(run_id).drop(columns=["run_id"])}
-    files = []
-    for table, frame in tables.items():
-        path = out / f"{table}.parquet"
-        frame.reset_index(drop=True).to_parquet(path, index=False)
-        files.append({"name": path.name, "table": table, "rows": int(len(frame)),
-                      "size_bytes": path.stat().st_size, "sha256": _sha256(path)})
+    files = [write_table(out, table, frame) for table, frame in tables.items()]
     run = {"run_id": run_id, "kind": str(row["kind"]), "method": str(row["method"]),
            "base_model": str(row["base_model"]), "settings": {**json.loads(row["settings_json"]),
                                                                "steps": int(tables["steps"]["step"].max())},
@@ -134,9 +121,7 @@ def write_training_export(store: TrainingStore, run_id: str, out: Path, adapters
            "status": "finished", "created_at": _iso(row["created_at"]), "finished_at": _iso(row["finished_at"])}
     manifest = {"format": FORMAT, "created_at": _dt.datetime.now().replace(microsecond=0).isoformat(),
                 "command": command, "run": run, **made, "files": files}
-    path = out / MANIFEST
-    path.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    return path
+    return write_manifest(out, manifest)
 
 
 def _single_file(source: Path, target: Path, name: str) -> dict[str, Any]:
@@ -148,36 +133,19 @@ def _group_files(source: Path, name: str, out: Path, adapters: Path) -> dict[str
     group, entries = portable_group(source, name, adapters)
     path = out / GROUP_FILE
     path.write_text(json.dumps(group, indent=2) + "\n", encoding="utf-8")
-    return {"adapters": entries, "group": {"file": GROUP_FILE, "sha256": _sha256(path)}}
+    return {"adapters": entries, "group": {"file": GROUP_FILE, "sha256": file_sha256(path)}}
 
 
 def read_training_export(folder: Path, adapters: Path) -> TrainingExport:
     """The export in ``folder`` with its adapter in ``adapters``, every file checked."""
     folder = Path(folder)
     where = folder / MANIFEST
-    try:
-        manifest = json.loads(where.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("export", f"{where} is missing") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError("export", f"{where} is not readable JSON ({exc})") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise InputError("export", f"{where}: format must be {FORMAT!r}")
-    run, files = manifest.get("run"), manifest.get("files")
+    manifest = read_manifest(folder, FORMAT)
+    run = manifest.get("run")
     if not isinstance(run, dict) or any(k not in run for k in _RUN_FIELDS):
         raise InputError("export", f"{where}: run must hold {', '.join(_RUN_FIELDS)}")
     entries = _adapter_entries(manifest, where)
-    if not isinstance(files, list) or sorted(str(f.get("table")) for f in files if isinstance(f, dict)) != sorted(TABLES):
-        raise InputError("export", f"{where}: files must list the tables {', '.join(TABLES)} once each")
-    frames: dict[str, pd.DataFrame] = {}
-    for entry in files:
-        if entry.get("name") != f"{entry['table']}.parquet":
-            raise InputError("export", f"{where}: the file of table {entry['table']} must be {entry['table']}.parquet")
-        path = _checked(folder / entry["name"], entry.get("sha256"), "")
-        frame = pd.read_parquet(path)
-        if len(frame) != entry.get("rows"):
-            raise InputError("export", f"{path} has {len(frame)} rows, the manifest says {entry.get('rows')}")
-        frames[entry["table"]] = frame
+    frames = read_tables(folder, manifest, TABLES)
     files_of = tuple(_checked(Path(adapters) / e["file"], e.get("sha256"), "the adapter ") for e in entries)
     group = manifest.get("group")
     group_file = _checked(folder / GROUP_FILE, group.get("sha256"), "the group file ") if group else None
@@ -203,6 +171,6 @@ def _adapter_entries(manifest: dict[str, Any], where: Path) -> list[dict[str, An
 
 
 def _checked(path: Path, sha256: object, what: str) -> Path:
-    if not path.is_file() or _sha256(path) != sha256:
+    if not path.is_file() or file_sha256(path) != sha256:
         raise InputError("export", f"{what}{path} is missing or changed (its sha256 is not the manifest's)")
     return path

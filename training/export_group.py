@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from common.errors import InputError
+from common.table_export import file_sha256
 
 __all__ = ["GROUP_FILE", "LORA_FILE", "portable_group", "file_entry", "copy_atomically"]
 
@@ -27,8 +28,6 @@ LORA_FILE = "+lora:file:"
 
 def file_entry(name: str, path: Path) -> dict[str, Any]:
     """The manifest entry of an adapter file: name, file, size and sha256."""
-    from runtime.llama_backend import file_sha256
-
     return {"name": name, "file": path.name, "size_bytes": path.stat().st_size, "sha256": file_sha256(path)}
 
 

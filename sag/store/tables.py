@@ -217,6 +217,11 @@ class SagStore(Database):
             "LEFT JOIN sag_items i USING (run_id, item_id) WHERE ? IS NULL OR o.run_id = ? "
             "ORDER BY o.run_id, i.position", [run_id, run_id])
 
+    def agent_answers(self, run_id: str) -> pd.DataFrame:
+        """Every agent's answer letter in every round of a run's items (no rationale text)."""
+        return self._frame("SELECT run_id, item_id, seq, round, phase, agent_id, role, model, answer "
+                           "FROM sag_messages WHERE run_id = ? ORDER BY item_id, seq", [run_id])
+
     def messages(self, run_id: str, item_id: str) -> pd.DataFrame:
         return self._frame("SELECT * FROM sag_messages WHERE run_id = ? AND item_id = ? ORDER BY seq",
                            [run_id, item_id])

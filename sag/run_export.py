@@ -1,0 +1,124 @@
+"""SAG runs as a compact export: what ``python -m sag compare`` and a report need, without
+the store.
+
+``write_run_export`` writes, for some runs of a store, ``<out>/manifest.json`` (format,
+date, the command that made it, one entry per run: id, benchmark, group, method, seed,
+status, items in the run and answered, the group's config) and four Parquet tables:
+
+- ``runs``: one row per run (the manifest's run entries, the config as JSON);
+- ``items``: each run's items: id, position, benchmark, options (JSON) and right answer;
+- ``outcomes``: each answered item's outcome (answer, truth, correct, refused, rounds,
+  calls, tokens, seconds);
+- ``answers``: every agent's answer letter in every round (no rationale text), so the
+  letter distribution of each agent can be read back.
+
+A run need not be finished: an export of runs stopped part way holds the items they
+answered, and the manifest says how many of how many.  ``read_run_export`` checks every
+file against the manifest and refuses, with one line naming the file, anything missing,
+changed or malformed.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+
+from common.errors import InputError
+from common.table_export import check_out_folder, read_manifest, read_tables, write_manifest, write_table
+from sag.store.tables import SagStore
+
+__all__ = ["FORMAT", "TABLES", "RunExport", "write_run_export", "read_run_export"]
+
+FORMAT = "sag-runs-export/1"
+TABLES = ("runs", "items", "outcomes", "answers")
+_ITEM_COLUMNS = ["run_id", "item_id", "position", "benchmark", "options_json", "answer"]
+_OUTCOME_COLUMNS = ["run_id", "item_id", "answer", "truth", "correct", "refused", "escalated", "rule", "rounds",
+                    "stop_reason", "model_calls", "cached_calls", "prompt_tokens", "completion_tokens", "seconds",
+                    "benchmark", "group_name", "method"]
+_ANSWER_COLUMNS = ["run_id", "item_id", "seq", "round", "phase", "agent_id", "role", "model", "answer"]
+_RUN_COLUMNS = ["run_id", "benchmark", "group_name", "method", "seed", "status", "items", "answered"]
+
+
+@dataclass(frozen=True)
+class RunExport:
+    """A read and checked export."""
+
+    folder: Path
+    manifest: dict[str, Any]
+    runs: pd.DataFrame
+    items: pd.DataFrame
+    outcomes: pd.DataFrame
+    answers: pd.DataFrame
+
+    def run_ids(self) -> list[str]:
+        return [str(r) for r in self.runs["run_id"]]
+
+    def check_run(self, run_id: str) -> None:
+        if run_id not in self.run_ids():
+            raise InputError("run", f"no run {run_id!r} in the export {self.folder} (it holds "
+                                    f"{', '.join(self.run_ids())})")
+
+    def outcomes_of(self, run_id: str) -> pd.DataFrame:
+        self.check_run(run_id)
+        return self.outcomes[self.outcomes["run_id"] == run_id].reset_index(drop=True)
+
+    def items_of(self, run_id: str) -> pd.DataFrame:
+        self.check_run(run_id)
+        return self.items[self.items["run_id"] == run_id].sort_values("position").reset_index(drop=True)
+
+
+def _tables(store: SagStore, run_ids: Sequence[str]) -> dict[str, pd.DataFrame]:
+    known = store.runs().set_index("run_id")
+    configs = {r: store.run_config(r).to_dict() for r in run_ids}  # an unknown run id is an error here
+    runs = known.loc[list(run_ids)].reset_index()[_RUN_COLUMNS].copy()
+    runs["config_json"] = [json.dumps(configs[r], sort_keys=True) for r in runs["run_id"]]
+    items = pd.concat([store.items(r)[_ITEM_COLUMNS] for r in run_ids], ignore_index=True)
+    outcomes = pd.concat([store.outcomes(r)[_OUTCOME_COLUMNS] for r in run_ids], ignore_index=True)
+    answers = pd.concat([store.agent_answers(r)[_ANSWER_COLUMNS] for r in run_ids], ignore_index=True)
+    return {"runs": runs, "items": items, "outcomes": outcomes, "answers": answers}
+
+
+def write_run_export(store: SagStore, run_ids: Sequence[str], out: Path, *, command: str) -> Path:
+    """Write the export of ``run_ids`` (see the module docstring); returns the manifest's
+    path.  Refuses no run, a run named twice, an unknown run, a run with no answered item
+    and an ``out`` folder that holds other files."""
+    run_ids = list(run_ids)
+    if not run_ids:
+        raise InputError("runs", "give at least one run id")
+    if len(set(run_ids)) != len(run_ids):
+        raise InputError("runs", "a run is named twice")
+    out = Path(out)
+    check_out_folder(out, tuple(f"{t}.parquet" for t in TABLES))
+    tables = _tables(store, run_ids)
+    empty = [r for r in run_ids if not (tables["outcomes"]["run_id"] == r).any()]
+    if empty:
+        raise InputError("runs", f"run {empty[0]} has no answered item yet")
+    out.mkdir(parents=True, exist_ok=True)
+    files = [write_table(out, name, frame) for name, frame in tables.items()]
+    entries = [{k: (int(v) if k in ("seed", "items", "answered") else str(v)) for k, v in row.items()
+                if k in _RUN_COLUMNS} for row in tables["runs"].to_dict("records")]
+    manifest = {"format": FORMAT, "created_at": _dt.datetime.now().replace(microsecond=0).isoformat(),
+                "command": command, "runs": entries, "files": files}
+    return write_manifest(out, manifest)
+
+
+def read_run_export(folder: Path) -> RunExport:
+    """The export in ``folder``, every file checked against its manifest."""
+    folder = Path(folder)
+    manifest = read_manifest(folder, FORMAT)
+    runs = manifest.get("runs")
+    if not isinstance(runs, list) or not runs or not all(isinstance(r, dict) and "run_id" in r for r in runs):
+        raise InputError("export", f"{folder / 'manifest.json'}: runs must list each run with its run_id")
+    frames = read_tables(folder, manifest, TABLES)
+    for table, columns in (("runs", _RUN_COLUMNS), ("items", _ITEM_COLUMNS), ("outcomes", _OUTCOME_COLUMNS),
+                           ("answers", _ANSWER_COLUMNS)):
+        missing = [c for c in columns if c not in frames[table].columns]
+        if missing:
+            raise InputError("export", f"{folder / (table + '.parquet')} lacks the column(s) {', '.join(missing)}")
+    if sorted(map(str, frames["runs"]["run_id"])) != sorted(str(r["run_id"]) for r in runs):
+        raise InputError("export", f"{folder / 'runs.parquet'} and the manifest list different runs")
+    return RunExport(folder, manifest, frames["runs"], frames["items"], frames["outcomes"], frames["answers"])
