@@ -87,6 +87,8 @@ def read_tables(folder: Path, manifest: dict[str, Any], tables: Sequence[str]) -
         if entry.get("name") != f"{entry['table']}.parquet":
             raise InputError("export", f"{where}: the file of table {entry['table']} must be {entry['table']}.parquet")
         path = folder / entry["name"]
+        if path.is_symlink():
+            raise InputError("export", f"{path} is a link; an export holds its own files")
         if not path.is_file() or file_sha256(path) != entry.get("sha256"):
             raise InputError("export", f"{path} is missing or changed (its sha256 is not the manifest's)")
         try:

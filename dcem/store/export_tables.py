@@ -17,13 +17,13 @@
 """
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any, Mapping
 
 import duckdb
 import pandas as pd
 
+from common.table_export import file_sha256
 from dcem.errors import InputError
 from dcem.store.export_manifest import TABLES, run_cells
 
@@ -88,12 +88,7 @@ _LABELS = (("cases", "truth"), ("outcomes", "truth"), ("outcomes", "decision"), 
            ("traces", "runner_up"), ("turns", "label"))
 
 
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+sha256_of = file_sha256
 
 
 def _refuse(name: str, problem: str) -> InputError:

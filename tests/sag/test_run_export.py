@@ -73,6 +73,9 @@ def test_a_changed_missing_or_foreign_file_is_refused(exported: Path, tmp_path: 
     (changed / "outcomes.parquet").unlink()
     with pytest.raises(InputError, match="outcomes.parquet is missing"):
         read_run_export(changed)
+    (changed / "outcomes.parquet").symlink_to(exported / "outcomes.parquet")  # the right bytes, not its own file
+    with pytest.raises(InputError, match="outcomes.parquet is a link"):
+        read_run_export(changed)
     (changed / "manifest.json").write_text("{not json")
     with pytest.raises(InputError, match="not readable JSON"):
         read_run_export(changed)
