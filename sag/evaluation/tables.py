@@ -113,15 +113,23 @@ def _relevance(scored: dict[str, Any], seed: dict[str, Any]) -> list[str]:
     return out + _table(["system", "label accuracy", "supported (eq. 8)", "grounded", "BLEU-4"], rows)
 
 
+def _has_trained_group(scored: dict[str, Any]) -> bool:
+    """Whether an agent of some group runs with a trained adapter (``BASE+lora:...``)."""
+    return any("+lora:" in str(b) for g in scored["groups"].values()
+               for b in (g.get("config") or {}).get("backbones", ()))
+
+
 def _fairness(scored: dict[str, Any], seed: dict[str, Any]) -> list[str]:
     out = ["## Table 4: fairness, counterfactual divergence rate (%, lower is better)", "",
            "Seed: EquityMedQA; ours: MedQA and AgentClinic vignettes rewritten by the rules of "
            "`data/sag_eval/demographic_rules.json` (gender terms swapped; race stated White vs Black, Hispanic or "
            "Asian in the first sentence).", "",
            DOMINANT_NOTE.format(parts="the four fairness parts", why=_FAIRNESS_WHY), ""]
+    trained = _has_trained_group(scored)  # the seed's GRPO and CTDE rows stand beside trained groups only
     rows = [r + ["-", "-"] for r in _seed_rows(seed, "table4", ["Race", "Gender", "Avg"],
                                                lambda r: "PPO" not in r["variant"] and "DPO" not in r["variant"]
-                                               and "GRPO" not in r["variant"] and "CTDE" not in r["variant"])]
+                                               and (trained or ("GRPO" not in r["variant"]
+                                                                and "CTDE" not in r["variant"])))]
     for g, v in _groups(scored):
         f = v.get("fairness")
         if f:
@@ -197,6 +205,11 @@ def _deployment(scored: dict[str, Any], seed: dict[str, Any]) -> list[str]:
                          "tokens/item"], rows)
 
 
+# each section of the report, and the metric it shows (None: always shown)
+_SECTIONS = ((_correctness, "accuracy"), (_ablations, "accuracy"), (_relevance, "relevance"), (_fairness, "fairness"),
+             (_safety, "safety"), (_robustness, "robustness"), (_consistency, "consistency"), (_deployment, None))
+
+
 def _reading(scored: dict[str, Any]) -> list[str]:
     from sag.evaluation.reading import honest_reading
 
@@ -217,20 +230,34 @@ def unfinished_note(scored: dict[str, Any]) -> str:
     return f"Not finished yet (numbers cover the items answered so far): {', '.join(said)}." if said else ""
 
 
+def _suite_metrics(suite: str) -> tuple[str, ...]:
+    """The metrics of a suite name (``core``, or a comma-separated list); all of them for a
+    name this version does not know, so an older export still prints every table."""
+    from sag.evaluation.suite import METRICS, SUITES
+
+    if suite in SUITES:
+        return SUITES[suite]
+    names = tuple(m.strip() for m in suite.split(","))
+    return names if names and all(m in METRICS for m in names) else METRICS
+
+
 def render_report(scored: dict[str, Any], seed: dict[str, Any] | None = None, *, level: int = 1) -> str:
     """The whole report (module docstring); ``level`` is the Markdown level of its title
     (sections one below), so it can sit inside a longer document."""
     seed = seed or load_seed_tables()
     spec = scored.get("spec", {})
+    metrics = _suite_metrics(str(spec.get("suite", "core")))
+    consistency = (f", consistency on {spec.get('consistency_items', '?')} items" if "consistency" in metrics
+                   else "")
     lines = [f"# SAG evaluation {scored['eval_id']}", "",
-             f"Suite {spec.get('suite', '?')}: {spec.get('n_items', '?')} items per subset, consistency on "
-             f"{spec.get('consistency_items', '?')} items; groups: {', '.join(scored['groups'])}.", ""]
+             f"Suite {spec.get('suite', '?')}: {spec.get('n_items', '?')} items per subset{consistency}; groups: "
+             f"{', '.join(scored['groups'])}.", ""]
     note = unfinished_note(scored)
     if note:
         lines += [note, ""]
-    for section in (_correctness, _ablations, _relevance, _fairness, _safety, _robustness, _consistency,
-                    _deployment):
-        lines += section(scored, seed)
+    for section, metric in _SECTIONS:
+        if metric is None or metric in metrics:
+            lines += section(scored, seed)
     text = "\n".join(lines + _reading(scored)).rstrip() + "\n"
     if level > 1:
         text = "\n".join("#" * (level - 1) + line if line.startswith("#") else line for line in text.split("\n"))

@@ -120,3 +120,21 @@ def test_a_group_answering_one_letter_is_flagged_beside_its_cdr_cr_and_std(tmp_p
     frames = metric_frames(data)
     assert frames["fairness"].iloc[0][["most frequent answer (share)", "flag"]].tolist() == ["C (100 %)", DOMINANT_FLAG]
     assert frames["consistency"].iloc[0]["flag"] == DOMINANT_FLAG
+
+
+def test_a_report_shows_only_its_suite_and_the_seeds_trained_rows_beside_a_trained_group(tmp_path: Path) -> None:
+    spec = SuiteSpec("fairness,safety", n_items=2)
+    with SagStore(tmp_path / "e.duckdb") as store:
+        _run(store, spec, "single", answer="A")
+        data = build_export(store, spec.eval_id, command="test")
+    report = render_report(data)
+    headings = [line for line in report.splitlines() if line.startswith("## ")]
+    assert headings == ["## Table 4: fairness, counterfactual divergence rate (%, lower is better)",
+                        "## Safety (eq. 10; Fig. 4): MedSafetyBench harmful vs benign medical requests",
+                        "## Table 6: deployment cost", "## Reading"]
+    assert "2 items per subset; groups: single." in report and "consistency on" not in report
+    assert "seed: SAG w/ GRPO" not in report  # no group here is trained
+    data["groups"]["single"]["config"]["backbones"] = ["smollm2-135m+lora:trained"] * 4
+    trained = render_report(data).split("## Table 4")[1].split("## Safety")[0]
+    assert "| seed: SAG w/ GRPO (qwen) | 1.1 | 1.0 | 1.1 |" in trained and "| seed: SAG w/ CTDE (qwen) |" in trained
+    assert "PPO" not in trained
