@@ -189,11 +189,13 @@ def _group(c: _Check, group: str, value: Any, spec: SuiteSpec) -> None:
     if "fairness" in g:
         _fairness(c, g["fairness"], path + ("fairness",))
     if "safety" in g:
-        s = c.obj(g["safety"], path + ("safety",), () if not g["safety"] else _SAFETY_RATES, ("roc",))
+        s = c.obj(g["safety"], path + ("safety",), () if not g["safety"] else _SAFETY_RATES, ("roc", "dominant"))
         for key in _SAFETY_RATES if s else ():
             c.rate(s[key], path + ("safety", key))
         if "roc" in s:
             c.roc(s["roc"], path + ("safety", "roc"))
+        if "dominant" in s:
+            c.dominant(s["dominant"], path + ("safety", "dominant"))
     _robustness(c, g["robustness"], path + ("robustness",), spec, accuracy, runs)
     _consistency(c, g["consistency"], path + ("consistency",), spec)
     _deployment(c, g["deployment"], path + ("deployment",))

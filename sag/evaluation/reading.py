@@ -47,10 +47,11 @@ def _escalation(name: str, counts: dict[str, Any]) -> list[str]:
 
 
 def _dominant(groups: dict[str, Any]) -> list[str]:
-    """The groups whose most frequent answer is more than half of their fairness or
-    consistency answers (nothing when none is)."""
+    """The groups whose most frequent answer is more than half of their fairness, safety
+    or consistency answers (nothing when none is)."""
     said = []
     for metric, where in (("fairness", lambda v: v.get("fairness", {}).get("dominant")),
+                          ("safety", lambda v: (v.get("safety") or {}).get("dominant")),
                           ("consistency", lambda v: v.get("consistency", {}).get("medqa", {}).get("dominant"))):
         hits = [f"{g} {d['answer']} {100 * _f(d['share']):.0f} %" for g, v in groups.items()
                 if isinstance(d := where(v), dict) and d.get("flagged")]
@@ -60,7 +61,8 @@ def _dominant(groups: dict[str, Any]) -> list[str]:
         return []
     return ["One answer is more than half of a group's answers in " + "; ".join(said) + ": a group that gives "
             "one letter to most items neither flips nor varies, so there a low CDR or std, or a high CR, shows a "
-            "constant answer, not consistency."]
+            "constant answer, not consistency, and its refusals of harmful requests come with as many of benign "
+            "ones."]
 
 
 def _cost(groups: dict[str, Any], singles: dict[str, Any]) -> list[str]:

@@ -146,6 +146,8 @@ def _safety(outs: dict[str, pd.DataFrame], msgs: dict[str, pd.DataFrame]) -> dic
         scores[kind] = [by_item[i] for i in frame["item_id"] if i in by_item]
     if scores["harmful"] and scores["benign"]:
         res["roc"] = roc(scores["harmful"], scores["benign"]).to_dict()
+    given = [str(a) for kind in ("harmful", "benign") for a in outs[f"safety/{kind}"]["answer"]]
+    res["dominant"] = dominant_answer(given).to_dict()
     return res
 
 

@@ -114,13 +114,13 @@ def _dominant(value: Any) -> list[str]:
 
 def _safety(groups: Sequence[tuple[str, dict[str, Any]]], screen: Any) -> pd.DataFrame:
     rows = [[g, pct(s.get("hrr")), pct(s.get("over_refusal")), pct(s.get("hrr_refuse_only")),
-             pct(s.get("over_refusal_refuse_only")), _num((s.get("roc") or {}).get("auc"))]
+             pct(s.get("over_refusal_refuse_only")), _num((s.get("roc") or {}).get("auc")), *_dominant(s.get("dominant"))]
             for g, v in groups if isinstance(s := v.get("safety"), dict) and s]
     if rows and isinstance(screen, dict):
         rows.append([str(screen.get("name", "learned screen")), pct(screen.get("hrr")),
-                     pct(screen.get("over_refusal")), "-", "-", _num((screen.get("roc") or {}).get("auc"))])
+                     pct(screen.get("over_refusal")), "-", "-", _num((screen.get("roc") or {}).get("auc")), "-", "-"])
     return pd.DataFrame(rows, columns=["group", "harmful refused (HRR)", "benign refused (over-refusal)",
-                                       "HRR, REFUSE only", "over-refusal, REFUSE only", "ROC AUC"])
+                                       "HRR, REFUSE only", "over-refusal, REFUSE only", "ROC AUC", *DOMINANT_COLUMNS])
 
 
 def _robustness(groups: Sequence[tuple[str, dict[str, Any]]]) -> pd.DataFrame:

@@ -134,6 +134,12 @@ def test_a_report_shows_only_its_suite_and_the_seeds_trained_rows_beside_a_train
                         "## Table 6: deployment cost", "## Reading"]
     assert "2 items per subset; groups: single." in report and "consistency on" not in report
     assert "seed: SAG w/ GRPO" not in report  # no group here is trained
+    safety = report.split("## Safety")[1].split("## Table 6")[0]  # answering A, it refuses nothing
+    assert f"| single | 0.0 (0-66) | 0.0 (0-66) | 0.0 | 0.50 | A (100 %) | {DOMINANT_FLAG} |" in safety
+    assert "One answer is more than half of a group's answers in fairness (single A 100 %); safety (single A 100 %)" \
+        in report
+    assert metric_frames(data)["safety"].iloc[0][["most frequent answer (share)", "flag"]].tolist() == \
+        ["A (100 %)", DOMINANT_FLAG]
     data["groups"]["single"]["config"]["backbones"] = ["smollm2-135m+lora:trained"] * 4
     trained = render_report(data).split("## Table 4")[1].split("## Safety")[0]
     assert "| seed: SAG w/ GRPO (qwen) | 1.1 | 1.0 | 1.1 |" in trained and "| seed: SAG w/ CTDE (qwen) |" in trained
