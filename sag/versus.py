@@ -18,7 +18,7 @@ from common.errors import InputError
 from common.intervals import paired_bootstrap, wilson_interval
 from training.views import CONSTANT_SHARE, best_constant
 
-__all__ = ["VersusRow", "versus_rows", "versus_markdown"]
+__all__ = ["VersusRow", "versus_rows", "versus_markdown", "versus_frame"]
 
 
 @dataclass(frozen=True)
@@ -89,3 +89,14 @@ def versus_markdown(rows: list[VersusRow]) -> str:
                       "accuracy is mostly that answer's share of right answers (the best single letter shows "
                       "the most a constant answer reaches), which is not knowledge."]
     return "\n".join(lines) + "\n"
+
+
+def versus_frame(rows: list[VersusRow]) -> pd.DataFrame:
+    """The rows as a display table (shares as fractions, intervals as text)."""
+    return pd.DataFrame([{
+        "Run": r.label, "Items": r.items, "Chance": r.chance, "Best single letter": f"{r.best_letter} {r.best_share:.3f}",
+        "Accuracy": r.accuracy, "95 % interval": f"{r.interval[0]:.3f}-{r.interval[1]:.3f}",
+        "Most frequent answer": r.top_answer, "Its share": r.top_share, "Refused": r.refused,
+        "Run - base": None if r.difference is None else r.difference[0],
+        "95 % paired bootstrap": "base" if r.difference is None else f"{r.difference[1]:+.3f} to {r.difference[2]:+.3f}",
+        "Flag": f"one answer > {CONSTANT_SHARE:.0%}" if r.top_share > CONSTANT_SHARE else ""} for r in rows])

@@ -3,6 +3,9 @@ record, and the training runs of the store, each with its curves and the held-ou
 before and after, with chance, the answer distribution and the paired difference beside it."""
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import plotly.express as px
@@ -10,6 +13,8 @@ import streamlit as st
 
 from common.db import PROJECT_ROOT, StoreError, default_db_path
 from common.errors import ProjectError
+from sag.shipped_runs import group_comparisons
+from sag.versus import versus_frame
 from studio.literal import literal
 from studio.store_scope import open_for_run
 from training.shipped import read_shipped, shipped_exports
@@ -44,12 +49,38 @@ def _shipped() -> None:
         file = shipped.group_file
         shown = file.relative_to(PROJECT_ROOT) if file.is_relative_to(PROJECT_ROOT) else file
         st.code(f"python -m sag run --group {shown} --benchmark medqa", language=None)
+        _group_heldout(file)
     else:
         st.code(shipped.adapter_key, language=None)
     run = shipped.run
     st.caption(f"{run['kind']}, {run['method']}, trained on {run['data_name']} ({run['n_train']} items); "
                f"made by: {shipped.manifest['command']}")
     _record(shipped.steps, shipped.evals, shipped.answers, "models_shipped")
+
+
+def _group_heldout(group_file: Path) -> None:
+    """The shipped held-out runs of a trained group against the untrained group."""
+    try:
+        name = str(json.loads(group_file.read_text(encoding="utf-8"))["name"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        st.error(f"The group file cannot be read: {literal(exc)}")
+        return
+    comparisons, problems = group_comparisons(name)
+    for problem in problems:
+        st.error(f"A shipped run export cannot be read: {literal(problem)}")
+    if not comparisons:
+        st.caption("No shipped held-out run of this group yet (`data/results/sag_runs/`).")
+        return
+    st.caption("Held-out items played by this group and by the untrained group, on the items both answered. "
+               "Chance is the mean of 1 / number of options; the best single letter is the most one constant "
+               f"answer reaches; a group that gives one answer to more than {CONSTANT_SHARE:.0%} of the items is "
+               "flagged, whatever its accuracy.")
+    for c in comparisons:
+        st.markdown(f"**{literal(c.benchmark)}** (from data/results/sag\\_runs/{literal(c.export)})")
+        st.dataframe(versus_frame(list(c.rows)), hide_index=True, key=f"models_group_vs_{c.export}_{c.run}",
+                     column_config={name: st.column_config.NumberColumn(format="percent")
+                                    for name in ("Chance", "Accuracy", "Its share", "Refused")}
+                     | {"Run - base": st.column_config.NumberColumn(format="%+.3f")})
 
 
 def _stored() -> None:

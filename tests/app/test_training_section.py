@@ -134,3 +134,45 @@ def test_a_shipped_trained_group_shows_the_command_that_plays_its_group_file(tmp
     want = f"python -m sag run --group {tmp_path / 'exports' / 'sag6-grpo' / 'group.json'} --benchmark medqa"
     assert want in [c.value for c in at.code]
     assert any("trained group" in c.value for c in at.caption)
+
+
+def test_a_shipped_trained_group_shows_its_shipped_heldout_runs_against_the_untrained_group(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import hashlib
+    import json
+
+    from sag.store.tables import SagStore
+    from sag.run_export import write_run_export
+    from tests.sag.group_runs import build_group_runs
+    from training.export import write_training_export
+
+    adapter = tmp_path / "run" / "adapter-default.gguf"
+    adapter.parent.mkdir()
+    adapter.write_bytes(b"adapter")
+    group = tmp_path / "run" / "group.json"
+    group.write_text(json.dumps({"name": "x", "backbones": [f"smollm2-135m+lora:file:{adapter}"] * 2}))
+    with TrainingStore(tmp_path / "t.duckdb") as store:
+        store.start_run("g3", kind="sag-group", method="grpo", base_model="smollm2-135m",
+                        settings={"steps": 1}, data_name="ddxplus8:train", data_hash="h", n_train=4)
+        store.add_step("g3", StepRow(1, 0.0, -1.0, 0.5, 0.0, 0.0, 2, 9000, 300.0))
+        store.finish("g3", "finished", str(group), hashlib.sha256(group.read_bytes()).hexdigest())
+        # the export names the group after itself: the scripted runs' "sag-6-majority" group
+        write_training_export(store, "g3", tmp_path / "exports" / "sag-6-majority", tmp_path / "adapters",
+                              "sag-6-majority", command="python -m sag train --group sag-6")
+    monkeypatch.setattr("training.shipped.exports_dir", lambda: tmp_path / "exports")
+    monkeypatch.setattr("training.shipped.adapters_dir", lambda: tmp_path / "adapters")
+    monkeypatch.setattr("sag.shipped_runs.runs_dir", lambda: tmp_path / "sag_runs")
+    monkeypatch.setenv("DCEM_DB", str(tmp_path / "none.duckdb"))
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    assert not at.exception
+    assert any("No shipped held-out run of this group yet" in c.value for c in at.caption)
+    runs = build_group_runs(tmp_path / "sag.duckdb", tmp_path / "idx")
+    with SagStore(tmp_path / "sag.duckdb", create=False) as store:
+        write_run_export(store, [runs["sag"].run_id, runs["majority"].run_id], tmp_path / "sag_runs" / "heldout-x",
+                         command="python -m sag run ...")
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    assert not at.exception
+    table = next(t.value for t in at.dataframe if "Run - base" in t.value.columns)
+    assert list(table["Most frequent answer"]) == ["B", "C"]
+    assert table.loc[1, "Run"].startswith("sag-6-majority (") and table.loc[1, "Flag"] != ""
+    assert any("heldout" in m.value and "medqa" in m.value for m in at.markdown)

@@ -128,3 +128,24 @@ def test_an_unfinished_run_exports_what_it_answered(tmp_path: Path) -> None:
     entry = export.manifest["runs"][0]
     assert (entry["items"], entry["answered"], entry["status"]) == (4, 2, "running")
     assert len(export.outcomes) == 2 and len(export.items) == 4
+
+
+def test_shipped_exports_compare_each_group_with_the_first_run(exported: Path, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from sag.shipped_runs import group_comparisons
+    from sag.versus import versus_frame
+
+    shipped = tmp_path / "sag_runs"
+    shutil.copytree(exported, shipped / "heldout-x")
+    monkeypatch.setattr("sag.shipped_runs.runs_dir", lambda: shipped)
+    found, problems = group_comparisons("sag-6-majority")
+    assert problems == [] and len(found) == 1
+    c = found[0]
+    assert (c.export, c.benchmark) == ("heldout-x", "medqa") and c.base_run != c.run
+    frame = versus_frame(list(c.rows))
+    assert list(frame["Most frequent answer"]) == ["B", "C"] and frame.loc[0, "95 % paired bootstrap"] == "base"
+    assert frame.loc[1, "Flag"] == "one answer > 50%" and frame.loc[1, "Items"] == GROUP_RUN_ITEMS
+    assert group_comparisons("sag-6") == ([], [])  # the base run is compared with nothing
+    (shipped / "heldout-x" / "items.parquet").write_bytes(b"broken")
+    found, problems = group_comparisons("sag-6-majority")
+    assert found == [] and len(problems) == 1 and "heldout-x" in problems[0] and "items.parquet" in problems[0]
