@@ -120,6 +120,12 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
     from sag.versus import versus_markdown, versus_rows
 
+    if args.base is None and args.export is not None:
+        from sag.run_export import read_run_export
+
+        args.base, *args.runs = read_run_export(Path(args.export)).run_ids()
+    if args.base is None:
+        raise ConfigError("runs", "give the base run and at least one other (or --export FOLDER alone)")
     names = list(dict.fromkeys([args.base, *args.runs]))
     if len(names) < 2:
         raise ConfigError("runs", "give at least one run other than the base")
@@ -269,8 +275,9 @@ def _parser() -> Parser:
 
 def _add_compare_and_export(sub: "argparse._SubParsersAction[Parser]") -> None:
     compare = sub.add_parser("compare", help="runs of one benchmark against a base run, on their common items")
-    compare.add_argument("base", help="the base run's id (e.g. the untrained group)")
-    compare.add_argument("runs", nargs="+", help="the ids of the runs compared with it")
+    compare.add_argument("base", nargs="?", help="the base run's id (e.g. the untrained group); with --export "
+                         "and no run ids: the export's first run, compared with all its others")
+    compare.add_argument("runs", nargs="*", help="the ids of the runs compared with it")
     compare.add_argument("--db", default=None)
     compare.add_argument("--export", default=None, help="read the runs from this export folder (python -m sag "
                          "export) instead of the store")

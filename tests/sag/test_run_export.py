@@ -149,3 +149,12 @@ def test_shipped_exports_compare_each_group_with_the_first_run(exported: Path, t
     (shipped / "heldout-x" / "items.parquet").write_bytes(b"broken")
     found, problems = group_comparisons("sag-6-majority")
     assert found == [] and len(problems) == 1 and "heldout-x" in problems[0] and "items.parquet" in problems[0]
+
+
+def test_compare_an_export_alone_takes_its_first_run_as_the_base(stored: tuple[Path, dict[str, str]],
+                                                                 exported: Path) -> None:
+    path, ids = stored
+    named = run_cli(["compare", ids["sag"], ids["majority"], "--export", str(exported)])
+    alone = run_cli(["compare", "--export", str(exported)])
+    assert alone[0] == 0 and alone[1] == named[1]
+    assert "give the base run and at least one other" in one_error_line(*run_cli(["compare", "--db", str(path)]))
