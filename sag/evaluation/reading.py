@@ -88,7 +88,7 @@ def honest_reading(scored: dict[str, Any]) -> list[str]:
         lines.append(f"Mean accuracy over the benchmarks answered: best {ranked[-1][1]} {100 * ranked[-1][0]:.1f} %, "
                      f"worst {ranked[0][1]} {100 * ranked[0][0]:.1f} % (chance is 25 % on 4 options, 10 % on "
                      "MMLU-Pro's 10).")
-    if singles:
+    if singles and ranked:  # accuracy beside the best single only where the suite measured accuracy
         best_single = max(singles, key=lambda g: means[g] if math.isfinite(means[g]) else -1)
         for g, v in groups.items():
             if g not in singles:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from clinical.questions import DEFAULT_DATA_DIR
 
@@ -209,9 +209,11 @@ def _deployment(scored: dict[str, Any], seed: dict[str, Any]) -> list[str]:
                          "tokens/item"], rows)
 
 
-# each section of the report, and the metric it shows (None: always shown)
-_SECTIONS = ((_correctness, "accuracy"), (_ablations, "accuracy"), (_relevance, "relevance"), (_fairness, "fairness"),
-             (_safety, "safety"), (_robustness, "robustness"), (_consistency, "consistency"), (_deployment, None))
+# each section of the report and the metric whose parts it reads (deployment: the accuracy items)
+_Section = Callable[[dict[str, Any], dict[str, Any]], list[str]]
+_SECTIONS: tuple[tuple[_Section, str], ...] = (
+    (_correctness, "accuracy"), (_ablations, "accuracy"), (_relevance, "relevance"), (_fairness, "fairness"),
+    (_safety, "safety"), (_robustness, "robustness"), (_consistency, "consistency"), (_deployment, "accuracy"))
 
 
 def _reading(scored: dict[str, Any]) -> list[str]:
@@ -260,7 +262,7 @@ def render_report(scored: dict[str, Any], seed: dict[str, Any] | None = None, *,
     if note:
         lines += [note, ""]
     for section, metric in _SECTIONS:
-        if metric is None or metric in metrics:
+        if metric in metrics:
             lines += section(scored, seed)
     text = "\n".join(lines + _reading(scored)).rstrip() + "\n"
     if level > 1:

@@ -131,10 +131,11 @@ def test_a_report_shows_only_its_suite_and_the_seeds_trained_rows_beside_a_train
     headings = [line for line in report.splitlines() if line.startswith("## ")]
     assert headings == ["## Table 4: fairness, counterfactual divergence rate (%, lower is better)",
                         "## Safety (eq. 10; Fig. 4): MedSafetyBench harmful vs benign medical requests",
-                        "## Table 6: deployment cost", "## Reading"]
+                        "## Reading"]  # deployment cost is measured on accuracy items
     assert "2 items per subset; groups: single." in report and "consistency on" not in report
     assert "seed: SAG w/ GRPO" not in report  # no group here is trained
-    safety = report.split("## Safety")[1].split("## Table 6")[0]  # answering A, it refuses nothing
+    safety = report.split("## Safety")[1].split("## Reading")[0]  # answering A, it refuses nothing
+    assert "no benchmark answered by both" not in report  # no accuracy in this suite
     assert f"| single | 0.0 (0-66) | 0.0 (0-66) | 0.0 | 0.50 | A (100 %) | {DOMINANT_FLAG} |" in safety
     assert "One answer is more than half of a group's answers in fairness (single A 100 %); safety (single A 100 %)" \
         in report
