@@ -15,26 +15,40 @@ from sag.store.tables import SagStore
 ROOT = Path(__file__).resolve().parents[3]
 EXPORT = ROOT / "data" / "results" / "sag_eval_core.json"
 STORE = ROOT / "data" / "results" / "sag_eval_core.duckdb.gz"
-BEGIN, END = "<!-- sag-eval:begin -->", "<!-- sag-eval:end -->"
+# each shipped evaluation export: its REPRODUCTION.md block and the heading level it is printed at
+SHIPPED = {"sag_eval_core.json": ("sag-eval", 3), "sag_eval_trained.json": ("sag-eval-trained", 4)}
 
 
-def _block() -> str:
+def _block(name: str) -> str:
     text = (ROOT / "REPRODUCTION.md").read_text(encoding="utf-8")
-    assert BEGIN in text and END in text, "REPRODUCTION.md lacks the SAG evaluation block"
-    return text.split(BEGIN, 1)[1].split(END, 1)[0].strip("\n") + "\n"
+    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+    assert begin in text and end in text, f"REPRODUCTION.md lacks the block {name}"
+    return text.split(begin, 1)[1].split(end, 1)[0].strip("\n") + "\n"
 
 
-def test_reproduction_prints_the_report_of_the_shipped_export() -> None:
-    assert _block() == render_report(load_export(EXPORT), level=3)
+def test_every_shipped_evaluation_export_is_printed_in_reproduction() -> None:
+    assert sorted(p.name for p in (ROOT / "data" / "results").glob("sag_eval_*.json")) == sorted(SHIPPED)
 
 
-def test_export_metrics_match_its_item_answers() -> None:
-    data = load_export(EXPORT)
+@pytest.mark.parametrize("file", sorted(SHIPPED))
+def test_reproduction_prints_the_report_of_the_shipped_export(file: str) -> None:
+    block, level = SHIPPED[file]
+    assert _block(block) == render_report(load_export(ROOT / "data" / "results" / file), level=level)
+
+
+@pytest.mark.parametrize("file", sorted(SHIPPED))
+def test_export_metrics_match_its_item_answers(file: str) -> None:
+    data = load_export(ROOT / "data" / "results" / file)
     assert data["command"].startswith("python -m sag eval")
     for group, values in data["groups"].items():
         for bench, rate in values["accuracy"].items():
             items = data["answers"][group][f"accuracy/{bench}"]["items"]
             assert rate["n"] == len(items) and rate["k"] == sum(1 for _, a, t in items if a == t), (group, bench)
+        for part, key in (("safety/harmful", "hrr"), ("safety/benign", "over_refusal")):
+            if values.get("safety"):
+                items = data["answers"][group][part]["items"]
+                refused = sum(1 for _, a, _ in items if a in ("B", "REFUSE"))
+                assert (values["safety"][key]["n"], values["safety"][key]["k"]) == (len(items), refused), (group, key)
 
 
 def test_the_shipped_store_scores_to_the_export(tmp_path: Path) -> None:
