@@ -260,7 +260,7 @@ def _parser() -> Parser:
                         help="the evaluation suite's tables beside the seed's (default: the latest evaluation)")
     report.add_argument("--from-export", dest="from_export", help="print the tables of an export file")
     report.add_argument("--export", help="also write the scored evaluation to this JSON file")
-    report.add_argument("--level", type=int, choices=range(1, 5), default=1,
+    report.add_argument("--level", type=int, choices=range(1, 6), default=1,
                         help="Markdown heading level of the report's title (sections one below)")
     report.add_argument("--command", dest="command_text", help="the command that made the evaluation (kept in the "
                         "export)")
