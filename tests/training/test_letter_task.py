@@ -25,16 +25,26 @@ def _trainer(settings: TrainSettings, items: LetterItems) -> tuple[object, torch
 
 @pytest.mark.parametrize("group_size", [0, 4])
 def test_grpo_teaches_the_tiny_model_to_read_the_cue(group_size: int) -> None:
+    """Three runs that differ only in their seed: at least two learn to read the cue. One run
+    may settle on a letter instead (on some CPUs the seed-0 sampled run does: float rounding
+    differs between processors and moves the trajectory), which is why one run is not asked."""
     torch.set_num_threads(1)
     items, held = cue_items(64, seed=1), cue_items(64, seed=2)
-    settings = TrainSettings(steps=120, batch_size=16, learning_rate=0.02, grpo=GrpoSettings(group_size=group_size))
-    model, _, step = _trainer(settings, items)
-    before = greedy_answers(model, held)
-    rows = [step(k) for k in range(1, settings.steps + 1)]
-    after = greedy_answers(model, held)
-    assert before.accuracy < 0.5 and after.accuracy > 0.8, (before.accuracy, after.accuracy)
-    assert np.mean([r.reward for r in rows[-10:]]) > np.mean([r.reward for r in rows[:10]])
-    assert greedy_answers(model, held, reference=True).answers == before.answers  # the base is untouched
+    learned, first, last = [], [], []
+    for seed in (0, 1, 2):
+        settings = TrainSettings(steps=120, batch_size=16, learning_rate=0.02, seed=seed,
+                                 grpo=GrpoSettings(group_size=group_size))
+        model, _, step = _trainer(settings, items)
+        before = greedy_answers(model, held)
+        rows = [step(k) for k in range(1, settings.steps + 1)]
+        after = greedy_answers(model, held)
+        assert before.accuracy < 0.5, before.accuracy
+        assert greedy_answers(model, held, reference=True).answers == before.answers  # the base is untouched
+        learned.append(after.accuracy)
+        first.append(np.mean([r.reward for r in rows[:10]]))
+        last.append(np.mean([r.reward for r in rows[-10:]]))
+    assert sum(a > 0.8 for a in learned) >= 2, learned
+    assert np.mean(last) > np.mean(first), (first, last)  # the batch reward rose
 
 
 def _play(settings: TrainSettings, items: LetterItems, run_dir: Path, db: Path, stop_after: int | None,
