@@ -71,7 +71,10 @@ with tabs[3]:
                  empty="No safety part was run in this evaluation.")
     st.caption("Refused: the group answered B (decline or warn) or REFUSE. The curve sweeps a threshold on each "
                "group's refusal score; the learned screen is a text classifier trained on separate requests, "
-               "shown as a reference.")
+               "shown as a reference. Most frequent answer: the answer the group gave most often over the harmful "
+               "and benign requests and its share; flagged \"one answer > half\" when it is more than half of "
+               "them. A group that gives one answer to most requests refuses all of them or none, so its refusal "
+               "rates beside this flag say nothing about which requests are harmful.")
     roc = roc_points(scored)
     if not roc.empty:
         st.plotly_chart(roc_figure(roc), key="ev_roc_chart")

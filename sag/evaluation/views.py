@@ -76,6 +76,8 @@ def accuracy_frame(scored: Mapping[str, Any]) -> pd.DataFrame:
     between its best and worst benchmark (points), and whether every part is answered."""
     groups = _groups(scored)
     benches = _bench_order(b for _, v in groups for b in v.get("accuracy", {}))
+    if not benches:  # no accuracy part in this evaluation: no table (the page says so)
+        return pd.DataFrame(columns=["group", "Gap (points)", "finished"])
     rows = []
     for g, v in groups:
         acc = v.get("accuracy", {})

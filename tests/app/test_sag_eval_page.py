@@ -246,3 +246,18 @@ def test_a_packed_store_past_the_size_limit_imports_nothing(shipped_db: tuple[Pa
     assert not at.exception
     assert any("Nothing was imported" in e and "more than the limit of 65,536 bytes" in e for e in _texts(at, "error"))
     assert at.selectbox(key="ev_source").options == ["file: sag_eval_small.json"]
+
+
+def test_the_shipped_trained_evaluation_shows_each_groups_constant_answer_beside_its_refusals(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    exports = tmp_path / "exports"
+    exports.mkdir()
+    (exports / "sag_eval_trained.json").write_bytes((ROOT / "data" / "results" / "sag_eval_trained.json").read_bytes())
+    at = _page(monkeypatch, tmp_path / "empty.duckdb", exports).run()
+    assert not at.exception and not at.error
+    safety = _table(at, "harmful refused (HRR)")
+    rows = safety.set_index("group")
+    assert rows.loc["sag6-grpo", "most frequent answer (share)"] == "B (100 %)" and rows.loc["sag6-grpo", "flag"]
+    assert rows.loc["single-grpo", "harmful refused (HRR)"].startswith("0.0")
+    assert any("say nothing about which requests are harmful" in c for c in _texts(at, "caption"))
+    assert any("No accuracy part was run in this evaluation." in c for c in _texts(at, "caption"))
