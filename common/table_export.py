@@ -18,7 +18,7 @@ import pandas as pd
 
 from common.errors import InputError
 
-__all__ = ["MANIFEST", "file_sha256", "write_table", "write_manifest", "read_manifest", "read_tables",
+__all__ = ["MANIFEST", "file_sha256", "export_folders", "write_table", "write_manifest", "read_manifest", "read_tables",
            "check_out_folder"]
 
 MANIFEST = "manifest.json"
@@ -30,6 +30,13 @@ def file_sha256(path: Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def export_folders(folder: Path) -> list[Path]:
+    """The export folders inside ``folder`` (those holding a manifest), by name; none when
+    ``folder`` does not exist."""
+    folder = Path(folder)
+    return sorted(p for p in folder.iterdir() if (p / MANIFEST).is_file()) if folder.is_dir() else []
 
 
 def check_out_folder(out: Path, allowed: Sequence[str]) -> None:

@@ -116,47 +116,38 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    import numpy as np
+    from sag.run_export import read_run_export
+    from sag.versus import run_rows, versus_markdown
 
-    from sag.versus import versus_markdown, versus_rows
-
-    if args.base is None and args.export is not None:
-        from sag.run_export import read_run_export
-
-        args.base, *args.runs = read_run_export(Path(args.export)).run_ids()
+    export = read_run_export(Path(args.export)) if args.export is not None else None
+    if args.base is None and export is not None:
+        args.base, *args.runs = export.run_ids()
     if args.base is None:
         raise ConfigError("runs", "give the base run and at least one other (or --export FOLDER alone)")
     names = list(dict.fromkeys([args.base, *args.runs]))
     if len(names) < 2:
         raise ConfigError("runs", "give at least one run other than the base")
-    groups, outcomes, items = _compared(args, names)
-    labels = {name: f"{groups[name]} ({name})" for name in names}
-    rows = versus_rows({labels[n]: frame for n, frame in outcomes.items()}, items, labels[args.base],
-                       rng=np.random.default_rng(0))
-    for line in versus_markdown(rows).splitlines():  # run ids and labels are the user's text
-        print(escape_controls(line))
-    return 0
-
-
-def _compared(args: argparse.Namespace, names: list[str]) -> tuple[dict[str, str], dict[str, "pd.DataFrame"],
-                                                                   "pd.DataFrame"]:
-    """(group of each run, outcomes of each run, the base run's items), from the store or
-    from an export (``--export``)."""
-    if args.export is not None:
-        from sag.run_export import read_run_export
-
-        export = read_run_export(Path(args.export))
+    if export is not None:
         for name in names:
             export.check_run(name)
         groups = dict(zip(export.runs["run_id"].astype(str), export.runs["group_name"].astype(str)))
-        return groups, {n: export.outcomes_of(n) for n in names}, export.items_of(args.base)
+        outcomes, items = {n: export.outcomes_of(n) for n in names}, export.items_of(args.base)
+    else:
+        groups, outcomes, items = _stored_runs(args.db, names)
+    for line in versus_markdown(run_rows(groups, outcomes, items, args.base)).splitlines():
+        print(escape_controls(line))  # run ids and labels are the user's text
+    return 0
+
+
+def _stored_runs(db: str | None, names: list[str]) -> tuple[dict[str, str], dict[str, "pd.DataFrame"], "pd.DataFrame"]:
+    """(group of each run, outcomes of each run, the first run's items) from the store."""
     from sag.store.tables import SagStore
 
-    with SagStore(args.db, create=False) as store:
+    with SagStore(db, create=False) as store:
         for name in names:
             store.run_config(name)  # an unknown run id is an error
         groups = store.runs().set_index("run_id")["group_name"].astype(str).to_dict()
-        return groups, {name: store.outcomes(name) for name in names}, store.items(args.base)
+        return groups, {name: store.outcomes(name) for name in names}, store.items(names[0])
 
 
 def _cmd_export(args: argparse.Namespace) -> int:

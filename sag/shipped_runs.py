@@ -7,13 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from common.db import PROJECT_ROOT
 from common.errors import ProjectError
-from common.table_export import MANIFEST
+from common.table_export import export_folders
 from sag.run_export import read_run_export
-from sag.versus import VersusRow, versus_rows
+from sag.versus import VersusRow, run_rows
 
 __all__ = ["runs_dir", "shipped_run_exports", "GroupComparison", "group_comparisons"]
 
@@ -24,8 +22,7 @@ def runs_dir() -> Path:
 
 def shipped_run_exports() -> list[Path]:
     """The export folders (those holding a manifest), by name."""
-    folder = runs_dir()
-    return sorted(p for p in folder.iterdir() if (p / MANIFEST).is_file()) if folder.is_dir() else []
+    return export_folders(runs_dir())
 
 
 @dataclass(frozen=True)
@@ -50,12 +47,11 @@ def group_comparisons(group: str) -> tuple[list[GroupComparison], list[str]]:
             problems.append(f"{folder.name}: {exc}")
             continue
         runs = export.runs.set_index("run_id")
+        group_of = runs["group_name"].astype(str).to_dict()
         base = export.run_ids()[0]
         for run_id in export.run_ids()[1:]:
-            if str(runs.loc[run_id, "group_name"]) != group:
+            if group_of[run_id] != group:
                 continue
-            labels = {r: f"{runs.loc[r, 'group_name']} ({r})" for r in (base, run_id)}
-            rows = versus_rows({labels[r]: export.outcomes_of(r) for r in (base, run_id)}, export.items_of(base),
-                               labels[base], rng=np.random.default_rng(0))
+            rows = run_rows(group_of, {r: export.outcomes_of(r) for r in (base, run_id)}, export.items_of(base), base)
             found.append(GroupComparison(folder.name, str(runs.loc[run_id, "benchmark"]), base, run_id, tuple(rows)))
     return found, problems

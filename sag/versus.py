@@ -18,7 +18,7 @@ from common.errors import InputError
 from common.intervals import paired_bootstrap, wilson_interval
 from training.views import CONSTANT_SHARE, best_constant
 
-__all__ = ["VersusRow", "versus_rows", "versus_markdown", "versus_frame"]
+__all__ = ["VersusRow", "versus_rows", "run_rows", "versus_markdown", "versus_frame"]
 
 
 @dataclass(frozen=True)
@@ -73,6 +73,15 @@ def versus_rows(outcomes: Mapping[str, pd.DataFrame], items: pd.DataFrame, base:
     return rows
 
 
+def run_rows(group_of: Mapping[str, str], outcomes: Mapping[str, pd.DataFrame], items: pd.DataFrame,
+             base: str) -> list[VersusRow]:
+    """:func:`versus_rows` of runs named by id (``outcomes``: run id -> outcomes), each
+    labelled "group (run id)", with the bootstrap seeded 0 (the same table every time)."""
+    labels = {run: f"{group_of[run]} ({run})" for run in outcomes}
+    return versus_rows({labels[run]: frame for run, frame in outcomes.items()}, items, labels[base],
+                       rng=np.random.default_rng(0))
+
+
 def versus_markdown(rows: list[VersusRow]) -> str:
     """The rows as a Markdown table, with a note where a run mostly gives one answer."""
     lines = ["| run | items | chance | best single letter | accuracy [95 % CI] | most frequent answer | refused | "
@@ -95,7 +104,7 @@ def versus_frame(rows: list[VersusRow]) -> pd.DataFrame:
     """The rows as a display table (shares as fractions, intervals as text)."""
     return pd.DataFrame([{
         "Run": r.label, "Items": r.items, "Chance": r.chance, "Best single letter": f"{r.best_letter} {r.best_share:.3f}",
-        "Accuracy": r.accuracy, "95 % interval": f"{r.interval[0]:.3f}-{r.interval[1]:.3f}",
+        "Accuracy": r.accuracy, "95 % interval": f"{100 * r.interval[0]:.1f}-{100 * r.interval[1]:.1f} %",
         "Most frequent answer": r.top_answer, "Its share": r.top_share, "Refused": r.refused,
         "Run - base": None if r.difference is None else r.difference[0],
         "95 % paired bootstrap": "base" if r.difference is None else f"{r.difference[1]:+.3f} to {r.difference[2]:+.3f}",

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from common.db import PROJECT_ROOT
-from training.export import MANIFEST, TrainingExport, read_training_export
+from common.table_export import export_folders
+from training.export import TrainingExport, read_training_export
 
 __all__ = ["exports_dir", "adapters_dir", "shipped_exports", "read_shipped"]
 
@@ -20,8 +21,7 @@ def adapters_dir() -> Path:
 
 def shipped_exports() -> list[Path]:
     """The export folders (those holding a manifest), by name."""
-    folder = exports_dir()
-    return sorted(p for p in folder.iterdir() if (p / MANIFEST).is_file()) if folder.is_dir() else []
+    return export_folders(exports_dir())
 
 
 def read_shipped(name: str) -> TrainingExport:
