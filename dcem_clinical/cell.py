@@ -51,8 +51,9 @@ from dcem_clinical.call_log import PanelMember
 from dcem_clinical.informed import RecordingAgent, make_few_shot
 from dcem_clinical.panel import FreeTalkPanel, LlmPanel
 from dcem_clinical.prompts import AGENT_FIRST
-from dcem_clinical.roles import scenario_roles
+from dcem_clinical.roles import scenario_leanings, scenario_roles
 from dcem_clinical.stat_agent import StatMember, fit_stat_agent
+from dcem_clinical.stat_dialogue import StatDialogue
 from runtime.backends import Backend
 from runtime.messages import GenerationOptions
 
@@ -69,12 +70,13 @@ class CellSettings:
     def __init__(self, *, base_config: MediatorConfig, mode: str = "scored", temperature: float = 0.0,
                  free_rounds: int = 6, n_cal: int | None = None, n_test: int | None = None,
                  few_shot_k: int = 0, n_ctx: int = 2048, stop_when_decided: bool = False,
-                 layout: str = AGENT_FIRST) -> None:
+                 layout: str = AGENT_FIRST, stat_dialogue: StatDialogue | None = None) -> None:
         self.base_config, self.mode, self.temperature = base_config, mode, temperature
         self.free_rounds, self.n_cal, self.n_test = free_rounds, n_cal, n_test
         self.few_shot_k, self.n_ctx = few_shot_k, n_ctx  # solved CAL examples per prompt (dcem_clinical.few_shot)
         self.stop_when_decided = stop_when_decided  # TEST: a decided case's agents are asked nothing more
         self.layout = layout  # where an LLM agent's name and role stand (dcem_clinical.prompts)
+        self.stat_dialogue = stat_dialogue  # statistical members' roles and dialogue (None: fixed answers)
 
 
 def turns_per_cell(n_cal: int, n_test: int, n_agents: int, t_max: int, free_rounds: int) -> int:
@@ -121,6 +123,7 @@ class _Cell:
         self.run_id, self.scenario, self.seed, self.progress = run_id, scenario, seed, progress
         self.dataset, self.settings = dataset, settings
         self.roles = scenario_roles(dataset.name, scenario, len(backends))
+        self.leanings = scenario_leanings(dataset.name, scenario, len(backends))
         self.agents = self._members(store, backends)
 
     def _members(self, store: Store, members: Sequence[Member]) -> list[PanelMember]:
@@ -136,7 +139,8 @@ class _Cell:
                 out.append(fit_stat_agent(member, self.dataset, store, name=names[a], role=self.roles[a],
                                           cal=self.cal, cal_ids=self.ids(self.cal, "cal"), others=self.test,
                                           other_ids=self.ids(self.test, "test"),
-                                          rng=np.random.default_rng(self.seed)))
+                                          rng=np.random.default_rng(self.seed), leaning=self.leanings[a],
+                                          dialogue=settings.stat_dialogue, n_agents=len(members)))
             else:
                 out.append(RecordingAgent(DiagnosticAgent(member, self.dataset.labels, name=names[a],
                                                           role=self.roles[a], mode=settings.mode, options=options,

@@ -29,6 +29,14 @@ def _scenarios(text: str) -> tuple[str, ...]:
     return tuple(s.strip() for s in text.split(",") if s.strip())
 
 
+def _stat_dialogue(args: argparse.Namespace) -> object:
+    from dcem_clinical.stat_dialogue import StatDialogue
+
+    if args.stat_dialogue == "fixed":
+        return None
+    return StatDialogue(anchor=args.stat_anchor, kappa=args.stat_kappa, compliance=args.stat_compliance)
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from dcem.core.config import MediatorConfig
     from dcem.store.database import Store
@@ -42,7 +50,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                         n_cal=args.cal_cases, n_test=args.cases, agents=agents,  # type: ignore[arg-type]
                         mode=args.mode, temperature=args.temperature, free_rounds=args.free_rounds,
                         n_ctx=args.n_ctx, few_shot_k=args.few_shot, stop_when_decided=args.stop_when_decided,
-                        layout=args.layout,
+                        layout=args.layout, stat_dialogue=_stat_dialogue(args),
                         base_config=MediatorConfig(prior="empirical", t_max=args.t_max))
     bar, progress = progress_bar(f"{spec.dataset}", "turn", quiet=args.quiet)
     with Store(args.db) as store:
@@ -138,7 +146,19 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
                         "smollm2-135m,file:models/x.gguf (file: paths must lie in $DCEM_MODELS_DIR, default "
                         "models/), or a statistical agent fit on each seed's CAL split: stat (DDXPlus: naive "
                         "Bayes over evidence codes; MedQA-Tri: TF-IDF + logistic regression), stat:nb-evidence, "
-                        "stat:lr-evidence, stat:tfidf-lr; e.g. stat,smollm2-135m,gemma3-270m")
+                        "stat:lr-evidence, stat:tfidf-lr, each with an optional @VIEW reading part of a case "
+                        "(DDXPlus: complaint, history, symptoms; MedQA-Tri: history, findings, vignette, answer); "
+                        "e.g. stat@complaint,stat@history,smollm2-135m")
+    p.add_argument("--stat-dialogue", choices=["responsive", "fixed"], default="responsive",
+                   help="statistical members: responsive (take the scenario's role, hear the others' previous "
+                        "answers, answer a challenge) or fixed (always the classifier's answer, as in the runs "
+                        "shipped before views existed)")
+    p.add_argument("--stat-anchor", type=float_in(0.0, 20.0), default=1.5,
+                   help="log-odds an anchored statistical member adds to its anchor labels")
+    p.add_argument("--stat-kappa", type=float_in(0.0, 20.0), default=1.0,
+                   help="score the other members' previous answers add (kappa / (A - 1) per member)")
+    p.add_argument("--stat-compliance", type=float_in(0.0, 1.0), default=1.0,
+                   help="share of the reference contrast a challenged statistical member adopts (xi)")
     p.add_argument("--mode", choices=["scored", "json", "scored-calibrated"], default="scored",
                    help="scored-calibrated: scored answers divided by the agent's content-free distribution")
     p.add_argument("--few-shot", type=int_in(0, 16), default=0, metavar="K",

@@ -12,7 +12,11 @@ other agents' previous answers, and nothing else (with more than two agents, eac
 with the name of the agent who gave it).
 
 A member may be a logged LLM agent (:class:`dcem_clinical.call_log.LoggedAgent`) or a
-statistical agent (:class:`dcem_clinical.stat_agent.StatAgent`), which ignores its notes.
+statistical agent (:class:`dcem_clinical.stat_agent.StatAgent`), which does not read its
+notes' words.  A responsive statistical member (one with a dialogue) hears instead, from
+round 2 on, the other members' previous answers, and a challenge aimed at it moves its
+answer by :func:`dcem_clinical.stat_dialogue.challenge_shift` toward the other member
+with the lowest current agent risk; the panel keeps that adjustment per case.
 Members answer agent by agent, each case in turn.  An LLM agent whose model is served by
 a fleet of OpenAI-compatible servers sends its cases of a round (and its cue calls of a
 steer) together (:meth:`~dcem_clinical.call_log.LoggedAgent.classify_many`, up to the
@@ -36,6 +40,7 @@ import numpy as np
 from dcem.core.deliberation import SteerRequest
 from dcem_clinical.call_log import Answer, CallContext, LoggedAgent, PanelMember, _reason
 from dcem_clinical.prompts import continue_note, peer_note, steer_note
+from dcem_clinical.stat_agent import StatAgent, StatTurn
 
 __all__ = ["LlmPanel", "FreeTalkPanel", "named_peer_note"]
 
@@ -63,6 +68,7 @@ class LlmPanel:
         self.turns: list[dict[str, Any]] = []
         self.progress = progress  # called with no argument after every agent turn (or skipped turn)
         self._retired = np.zeros(n, dtype=bool)  # decided cases, asked nothing more (stop when decided)
+        self._adjust: dict[tuple[int, int], np.ndarray] = {}  # (case, agent) -> a statistical member's shift
 
     @property
     def n_agents(self) -> int:
@@ -75,10 +81,20 @@ class LlmPanel:
     def _context(self, case: int, agent: int, t: int) -> CallContext:
         return CallContext(self.run_id, self.case_ids[case], agent, t)
 
+    def _stat_turn(self, case: int, a: int, t: int) -> StatTurn:
+        """What a responsive statistical member hears: the others' previous answers, its shift."""
+        peers = tuple(int(np.argmax(self._last[case, b])) for b in range(self.n_agents) if b != a) if t > 1 else ()
+        shift = self._adjust.get((case, a))
+        return StatTurn(peers, tuple(float(v) for v in shift) if shift is not None else ())
+
     def _turn(self, case: int, a: int, t: int, note: str | None) -> np.ndarray:
         logged = self.agents[a]
         try:
-            result = logged.classify(self.texts[case], note, context=self._context(case, a, t))
+            if _responsive(logged):
+                result = logged.classify(self.texts[case], note, context=self._context(case, a, t),
+                                         turn=self._stat_turn(case, a, t))
+            else:
+                result = logged.classify(self.texts[case], note, context=self._context(case, a, t))
         except Exception as exc:  # noqa: BLE001 -- one bad call never stops a run
             return self._keep(case, a, t, note, Answer(logged.last_key or "", error=exc))
         return self._keep(case, a, t, note, Answer(logged.last_key or "", result[0], cached=result[1]))
@@ -154,6 +170,7 @@ class LlmPanel:
         sent = self._batched_cues(items, request.t)
         names = []
         for i, (case, a, cur, alt) in enumerate(items):
+            self._challenge(case, a, cur, alt, np.asarray(request.agent_risk[i], dtype=float))
             current, alternative = self.labels[cur], self.labels[alt]
             answer = sent.get(i) or self._cue(case, a, current, alternative, request.t)
             if answer.error is not None:
@@ -163,6 +180,17 @@ class LlmPanel:
             self._notes[case][a] = steer_note(current, alternative, cues)
             names.append(tuple(cues))
         return names
+
+    def _challenge(self, case: int, a: int, current: int, alternative: int, risk: np.ndarray) -> None:
+        """A responsive statistical member's answer to a challenge: the shift toward the
+        other member with the lowest current agent risk (LLM members read the steer note)."""
+        member = self.agents[a]
+        if not _responsive(member) or self.n_agents < 2:
+            return
+        others = [b for b in range(self.n_agents) if b != a]
+        ref = min(others, key=lambda b: (float(risk[b]), b))
+        shift = member.challenge_shift(self._last[case, a], self._last[case, ref], current, alternative)
+        self._adjust[(case, a)] = self._adjust.get((case, a), np.zeros(len(self.labels))) + shift
 
     def _cue(self, case: int, a: int, current: str, alternative: str, t: int) -> Answer[list[str]]:
         """One cue call (members without a fleet, in request order)."""
@@ -192,6 +220,11 @@ def _batches(member: PanelMember) -> TypeGuard[LoggedAgent]:
     fleet (any other member, in-process llama.cpp or statistical, answers one call
     after another, in the order the panel asks)."""
     return isinstance(member, LoggedAgent) and member.fleet is not None
+
+
+def _responsive(member: PanelMember) -> TypeGuard[StatAgent]:
+    """Whether a member is a statistical agent that hears peers and challenges."""
+    return isinstance(member, StatAgent) and member.responsive
 
 
 def named_peer_note(named: Sequence[tuple[str, str]]) -> str:

@@ -18,14 +18,21 @@ last agent anchored, the others neutral; S3a the dataset's areas (one per label,
 label order) dealt round-robin, agent i sharp on areas i, i + N, ... and unsure about
 the rest, so the strengths are disjoint and together cover every label; S3b every agent
 anchored.  With two agents the roles are the two-agent ones above, word for word.
+
+A statistical member has no prompt: :func:`scenario_leanings` gives the same roles as
+label indices (the anchor labels, or the areas a member is sharp on), which
+:mod:`dcem_clinical.stat_dialogue` turns into the member's lean.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from dcem.core.vocabulary import SCENARIOS
 from dcem.errors import InputError
 from dcem_clinical.prompts import ROLE_NEUTRAL
 
-__all__ = ["DATASETS", "scenario_roles", "round_robin_roles"]
+__all__ = ["DATASETS", "scenario_roles", "round_robin_roles", "Leaning", "NEUTRAL", "ANCHOR", "AREAS",
+           "scenario_leanings"]
 
 DATASETS = ("ddxplus8", "medqa-tri")
 
@@ -109,3 +116,37 @@ def _many(dataset: str, scenario: str, n: int) -> tuple[str, ...]:
         return round_robin_roles(dataset, n)
     return (_ANCHOR[dataset],) * n
 
+
+
+NEUTRAL, ANCHOR, AREAS = "neutral", "anchor", "areas"
+_ANCHOR_LABELS = {"ddxplus8": (4, 6), "medqa-tri": (3,)}  # URTI and GERD; Gastroenterology
+_COMPLEMENT_LABELS = {"ddxplus8": ((0, 1, 2, 3), (4, 5, 6, 7)), "medqa-tri": ((0, 3, 4), (1, 2, 5))}
+
+
+@dataclass(frozen=True)
+class Leaning:
+    """A role as label indices: ``anchor`` (settles on ``labels``), ``areas`` (sharp on
+    ``labels``, unsure about the rest) or ``neutral`` (no labels)."""
+
+    kind: str = NEUTRAL
+    labels: tuple[int, ...] = ()
+
+    def to_dict(self) -> dict[str, object]:
+        return {"kind": self.kind, "labels": list(self.labels)}
+
+
+def scenario_leanings(dataset: str, scenario: str, n_agents: int = 2) -> tuple[Leaning, ...]:
+    """The roles of :func:`scenario_roles` as label indices, for members without a prompt."""
+    scenario_roles(dataset, scenario, n_agents)  # checks every name
+    neutral, anchored = Leaning(), Leaning(ANCHOR, _ANCHOR_LABELS[dataset])
+    if scenario == "S1":
+        return (neutral,) * n_agents
+    if scenario == "S2":
+        return (neutral,) * (n_agents - 1) + (anchored,)
+    if scenario == "S3b":
+        return (anchored,) * n_agents
+    if n_agents == 2:
+        return tuple(Leaning(AREAS, labels) for labels in _COMPLEMENT_LABELS[dataset])
+    k = len(_AREAS[dataset])
+    return tuple(Leaning(AREAS, tuple(i for i in range(k) if i % n_agents == a)) if a < k else neutral
+                 for a in range(n_agents))

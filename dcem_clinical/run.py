@@ -29,6 +29,7 @@ from dcem_clinical.cell import CellSettings, Member, run_clinical_cell, turns_pe
 from dcem_clinical.few_shot import FewShotConfig
 from dcem_clinical.prompts import AGENT_FIRST, check_layout
 from dcem_clinical.stat_agent import is_stat_key, stat_key_help, stat_member
+from dcem_clinical.stat_dialogue import StatDialogue
 from runtime.backends import Backend, BackendError
 from runtime.factory import check_load_options, make_backend
 
@@ -56,7 +57,10 @@ class ClinicalSpec:
     layout : where an LLM agent's name and role stand, ``agent-first`` (the system turn;
     every shipped run) or ``case-first`` (after the case, so agents on one model share the
     case's KV state; :mod:`dcem_clinical.prompts`; left out of the run id when
-    ``agent-first``).
+    ``agent-first``); stat_dialogue : how statistical members take their scenario role and
+    answer peers and challenges (:mod:`dcem_clinical.stat_dialogue`; None = ``fixed``, they
+    always give their classifier's answer, as in the runs shipped before views existed;
+    left out of the run id when None or when no member is statistical).
     """
 
     dataset: str = "ddxplus8"
@@ -72,6 +76,7 @@ class ClinicalSpec:
     few_shot_k: int = 0
     stop_when_decided: bool = False
     layout: str = AGENT_FIRST
+    stat_dialogue: StatDialogue | None = field(default_factory=StatDialogue)
     base_config: MediatorConfig = field(default_factory=lambda: MediatorConfig(prior="empirical", t_max=6))
 
     def __post_init__(self) -> None:
@@ -100,6 +105,10 @@ class ClinicalSpec:
         if not isinstance(self.stop_when_decided, bool):
             raise ConfigError("stop_when_decided", f"must be true or false, got {self.stop_when_decided!r}")
         check_layout(self.layout)
+        if self.stat_dialogue is not None and not isinstance(self.stat_dialogue, StatDialogue):
+            raise ConfigError("stat_dialogue", f"must be a StatDialogue or None, got {self.stat_dialogue!r}")
+        if not any(is_stat_key(a) for a in self.agents):  # no statistical member: nothing to say
+            object.__setattr__(self, "stat_dialogue", None)
 
     def _check_agents(self) -> None:
         if isinstance(self.agents, list):
@@ -122,6 +131,8 @@ class ClinicalSpec:
             d.pop("stop_when_decided")
         if self.layout == AGENT_FIRST:
             d.pop("layout")
+        if self.stat_dialogue is None:
+            d.pop("stat_dialogue")
         return d
 
     def run_id(self) -> str:
@@ -132,7 +143,8 @@ class ClinicalSpec:
         return CellSettings(base_config=self.base_config, mode=self.mode, temperature=self.temperature,
                             free_rounds=self.free_rounds, n_cal=self.n_cal, n_test=self.n_test,
                             few_shot_k=self.few_shot_k, n_ctx=self.n_ctx,
-                            stop_when_decided=self.stop_when_decided, layout=self.layout)
+                            stop_when_decided=self.stop_when_decided, layout=self.layout,
+                            stat_dialogue=self.stat_dialogue)
 
 
 def run_clinical(store: Store, spec: ClinicalSpec, *, backends: Sequence[Member] | None = None,

@@ -31,7 +31,8 @@ from threadpoolctl import threadpool_limits
 
 from dcem.errors import ConfigError
 
-__all__ = ["STAT_KINDS", "SMOOTHING", "N_FOLDS", "FittedStat", "fit_stat_model", "fold_assignment"]
+__all__ = ["STAT_KINDS", "SMOOTHING", "N_FOLDS", "FittedStat", "fit_stat_model", "fold_assignment",
+           "distinguishing_features"]
 
 STAT_KINDS: dict[str, tuple[str, ...]] = {  # kind -> datasets it can read
     "nb-evidence": ("ddxplus8",),
@@ -160,3 +161,41 @@ def fit_stat_model(kind: str, ids: Sequence[str], docs: Sequence[str], y: Sequen
     full = _Fitted(kind, docs, labels, n_labels)
     acc = float(np.mean(np.argmax(oof, axis=1) == labels))
     return FittedStat(kind, n_labels, tuple(ids), oof, acc, _fit_hash(kind, n_labels, ids, docs, labels), full)
+
+
+def _feature_weights(model: Any, alternative: int, current: int) -> np.ndarray | None:
+    """Per feature, how much its presence favours ``alternative`` over ``current`` (None
+    when the model never saw one of the two labels)."""
+    clf = model.steps[-1][1]
+    rows = {int(c): i for i, c in enumerate(clf.classes_)}
+    if alternative not in rows or current not in rows:
+        return None
+    alt, cur = rows[alternative], rows[current]
+    if hasattr(clf, "feature_log_prob_"):  # naive Bayes: log P(feature | label)
+        return np.asarray(clf.feature_log_prob_[alt] - clf.feature_log_prob_[cur], dtype=float)
+    coef = clf.coef_
+    if coef.shape[0] == 1:  # a binary logistic regression keeps one row: class 1 against class 0
+        sign = 1.0 if alt == 1 else -1.0
+        return sign * np.asarray(coef[0], dtype=float)
+    return np.asarray(coef[alt] - coef[cur], dtype=float)
+
+
+def distinguishing_features(fitted: FittedStat, doc: str, current: int, alternative: int,
+                            k: int) -> list[tuple[str, float]]:
+    """The ``k`` features of ``doc`` (evidence codes or words) that most separate
+    ``alternative`` from ``current`` in the model fit on CAL (eq. 18's top-k), each with its
+    contribution to the log-odds of ``alternative`` against ``current`` (negative: it
+    favours ``current``), the largest magnitude first."""
+    model = fitted.full.model
+    if model is None or k <= 0:
+        return []
+    weights = _feature_weights(model, alternative, current)
+    if weights is None:
+        return []
+    vectorizer = model.steps[0][1]
+    with threadpool_limits(limits=1):
+        x = vectorizer.transform([doc]).tocoo()
+    names = vectorizer.get_feature_names_out()
+    scored = sorted(((str(names[j]), float(weights[j] * v)) for j, v in zip(x.col, x.data) if weights[j] * v != 0),
+                    key=lambda t: (-abs(t[1]), t[0]))
+    return scored[:k]

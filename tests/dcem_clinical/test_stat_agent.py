@@ -98,8 +98,9 @@ def test_stat_member_is_fit_on_cal_ids_only(store: Store, monkeypatch: pytest.Mo
     assert not set(seen[0]) & {c.source_id for c in test}
 
 
-def test_stat_turns_are_recorded_and_ignore_notes(store: Store) -> None:
-    summary = run_clinical(store, _spec(), backends=[StatMember("nb-evidence"), oracle_backend("ddxplus8", tag="a")])
+def test_fixed_stat_turns_are_recorded_and_ignore_notes(store: Store) -> None:
+    summary = run_clinical(store, _spec(stat_dialogue=None),
+                           backends=[StatMember("nb-evidence"), oracle_backend("ddxplus8", tag="a")])
     run = summary.run_id
     info = json.loads(store.con.execute("SELECT info_json FROM cells WHERE run_id = ?", [run]).fetchone()[0])
     assert info["agents"][0]["model"] == "stat:nb-evidence" and info["agents"][0]["backend"] == "stat"
