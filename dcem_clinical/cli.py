@@ -153,7 +153,7 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
                    help="statistical members: responsive (take the scenario's role, hear the others' previous "
                         "answers, answer a challenge) or fixed (always the classifier's answer, as in the runs "
                         "shipped before views existed)")
-    p.add_argument("--stat-anchor", type=float_in(0.0, 20.0), default=1.5,
+    p.add_argument("--stat-anchor", type=float_in(0.0, 20.0), default=3.0,
                    help="log-odds an anchored statistical member adds to its anchor labels")
     p.add_argument("--stat-kappa", type=float_in(0.0, 20.0), default=1.0,
                    help="score the other members' previous answers add (kappa / (A - 1) per member)")

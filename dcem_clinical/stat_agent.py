@@ -32,7 +32,8 @@ from common.db import Database
 from dcem.errors import ConfigError, InputError
 from dcem_clinical.agent import AgentReport
 from dcem_clinical.roles import Leaning
-from dcem_clinical.stat_dialogue import StatDialogue, answer_vector, challenge_shift, leaned_scores
+from dcem_clinical.stat_dialogue import (StatDialogue, answer_vector, challenge_shift, fit_temperature,
+                                         leaned_scores, tempered)
 from dcem_clinical.stat_model import STAT_KINDS, FittedStat, distinguishing_features, fit_stat_model
 from dcem_clinical.stat_views import ALL, VIEWS, check_view, evidence_view, view_text
 from runtime.call_log import CallContext, CallLog, CallRecord, cache_key
@@ -141,6 +142,7 @@ class StatAgent:
         self.fitted, self.labels, self.name, self.role = fitted, tuple(labels), name, role
         self.documents, self.oof, self.view = dict(documents), dict(oof), view
         self.leaning, self.dialogue, self.n_agents = leaning, dialogue, n_agents
+        self.temperature = 1.0  # set by fit_stat_agent when the dialogue calibrates
         self.log = CallLog(store)
         self.last_key: str | None = None
 
@@ -161,6 +163,7 @@ class StatAgent:
             out["view"] = self.view
         if self.dialogue is not None:
             out["leaning"], out["dialogue"] = self.leaning.to_dict(), self.dialogue.to_dict()
+            out["temperature"] = self.temperature
         return out
 
     def _vector(self, case_id: str | None) -> tuple[str, np.ndarray, str, int | None]:
@@ -177,10 +180,12 @@ class StatAgent:
         if self.dialogue is None:
             return probs, {}
         adjust = np.asarray(turn.adjust, dtype=float) if turn.adjust else np.zeros(len(probs))
-        vector = answer_vector(leaned_scores(probs, self.leaning, self.dialogue), adjust, turn.peers,
+        own = tempered(probs, self.temperature)
+        vector = answer_vector(leaned_scores(own, self.leaning, self.dialogue), adjust, turn.peers,
                                self.n_agents, self.dialogue)
         extra = {"leaning": self.leaning.to_dict(), "dialogue": self.dialogue.to_dict(), "n_agents": self.n_agents,
-                 "peers": list(turn.peers), "adjust": [round(float(v), 9) for v in adjust]}
+                 "temperature": self.temperature, "peers": list(turn.peers),
+                 "adjust": [round(float(v), 9) for v in adjust]}
         return vector, extra
 
     def classify(self, case_text: str, note: str | None = None, *, context: CallContext = CallContext(),
@@ -246,5 +251,8 @@ def fit_stat_agent(member: StatMember, dataset: ClinicalDataset, store: Database
     documents = dict(zip(cal_ids, cal_docs))
     documents.update(zip(other_ids, case_documents(member.kind, others, member.view)))
     oof = {cid: i for i, cid in enumerate(cal_ids)}
-    return StatAgent(fitted, dataset.labels, store, name=name, role=role, documents=documents, oof=oof,
-                     view=member.view, leaning=leaning, dialogue=dialogue, n_agents=n_agents)
+    agent = StatAgent(fitted, dataset.labels, store, name=name, role=role, documents=documents, oof=oof,
+                      view=member.view, leaning=leaning, dialogue=dialogue, n_agents=n_agents)
+    if dialogue is not None and dialogue.calibrate:
+        agent.temperature = fit_temperature(fitted.oof, [c.label for c in cal])
+    return agent

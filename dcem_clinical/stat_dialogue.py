@@ -1,7 +1,12 @@
 """How a statistical panel member takes a role, hears its peers and answers a challenge.
 
-The member's own evidence is its classifier's probability vector ``p`` for the case
-(:mod:`dcem_clinical.stat_agent`).  It answers from scores on the log scale, as the rule
+The member's own evidence is its classifier's probability vector for the case
+(:mod:`dcem_clinical.stat_agent`), calibrated first: naive Bayes in particular is far too
+sure of itself (0.98 on cases it gets wrong), and a role or a peer could then never move
+it.  :func:`fit_temperature` chooses the temperature T that minimises the negative
+log-likelihood of the member's out-of-fold CAL vectors (temperature scaling, Guo et al.
+2017, which the seed cites for calibration), and ``p`` is the vector raised to 1/T and
+renormalised (``calibrate`` False skips it).  It answers from scores on the log scale, as the rule
 agents of the synthetic world do (:mod:`dcem.synthetic.rule_agents`)::
 
     s = lean(log p) + adjust + kappa / (A - 1) * (number of peers who reported each label
@@ -11,8 +16,8 @@ agents of the synthetic world do (:mod:`dcem.synthetic.rule_agents`)::
 - **Role** (:func:`leaned_scores`, from :func:`dcem_clinical.roles.scenario_leanings`):
   an *anchored* member (S2's agent B, both agents of S3b) adds ``anchor`` to the score of
   each anchor label (DDXPlus-8: URTI and GERD; MedQA-Tri: Gastroenterology): with the
-  default 1.5 an anchor label needs its odds against the member's top answer to be below
-  e^-1.5 = 1 : 4.5 to lose.  A member *sharp on some areas* (S3a) keeps its
+  default 3.0 an anchor label needs its odds against the member's top answer to be below
+  e^-3 = 1 : 20 to lose.  A member *sharp on some areas* (S3a) keeps its
   discrimination inside them and only ``residual`` of it outside: there its probability
   of each label is ``(1 - residual) * (mean over the labels outside) + residual * p``, so
   it knows a case is outside its areas but can barely tell those labels apart.
@@ -43,20 +48,23 @@ import numpy as np
 from dcem.errors import ConfigError
 from dcem_clinical.roles import ANCHOR, AREAS, Leaning
 
-__all__ = ["StatDialogue", "leaned_scores", "answer_vector", "challenge_shift", "log_vector"]
+__all__ = ["StatDialogue", "leaned_scores", "answer_vector", "challenge_shift", "log_vector", "fit_temperature",
+           "tempered", "TEMPERATURES"]
 
 _FLOOR = 1e-12
+TEMPERATURES = np.geomspace(0.25, 64.0, 161)  # the grid fit_temperature searches
 
 
 @dataclass(frozen=True)
 class StatDialogue:
     """The settings of :mod:`dcem_clinical.stat_dialogue` (module docstring)."""
 
-    anchor: float = 1.5
+    anchor: float = 3.0
     kappa: float = 1.0
     compliance: float = 1.0
     residual: float = 0.25
     cues: int = 3
+    calibrate: bool = True
 
     def __post_init__(self) -> None:
         for name in ("anchor", "kappa"):
@@ -70,8 +78,10 @@ class StatDialogue:
                 raise ConfigError(name, f"must be a number in [0, 1], got {value!r}")
         if isinstance(self.cues, bool) or not isinstance(self.cues, int) or not 0 <= self.cues <= 20:
             raise ConfigError("cues", f"must be a whole number in 0..20, got {self.cues!r}")
+        if not isinstance(self.calibrate, bool):
+            raise ConfigError("calibrate", f"must be true or false, got {self.calibrate!r}")
 
-    def to_dict(self) -> dict[str, float | int]:
+    def to_dict(self) -> dict[str, float | int | bool]:
         return asdict(self)
 
 
@@ -121,3 +131,29 @@ def challenge_shift(own: np.ndarray, reference: np.ndarray, current: int, altern
     shift[alternative] += cfg.compliance * gap / 2.0
     shift[current] -= cfg.compliance * gap / 2.0
     return shift
+
+
+def tempered(p: np.ndarray, temperature: float) -> np.ndarray:
+    """Probability vector(s) raised to 1 / temperature and renormalised (last axis)."""
+    scores = log_vector(p) / float(temperature)
+    scores = scores - scores.max(axis=-1, keepdims=True)
+    out = np.exp(scores)
+    return out / out.sum(axis=-1, keepdims=True)
+
+
+def fit_temperature(oof: np.ndarray, labels: Sequence[int]) -> float:
+    """The temperature on :data:`TEMPERATURES` that minimises the mean negative
+    log-likelihood of the true labels under the tempered out-of-fold vectors (1.0 when
+    there are no cases)."""
+    y = np.asarray(labels, dtype=np.int64)
+    if not len(y):
+        return 1.0
+    logs = log_vector(oof)
+    best, best_nll = 1.0, math.inf
+    for t in TEMPERATURES:
+        scores = logs / t
+        scores = scores - scores.max(axis=1, keepdims=True)
+        nll = float(np.mean(np.log(np.exp(scores).sum(axis=1)) - scores[np.arange(len(y)), y]))
+        if nll < best_nll - 1e-12:
+            best, best_nll = float(t), nll
+    return best

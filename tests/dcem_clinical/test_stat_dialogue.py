@@ -16,7 +16,8 @@ from dcem_clinical.panel import LlmPanel
 from dcem_clinical.roles import ANCHOR, AREAS, NEUTRAL, Leaning, scenario_leanings, scenario_roles
 from dcem_clinical.run import ClinicalSpec, run_clinical
 from dcem_clinical.stat_agent import StatAgent, StatMember, StatTurn, fit_stat_agent
-from dcem_clinical.stat_dialogue import StatDialogue, answer_vector, challenge_shift, leaned_scores
+from dcem_clinical.stat_dialogue import (StatDialogue, answer_vector, challenge_shift, fit_temperature,
+                                         leaned_scores, tempered)
 
 ROOT = Path(__file__).resolve().parents[2]
 URTI, GERD, PE = 4, 6, 1
@@ -176,3 +177,17 @@ def test_a_responsive_panel_deliberates(tmp_path: Path) -> None:
         info = json.loads(store.con.execute("SELECT info_json FROM cells WHERE run_id = ? AND scenario = 'S2'",
                                             [summary.run_id]).fetchone()[0])
         assert info["agents"][1]["leaning"]["kind"] == ANCHOR and info["agents"][0]["view"] == "complaint"
+
+
+def test_temperature_scaling_tames_an_overconfident_member() -> None:
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 4, size=400)
+    said = np.where(rng.random(400) < 0.6, y, rng.integers(0, 4, size=400))  # right 70 % of the time
+    sure = np.full((400, 4), 0.01)
+    sure[np.arange(400), said] = 0.97  # but always 97 % sure
+    t = fit_temperature(sure, y)
+    assert t > 2.0
+    calibrated = tempered(sure, t)
+    assert np.allclose(calibrated.sum(axis=1), 1.0) and 0.6 < calibrated.max(axis=1).mean() < 0.8
+    assert fit_temperature(sure, []) == 1.0
+    assert np.allclose(tempered(sure, 1.0), sure / sure.sum(axis=1, keepdims=True))
