@@ -35,7 +35,7 @@ from dcem_clinical.roles import Leaning
 from dcem_clinical.stat_dialogue import (StatDialogue, answer_vector, challenge_shift, fit_temperature,
                                          leaned_scores, tempered)
 from dcem_clinical.stat_model import STAT_KINDS, FittedStat, distinguishing_features, fit_stat_model
-from dcem_clinical.stat_views import ALL, VIEWS, check_view, evidence_view, view_text
+from dcem_clinical.stat_views import ALL, VIEWS, check_view, evidence_view, feature_words, view_text
 from runtime.call_log import CallContext, CallLog, CallRecord, cache_key
 from runtime.messages import Message, Role
 
@@ -233,7 +233,7 @@ class StatAgent:
         doc = self.documents[context.case_id]
         found = distinguishing_features(self.fitted, doc, self.labels.index(current), self.labels.index(alternative),
                                         self.dialogue.cues)
-        return [f"{name} (for {alternative if weight > 0 else current})" for name, weight in found], False
+        return [f"{feature_words(name)} (for {alternative if weight > 0 else current})" for name, weight in found], False
 
 
 def fit_stat_agent(member: StatMember, dataset: ClinicalDataset, store: Database, *, name: str, role: str,

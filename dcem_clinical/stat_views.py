@@ -29,13 +29,14 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from clinical.ddxplus import DEFAULT_CSV, EVIDENCES_FILE, load_evidences
+from clinical.ddxplus_phrasing import value_text
 from clinical.datasets import ClinicalCase
 from dcem.errors import ConfigError
 
-__all__ = ["ALL", "VIEWS", "check_view", "view_text", "evidence_view", "is_antecedent"]
+__all__ = ["ALL", "VIEWS", "check_view", "view_text", "evidence_view", "is_antecedent", "feature_words"]
 
 ALL = "all"
 VIEWS: dict[str, tuple[str, ...]] = {  # dataset -> its views, the default first
@@ -57,8 +58,25 @@ def check_view(dataset: str, view: str) -> str:
 
 
 @lru_cache(maxsize=1)
+def _ontology() -> dict[str, dict[str, Any]]:
+    return load_evidences(DEFAULT_CSV.parent / EVIDENCES_FILE)
+
+
+def feature_words(feature: str) -> str:
+    """A DDXPlus evidence code in words (``E_55_@_V_88``: "Do you feel pain somewhere?
+    left iliac fossa"); any other feature (a word of a text model) unchanged."""
+    code, _, value = feature.partition("_@_")
+    entry = _ontology().get(code) if feature.startswith("E_") else None
+    if not entry:
+        return feature
+    question = str(entry.get("question_en", code)).strip()
+    said = value_text(entry, value) if value else None
+    return f"{question} {said}" if said else question
+
+
+@lru_cache(maxsize=1)
 def _antecedents() -> frozenset[str]:
-    ontology = load_evidences(DEFAULT_CSV.parent / EVIDENCES_FILE)
+    ontology = _ontology()
     return frozenset(code for code, entry in ontology.items() if isinstance(entry, dict) and entry.get("is_antecedent"))
 
 

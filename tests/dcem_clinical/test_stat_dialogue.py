@@ -110,8 +110,9 @@ def test_a_challenged_member_revises_toward_the_dangerous_miss(tmp_path: Path) -
         listed = [panel.cues[(i, 1)] for i in missed]  # the evidence codes of its own view that separate the two
         assert sum(map(bool, listed)) >= m / 2, listed  # none when its complaint code was never seen on CAL
         data = load_dataset("ddxplus8")
-        assert all(c.startswith("E_") and (data.labels[said[i, 0]] in c or data.labels[truth[i]] in c)
+        assert all(c.endswith(f"(for {data.labels[said[i, 0]]})") or c.endswith(f"(for {data.labels[truth[i]]})")
                    for i, cues in zip(missed, listed) for c in cues)
+        assert all("?" in c and "E_" not in c for cues in listed for c in cues)  # the evidence in words
         fixed_agents, *_ = _members(store, None)
         fixed = LlmPanel(fixed_agents, ids, texts)
         before = fixed.report(1).argmax(-1)

@@ -10,7 +10,7 @@ from dcem.errors import ConfigError
 from dcem_clinical.run import ClinicalSpec
 from dcem_clinical.stat_agent import StatMember, case_documents, stat_member
 from dcem_clinical.stat_model import fit_stat_model
-from dcem_clinical.stat_views import VIEWS, evidence_view, is_antecedent, view_text
+from dcem_clinical.stat_views import VIEWS, evidence_view, feature_words, is_antecedent, view_text
 
 
 def test_member_keys_name_kind_and_view() -> None:
@@ -77,3 +77,9 @@ def test_partial_views_know_part_of_the_case(dataset: str, kind: str, views: tup
         assert chance + 0.15 < acc < 0.92
     assert float(np.mean(right_a != right_b)) > 0.2
     assert set(views) <= set(VIEWS[dataset])
+
+
+def test_evidence_codes_read_as_words() -> None:
+    assert feature_words("E_55_@_V_88") == "Do you feel pain somewhere? left iliac fossa"
+    assert feature_words("E_55") == "Do you feel pain somewhere?"
+    assert feature_words("fever") == "fever" and feature_words("E_nope") == "E_nope"
