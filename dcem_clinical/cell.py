@@ -35,7 +35,7 @@ import numpy as np
 
 from clinical.datasets import ClinicalCase, ClinicalDataset
 from dcem.analysis.metrics import evaluate_run
-from dcem.calibration.fitting import ALPHA, estimate_confusion, estimate_prior, fit_thresholds
+from dcem.calibration.fitting import ALPHA, ThresholdGrid, estimate_confusion, estimate_prior, fit_thresholds
 from dcem.core.baselines import best_agent, fixed_pool_probabilities, pooled_decision_probabilities, single_best
 from dcem.core.config import MediatorConfig
 from dcem.core.deliberation import deliberate
@@ -70,13 +70,15 @@ class CellSettings:
     def __init__(self, *, base_config: MediatorConfig, mode: str = "scored", temperature: float = 0.0,
                  free_rounds: int = 6, n_cal: int | None = None, n_test: int | None = None,
                  few_shot_k: int = 0, n_ctx: int = 2048, stop_when_decided: bool = False,
-                 layout: str = AGENT_FIRST, stat_dialogue: StatDialogue | None = None) -> None:
+                 layout: str = AGENT_FIRST, stat_dialogue: StatDialogue | None = None,
+                 delta_rule: str = "fitted") -> None:
         self.base_config, self.mode, self.temperature = base_config, mode, temperature
         self.free_rounds, self.n_cal, self.n_test = free_rounds, n_cal, n_test
         self.few_shot_k, self.n_ctx = few_shot_k, n_ctx  # solved CAL examples per prompt (dcem_clinical.few_shot)
         self.stop_when_decided = stop_when_decided  # TEST: a decided case's agents are asked nothing more
         self.layout = layout  # where an LLM agent's name and role stand (dcem_clinical.prompts)
         self.stat_dialogue = stat_dialogue  # statistical members' roles and dialogue (None: fixed answers)
+        self.delta_rule = delta_rule  # delta searched on CAL (fitted) or c / kappa_1 of eq. 14 (eq14)
 
 
 def turns_per_cell(n_cal: int, n_test: int, n_agents: int, t_max: int, free_rounds: int) -> int:
@@ -172,7 +174,8 @@ def _calibrate(cell: _Cell) -> tuple[Panel, np.ndarray, Any, LlmPanel]:
     cal_panel = cell.panel("cal")
     cal_run = deliberate(panel, cal_panel, base)
     assert cal_run.probabilities is not None
-    fit = fit_thresholds(panel, cal_run.reports, cal_truth, base, probabilities=cal_run.probabilities)
+    fit = fit_thresholds(panel, cal_run.reports, cal_truth, base, probabilities=cal_run.probabilities,
+                         grid=ThresholdGrid(delta_rule=cell.settings.delta_rule))
     return panel, cal_acc, fit, cal_panel
 
 

@@ -50,7 +50,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                         n_cal=args.cal_cases, n_test=args.cases, agents=agents,  # type: ignore[arg-type]
                         mode=args.mode, temperature=args.temperature, free_rounds=args.free_rounds,
                         n_ctx=args.n_ctx, few_shot_k=args.few_shot, stop_when_decided=args.stop_when_decided,
-                        layout=args.layout, stat_dialogue=_stat_dialogue(args),
+                        layout=args.layout, stat_dialogue=_stat_dialogue(args), delta_rule=args.delta,
                         base_config=MediatorConfig(prior="empirical", t_max=args.t_max))
     bar, progress = progress_bar(f"{spec.dataset}", "turn", quiet=args.quiet)
     with Store(args.db) as store:
@@ -171,6 +171,9 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
                    help="where each agent's name and role stand in its prompt: agent-first (the system turn; "
                         "every shipped run) or case-first (after the case, so agents on one model evaluate "
                         "a case once between them)")
+    p.add_argument("--delta", choices=["fitted", "eq14"], default="fitted",
+                   help="the escalation gate's delta: fitted on CAL with the other thresholds (every shipped run) "
+                        "or c / kappa_1 of eq. 14, kappa_1 the slope of the loss on the energy over CAL")
     p.add_argument("--temperature", type=float_in(0.0, 2.0), default=0.0)
     p.add_argument("--t-max", type=int_in(1, MAX_ROUNDS), default=6, help="mediator round budget")
     p.add_argument("--free-rounds", type=int_in(1, MAX_ROUNDS), default=6, help="rounds of free discussion")

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable, Sequence
 
 from clinical.datasets import DATASETS, load_dataset
+from dcem.calibration.fitting import DELTA_RULES
 from dcem.core.config import MediatorConfig
 from dcem.core.results import ScenarioResult
 from dcem.core.vocabulary import SCENARIOS
@@ -60,7 +61,10 @@ class ClinicalSpec:
     ``agent-first``); stat_dialogue : how statistical members take their scenario role and
     answer peers and challenges (:mod:`dcem_clinical.stat_dialogue`; None = ``fixed``, they
     always give their classifier's answer, as in the runs shipped before views existed;
-    left out of the run id when None or when no member is statistical).
+    left out of the run id when None or when no member is statistical); delta_rule : the
+    escalation gate's delta searched on CAL with the other thresholds (``fitted``, every
+    shipped run) or c / kappa_1 of eq. 14 (``eq14``, :mod:`dcem.calibration.stopping_cost`;
+    left out of the run id when ``fitted``).
     """
 
     dataset: str = "ddxplus8"
@@ -77,6 +81,7 @@ class ClinicalSpec:
     stop_when_decided: bool = False
     layout: str = AGENT_FIRST
     stat_dialogue: StatDialogue | None = field(default_factory=StatDialogue)
+    delta_rule: str = "fitted"
     base_config: MediatorConfig = field(default_factory=lambda: MediatorConfig(prior="empirical", t_max=6))
 
     def __post_init__(self) -> None:
@@ -107,6 +112,8 @@ class ClinicalSpec:
         check_layout(self.layout)
         if self.stat_dialogue is not None and not isinstance(self.stat_dialogue, StatDialogue):
             raise ConfigError("stat_dialogue", f"must be a StatDialogue or None, got {self.stat_dialogue!r}")
+        if self.delta_rule not in DELTA_RULES:
+            raise ConfigError("delta_rule", f"must be one of {', '.join(DELTA_RULES)}, got {self.delta_rule!r}")
         if not any(is_stat_key(a) for a in self.agents):  # no statistical member: nothing to say
             object.__setattr__(self, "stat_dialogue", None)
 
@@ -133,6 +140,8 @@ class ClinicalSpec:
             d.pop("layout")
         if self.stat_dialogue is None:
             d.pop("stat_dialogue")
+        if self.delta_rule == "fitted":
+            d.pop("delta_rule")
         return d
 
     def run_id(self) -> str:
@@ -144,7 +153,7 @@ class ClinicalSpec:
                             free_rounds=self.free_rounds, n_cal=self.n_cal, n_test=self.n_test,
                             few_shot_k=self.few_shot_k, n_ctx=self.n_ctx,
                             stop_when_decided=self.stop_when_decided, layout=self.layout,
-                            stat_dialogue=self.stat_dialogue)
+                            stat_dialogue=self.stat_dialogue, delta_rule=self.delta_rule)
 
 
 def run_clinical(store: Store, spec: ClinicalSpec, *, backends: Sequence[Member] | None = None,

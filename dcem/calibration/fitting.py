@@ -32,7 +32,7 @@ over small data-driven grids (see :func:`fit_thresholds`).
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -42,11 +42,12 @@ from dcem.core.panel import Panel
 from dcem.core.policy import Action
 from dcem.core.replay import Trajectory, score_reports, score_states
 from dcem.core.soft import check_probabilities
+from dcem.calibration.stopping_cost import eq14_delta
 from dcem.core.state import RoundState, assess_probabilities
 from dcem.errors import InputError
 
 __all__ = [
-    "ALPHA", "C_ESC", "C_ROUND", "estimate_confusion", "estimate_prior", "costed_objective",
+    "ALPHA", "C_ESC", "C_ROUND", "DELTA_RULES", "estimate_confusion", "estimate_prior", "costed_objective",
     "ThresholdGrid", "ThresholdFit", "fit_thresholds", "soft_states",
 ]
 
@@ -55,6 +56,7 @@ log = logging.getLogger(__name__)
 ALPHA = 0.5
 C_ESC = 0.5
 C_ROUND = 0.01
+DELTA_RULES = ("fitted", "eq14")
 
 
 def _labels(values: np.ndarray, n_labels: int, field_name: str) -> np.ndarray:
@@ -117,12 +119,20 @@ class ThresholdGrid:
     max_margins : at most this many margin cut points (m_safe candidates, plus 0)
     deltas : delta candidates
     sweeps : rounds of coordinate search (each: (eps_safe, m_safe) then (eps_low, delta))
+    delta_rule : ``fitted`` (delta searched over ``deltas``) or ``eq14`` (delta fixed to
+        c / kappa_1 of eq. 14, :mod:`dcem.calibration.stopping_cost`; the fitted search is
+        kept, and the report says so, when kappa_1 is not positive on CAL)
     """
 
     max_levels: int = 6
     max_margins: int = 4
     deltas: tuple[float, ...] = (0.0, 0.05, 0.2)
     sweeps: int = 1
+    delta_rule: str = "fitted"
+
+    def __post_init__(self) -> None:
+        if self.delta_rule not in DELTA_RULES:
+            raise InputError("delta_rule", f"must be one of {', '.join(DELTA_RULES)}, got {self.delta_rule!r}")
 
 
 @dataclass(frozen=True)
@@ -185,16 +195,16 @@ def _trajectory_inputs(panel: Panel, reports: np.ndarray | None, probabilities: 
 
 
 def _observed_energy_margin(panel: Panel, reports: np.ndarray | None, states: RoundState | None,
-                            base: MediatorConfig) -> tuple[np.ndarray, np.ndarray]:
-    """Every observed energy and margin, flattened to (N_cal * T,) each.
+                            base: MediatorConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every observed energy, margin and pooled decision, (N_cal, T) each.
 
     From the soft ``states`` when given, else from replaying ``reports`` under ``base``.
     """
     if states is None:
         detail = score_reports(panel, reports, base, detail=True)
         assert detail.state is not None
-        return detail.energy.ravel(), detail.margin.ravel()
-    return states.energy.ravel(), states.margin.ravel()
+        return detail.energy, detail.margin, detail.decision
+    return states.energy, states.margin, states.decision
 
 
 def _threshold_candidates(energies: np.ndarray, margins: np.ndarray,
@@ -312,8 +322,11 @@ def fit_thresholds(panel: Panel, reports: np.ndarray | None, truth: np.ndarray,
     states, n_traj = _trajectory_inputs(panel, reports, probabilities, base)
     if n_traj != y.shape[0]:
         raise InputError("truth", f"{y.shape[0]} labels for {n_traj} trajectories")
-    energies, margins = _observed_energy_margin(panel, reports, states, base)
-    eps_cands, m_cands = _threshold_candidates(energies, margins, grid)
+    energies, margins, decisions = _observed_energy_margin(panel, reports, states, base)
+    eq14 = eq14_delta(energies, decisions, y, panel.loss, c_round)
+    if grid.delta_rule == "eq14" and eq14.delta is not None:
+        base, grid = base.with_changes(delta=eq14.delta), replace(grid, deltas=(eq14.delta,))
+    eps_cands, m_cands = _threshold_candidates(energies.ravel(), margins.ravel(), grid)
     score = _CachedObjective(panel, reports, states, y, c_esc, c_round)
     best, best_j, start_j = _coordinate_search(base, eps_cands, m_cands, grid, score)
     evals = score.evaluations
@@ -325,5 +338,7 @@ def fit_thresholds(panel: Panel, reports: np.ndarray | None, truth: np.ndarray,
         "eps_candidates": [float(v) for v in eps_cands],
         "m_candidates": [float(v) for v in m_cands], "delta_candidates": list(grid.deltas),
         "fitted": {k: getattr(best, k) for k in ("eps_safe", "eps_low", "m_safe", "delta")},
+        "delta_rule": grid.delta_rule if grid.delta_rule == "fitted" or eq14.delta is not None else "fitted",
+        "eq14": eq14.to_dict(),
     }
     return ThresholdFit(best, report)
