@@ -24,7 +24,7 @@ __all__ = ["STALE_NOTE", "settle", "show_results"]
 STALE_NOTE = ("Showing the last valid settings (greyed): the results below are from before the refused "
               "input. Fix it, or press \"Reset to run settings\", to update them.")
 _GREY = "<style>.st-key-wi_results {opacity: 0.45; filter: grayscale(1);}</style>"
-_HEADLINE = ("certified_rate", "escalation_rate", "harmful_consensus", "system_risk")
+_HEADLINE = ("certified_rate", "decided_rate", "escalation_rate", "harmful_consensus", "system_risk")
 
 
 def settle(replay: RunReplay, values: Mapping[str, Any], changes: Mapping[str, Any],

@@ -77,10 +77,15 @@ def recompute_metrics(export: RunExport) -> pd.DataFrame:
     return frame.sort_values([*_KEYS, "metric"]).reset_index(drop=True)
 
 
+LATER_METRICS = frozenset({"decided_rate"})  # metrics added after exports were shipped
+
+
 def metric_mismatches(export: RunExport, *, atol: float = 1e-9) -> pd.DataFrame:
     """Exported metrics that the outcomes do not give back (value differs, or one side is
     missing among the recomputable metrics); empty when the export is consistent."""
     again = recompute_metrics(export)
+    absent = LATER_METRICS - set(export.metrics["metric"])  # the export predates them: nothing to compare
+    again = again[~again["metric"].isin(absent)]
     stored = export.metrics[export.metrics["metric"].isin(set(again["metric"]))]
     both = stored.merge(again, on=[*_KEYS, "metric"], how="outer", suffixes=("_exported", "_recomputed"),
                         indicator=True)

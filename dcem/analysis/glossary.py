@@ -28,7 +28,11 @@ METRICS: dict[str, Term] = {
     "harmful_consensus": Term("Harmful consensus", "Share of cases the system decided (not escalated) wrongly "
                               "while the true label was a high-risk class: the error D-CEM exists to prevent."),
     "certified_rate": Term("Certified", "Share of cases certified: stopped with a decision because the energy "
-                           "was at most eps_safe and the margin at least m_safe."),
+                           "was at most eps_safe and the margin at least m_safe. A decision forced by the round "
+                           "budget is not counted; 'Decided' counts it."),
+    "decided_rate": Term("Decided", "Share of cases that ended with a decision, certified or forced by the round "
+                         "budget: the seed's 'Certified' rate of App. E (1[u = DEC]). Decided + escalated = 1 "
+                         "for D-CEM."),
     "escalation_rate": Term("Escalated", "Share of cases handed to a human (STOP_AND_ESCALATE)."),
     "avg_rounds": Term("Mean rounds", "Mean number of deliberation rounds before the episode ended."),
     "parse_error_rate": Term("Unusable answers", "Share of the language-model agents' answers that could not be "
@@ -89,7 +93,8 @@ CONCEPTS: dict[str, Term] = {
 
 GLOSSARY: dict[str, Term] = {**CONCEPTS, **METRICS, **PARAMETERS}
 
-RATE_METRICS = ("accuracy", "high_risk_miss", "harmful_consensus", "certified_rate", "escalation_rate")
+RATE_METRICS = ("accuracy", "high_risk_miss", "harmful_consensus", "certified_rate", "escalation_rate",
+                "decided_rate")
 
 
 def metric_words(name: str) -> str:

@@ -18,7 +18,7 @@ __all__ = ["METRIC_NAMES", "episode_metrics", "evaluate_run", "single_agent_high
 
 METRIC_NAMES = (
     "risk", "system_risk", "accuracy", "high_risk_miss", "harmful_consensus",
-    "certified_rate", "escalation_rate", "avg_rounds",
+    "certified_rate", "escalation_rate", "avg_rounds", "decided_rate",
 )
 
 
@@ -32,7 +32,9 @@ def episode_metrics(decision: np.ndarray, action: np.ndarray, rounds: np.ndarray
     there is none); harmful_consensus = mean 1[d1 != y, y high-cost, u != ESC];
     certified_rate = share of STOP_AND_DECIDE outcomes (only those flagged in
     ``certified`` when it is given, so budget decisions are not counted as certified);
-    escalation_rate = share of STOP_AND_ESCALATE; avg_rounds = mean rounds.
+    decided_rate = share of every STOP_AND_DECIDE outcome, budget decisions included
+    (App. E's "Certified", 1[u = DEC]); escalation_rate = share of STOP_AND_ESCALATE;
+    avg_rounds = mean rounds.
     """
     decision = np.asarray(decision, dtype=np.intp)
     truth = np.asarray(truth, dtype=np.intp)
@@ -54,6 +56,7 @@ def episode_metrics(decision: np.ndarray, action: np.ndarray, rounds: np.ndarray
         "certified_rate": float(((action == Action.STOP_AND_DECIDE) & cert).mean()),
         "escalation_rate": float(esc.mean()),
         "avg_rounds": float(np.mean(rounds)),
+        "decided_rate": float((action == Action.STOP_AND_DECIDE).mean()),
     }
 
 

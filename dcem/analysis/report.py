@@ -23,7 +23,7 @@ __all__ = ["AT_T_METRICS", "BY_T_METRICS", "comparison_table", "compliance_table
 AT_T_METRICS = ("A1", "A2", "risk_at_T", "sa_hr", "escalation_at_T")
 BY_T_METRICS = ("risk", "escalation_rate")
 COMPARISON_METRICS = ("accuracy", "risk", "high_risk_miss", "harmful_consensus", "system_risk",
-                      "escalation_rate", "certified_rate", "avg_rounds")
+                      "escalation_rate", "certified_rate", "decided_rate", "avg_rounds")
 
 
 def _mean_std(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:

@@ -84,7 +84,9 @@ def _pair_table(cells: Mapping[tuple[str, str, str], tuple[float, float]]) -> li
 def _behaviour(cells: Mapping[tuple[str, str, str], tuple[float, float]]) -> str:
     def per(metric: str) -> str:
         return ", ".join(f"{s} {cells[(s, 'dcem', metric)][0]:.2f}" for s in _SCENARIOS)
-    return (f"D-CEM's terminal actions: certified rate {per('certified_rate')}; escalation rate "
+    decided = (f"; decided (App. E's certified, budget decisions included) {per('decided_rate')}"
+               if all((s, 'dcem', 'decided_rate') in cells for s in _SCENARIOS) else "")
+    return (f"D-CEM's terminal actions: certified rate {per('certified_rate')}{decided}; escalation rate "
             f"{per('escalation_rate')}; average rounds {per('avg_rounds')} (Free discussion: "
             f"{cells[('S1', 'free', 'avg_rounds')][0]:.0f}).")
 

@@ -52,7 +52,7 @@ def _mix(at: AppTest) -> dict[str, list[float]]:
 
 def _assert_untouched(at: AppTest) -> None:
     assert not at.exception and not at.error
-    assert [m.delta for m in at.metric] == ["+0.000 vs original"] * 4
+    assert [m.delta for m in at.metric] == ["+0.000 vs original"] * 5
     assert (_table(at)["change"] == 0.0).all()
     mix = _mix(at)
     assert mix["current settings"] == mix["original settings"]
@@ -117,7 +117,7 @@ def test_parameters_a_replay_cannot_use_are_disabled_with_the_reason(page: tuple
     assert any(c.startswith("Disabled:") and "never checks the energy descent, so delta" in c for c in captions)
     assert any(c.startswith("Disabled:") and "so steer_gate cannot change an outcome" in c for c in captions)
     assert "delta" not in at.selectbox(key="wi_sweep_param").options
-    assert [m.delta for m in at.metric] == ["+0.000 vs original"] * 4
+    assert [m.delta for m in at.metric] == ["+0.000 vs original"] * 5
 
 
 @pytest.fixture(scope="module")
