@@ -132,6 +132,20 @@ def _merge_checks() -> Sequence[object]:
     return (*DCEM_CHECKS, *call_log_checks(("runs",)))
 
 
+def _stat_options(p: argparse.ArgumentParser) -> None:
+    """The statistical members' options of ``run``."""
+    p.add_argument("--stat-dialogue", choices=["responsive", "fixed"], default="responsive",
+                   help="statistical members: responsive (take the scenario's role, hear the others' previous "
+                        "answers, answer a challenge) or fixed (always the classifier's answer, as in the runs "
+                        "shipped before views existed)")
+    p.add_argument("--stat-anchor", type=float_in(0.0, 20.0), default=3.0,
+                   help="log-odds an anchored statistical member adds to its anchor labels")
+    p.add_argument("--stat-kappa", type=float_in(0.0, 20.0), default=1.0,
+                   help="score the other members' previous answers add (kappa / (A - 1) per member)")
+    p.add_argument("--stat-compliance", type=float_in(0.0, 1.0), default=1.0,
+                   help="share of the reference contrast a challenged statistical member adopts (xi)")
+
+
 def _run_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``run`` command and its options."""
     p = sub.add_parser("run", help="run a clinical experiment into the store")
@@ -149,16 +163,7 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
                         "stat:lr-evidence, stat:tfidf-lr, each with an optional @VIEW reading part of a case "
                         "(DDXPlus: complaint, history, symptoms; MedQA-Tri: history, findings, vignette, answer); "
                         "e.g. stat@complaint,stat@history,smollm2-135m")
-    p.add_argument("--stat-dialogue", choices=["responsive", "fixed"], default="responsive",
-                   help="statistical members: responsive (take the scenario's role, hear the others' previous "
-                        "answers, answer a challenge) or fixed (always the classifier's answer, as in the runs "
-                        "shipped before views existed)")
-    p.add_argument("--stat-anchor", type=float_in(0.0, 20.0), default=3.0,
-                   help="log-odds an anchored statistical member adds to its anchor labels")
-    p.add_argument("--stat-kappa", type=float_in(0.0, 20.0), default=1.0,
-                   help="score the other members' previous answers add (kappa / (A - 1) per member)")
-    p.add_argument("--stat-compliance", type=float_in(0.0, 1.0), default=1.0,
-                   help="share of the reference contrast a challenged statistical member adopts (xi)")
+    _stat_options(p)
     p.add_argument("--mode", choices=["scored", "json", "scored-calibrated"], default="scored",
                    help="scored-calibrated: scored answers divided by the agent's content-free distribution")
     p.add_argument("--few-shot", type=int_in(0, 16), default=0, metavar="K",

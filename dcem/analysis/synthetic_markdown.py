@@ -15,11 +15,12 @@ from typing import Any, Mapping
 import pandas as pd
 
 from common.db import PROJECT_ROOT
+from dcem.analysis.world_comparison import world_comparison_markdown
 from dcem.analysis.report import compliance_table, comparison_table
 from dcem.core.vocabulary import method_label
 from dcem.errors import InputError
 
-__all__ = ["render_synthetic_markdown", "load_paper_table5", "PAPER_TABLE5", "world_label"]
+__all__ = ["render_synthetic_markdown", "load_paper_table5", "PAPER_TABLE5", "world_label", "short_world"]
 
 PAPER_TABLE5 = PROJECT_ROOT / "data" / "dcem_paper" / "table5.json"
 _METHODS = ("single", "free", "pool", "dcem", "dcem_noesc")
@@ -39,11 +40,13 @@ def load_paper_table5(path: Path | None = None) -> dict[str, Any]:
 def world_label(spec: Mapping[str, Any]) -> str:
     """'the specification's world' or a labelled variant, from a run's spec."""
     sharp, kappa = float(spec.get("sharpness", 1.0)), float(spec.get("kappa", 1.0))
-    comp = spec.get("compliance", "adopt")
-    if sharp == 1.0 and kappa == 1.0 and comp == "adopt":
+    comp, reports = spec.get("compliance", "adopt"), spec.get("reports", "sample")
+    if sharp == 1.0 and kappa == 1.0 and comp == "adopt" and reports == "sample":
         return "The specification's world (agents p ∝ exp(s), App. B.7)"
     parts = []
-    if sharp != 1.0:
+    if reports == "map":
+        parts.append("MAP reports (the label of largest score, App. B.7's reading)")
+    elif sharp != 1.0:
         parts.append(f"sharpened agents, p ∝ exp({sharp:g} s)")
     if kappa != 1.0:
         parts.append(f"peer influence kappa {kappa:g}")
@@ -169,4 +172,18 @@ def render_synthetic_markdown(export: Any, *, paper: Mapping[str, Any] | None = 
         metrics = export.metrics[export.metrics["run_id"] == rid].drop(columns="run_id")
         ablation = export.ablation[export.ablation["run_id"] == rid].drop(columns="run_id")
         out += _run_block(run, metrics, ablation, table5)
+    if len(runs) > 1:
+        out += ["#### The worlds side by side", "",
+                "D-CEM's accuracy against the baselines' range where Fig. 3 states it, its high-risk miss "
+                "rate, and the mean absolute difference of every Table 5 cell (A1, A2, R_L, SA-HR, Esc. at "
+                "each xi and T) from the paper's:", "",
+                world_comparison_markdown(export, table5, short_world), ""]
     return "\n".join(out).rstrip() + "\n"
+
+
+def short_world(spec: Mapping[str, Any]) -> str:
+    """A world's name in a few words (the comparison table's rows)."""
+    label = world_label(spec)
+    if label.startswith("The specification"):
+        return "specification (sampled, exp(s))"
+    return label.removeprefix("Variant: ")

@@ -1,6 +1,6 @@
 """Demo data for a fresh store: the run exports the project ships.
 
-``data/results/dcem_synthetic`` holds two synthetic runs of the full grid,
+``data/results/dcem_synthetic`` holds three synthetic runs of the full grid (the three worlds),
 ``data/results/dcem_clinical`` two clinical runs of language-model agents, and the
 informative-panel exports (:data:`PANEL_EXPORTS`: the mixed panel and the LLM pair with
 few-shot) the clinical runs of the informative-panel grid (written by

@@ -186,7 +186,19 @@ _SPEC_FIELDS: dict[str, _Check] = {
     "kappa": lambda f, v, n: f.number(v, n, 0.0),
     "stop_when_decided": lambda f, v, n: f.flag(v, n),
     "ablation": lambda f, v, n: f.flag(v, n),
+    "stat_dialogue": lambda f, v, n: _plain_settings(f, v, n, _STAT_DIALOGUE_KEYS),
 }
+_STAT_DIALOGUE_KEYS = ("anchor", "kappa", "compliance", "residual", "cues", "calibrate")
+
+
+def _plain_settings(f: Any, value: Any, name: str, keys: tuple[str, ...]) -> None:
+    """A small settings object: known keys, each a number or a flag."""
+    if not isinstance(value, dict) or set(value) - set(keys):
+        raise f.fail(name, f"must be an object with keys among {', '.join(keys)}, got {_show(value)}")
+    for key, item in value.items():
+        if isinstance(item, bool):
+            continue
+        f.number(item, f"{name}.{key}", 0.0)
 # what every writer of the format wrote and the reports print
 _SPEC_REQUIRED = {"synthetic": ("scenarios", "seeds", "base_config", "xi", "n_train", "n_eval"),
                   "clinical": ("scenarios", "seeds", "base_config", "dataset", "agents", "n_cal", "n_test")}

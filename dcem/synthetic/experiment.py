@@ -126,20 +126,21 @@ class _World:
     sharpness: float
     kappa: float
     compliance: str
+    reports: str
 
     def agents(self, features: np.ndarray, report_seq: np.random.SeedSequence,
                comp_seq: np.random.SeedSequence, xi: float) -> RuleAgents:
         return RuleAgents(self.scenario, features, np.random.default_rng(report_seq),
                           compliance_rng=np.random.default_rng(comp_seq), steering=self.steering, xi=xi,
                           template=self.template, sharpness=self.sharpness, kappa=self.kappa,
-                          compliance=self.compliance)
+                          compliance=self.compliance, reports=self.reports)
 
     def eval_agents(self, xi: float) -> RuleAgents:
         return self.agents(self.ev.features, self.streams["eval"], self.streams["eval_compliance"], xi)
 
 
 def _world(scenario: str, seed: int, base: MediatorConfig, steer_cfg: SteeringConfig, n_train: int,
-           n_eval: int, *, sharpness: float, kappa: float, compliance: str) -> _World:
+           n_eval: int, *, sharpness: float, kappa: float, compliance: str, reports: str) -> _World:
     """Generate the data, calibrate on round-1 reports of the estimation part."""
     scen = build_scenario(scenario)
     streams = seed_streams(int(seed))
@@ -149,7 +150,7 @@ def _world(scenario: str, seed: int, base: MediatorConfig, steer_cfg: SteeringCo
     est, tune = train.subset(slice(0, n_train - n_tune)), train.subset(slice(n_train - n_tune, None))
     # calibration: round-1 behaviour of the unsteered agents on the estimation part
     cal_reports = RuleAgents(scen, est.features, np.random.default_rng(streams["calibration"]),
-                             sharpness=sharpness).report(1)
+                             sharpness=sharpness, reports=reports).report(1)
     k = len(LABELS)
     panel = Panel(LABELS, estimate_confusion(est.labels, cal_reports, k, alpha=ALPHA),
                   estimate_prior(est.labels, k, base.prior, alpha=ALPHA), synthetic_loss())
@@ -158,7 +159,7 @@ def _world(scenario: str, seed: int, base: MediatorConfig, steer_cfg: SteeringCo
         template = contrastive_template(rule_activations(est.features, scen.rules), est.labels,
                                         scen.consequent, k, steer_cfg)
     return _World(scen, streams, train, est, tune, ev, panel, agent_accuracy(cal_reports, est.labels),
-                  steer_cfg, template, sharpness, kappa, compliance)
+                  steer_cfg, template, sharpness, kappa, compliance, reports)
 
 
 def _methods(world: _World, cfg: MediatorConfig, xi: float, free_rounds: int) -> dict[str, MethodRun]:
@@ -184,6 +185,7 @@ def _info(world: _World, fit_report: dict[str, Any], xi: float, free_rounds: int
         "class_rates_train": [float(v) for v in np.bincount(world.train.labels, minlength=k) / len(world.train)],
         "threshold_fit": fit_report, "xi": xi, "free_rounds": free_rounds,
         "sharpness": world.sharpness, "kappa": world.kappa, "compliance": world.compliance,
+        **({"reports": world.reports} if world.reports != "sample" else {}),
         "steering": {f: getattr(steer_cfg, f) for f in steer_cfg.__dataclass_fields__},
         "rule_names": list(world.scenario.rule_names),
         "initial_weights": world.scenario.weights.tolist(),
@@ -197,7 +199,7 @@ def run_cell(scenario: str, seed: int, *, base_config: MediatorConfig | None = N
              xi: float = 1.0, t_max: int = 12, free_rounds: int = 22, n_train: int = 20000,
              n_eval: int = 100, ablation: bool = True, fit_thresholds: bool = True,
              steering: SteeringConfig | None = None, kappa: float = KAPPA,
-             sharpness: float = AGENT_SHARPNESS, compliance: str = "adopt",
+             sharpness: float = AGENT_SHARPNESS, compliance: str = "adopt", reports: str = "sample",
              c_esc: float = calibration.C_ESC, c_round: float = calibration.C_ROUND) -> ScenarioResult:
     """Run every method of one (scenario, seed) cell.
 
@@ -215,6 +217,7 @@ def run_cell(scenario: str, seed: int, *, base_config: MediatorConfig | None = N
     kappa : peer influence of an exchange round (free discussion and D-CEM's CONTINUE)
     sharpness : the agents' inverse temperature (1.0 = App. B.7; 3.0 = the sharpened variant)
     compliance : "adopt" (eq. 21) or "blend" (eq. 19)
+    reports : "sample" (App. D.1) or "map" (App. B.7's MAP label)
     c_esc, c_round : escalation and per-round costs of the threshold objective (eq. 1)
 
     Returns a :class:`ScenarioResult` whose ``methods`` is keyed by ``METHODS``.
@@ -224,7 +227,7 @@ def run_cell(scenario: str, seed: int, *, base_config: MediatorConfig | None = N
     if compliance not in COMPLIANCE_MODELS:
         raise InputError("compliance", f"must be one of {', '.join(COMPLIANCE_MODELS)}, got {compliance!r}")
     world = _world(scenario, seed, base, steering or SteeringConfig(), n_train, n_eval,
-                   sharpness=sharpness, kappa=kappa, compliance=compliance)
+                   sharpness=sharpness, kappa=kappa, compliance=compliance, reports=reports)
     cfg, fit_report = base, {}
     if fit_thresholds:
         tune_agents = world.agents(world.tune.features, world.streams["tune"], world.streams["tune_compliance"], xi)

@@ -42,7 +42,7 @@ from dcem.synthetic.generator import LABELS, Rule, rule_activations, rule_scores
 
 __all__ = [
     "AGENT_SHARPNESS", "SHARPENED", "KAPPA", "COMPLIANCE_MODELS",
-    "SCENARIO_NAMES", "SCENARIO_TABLE", "Scenario", "scenario", "sample_reports",
+    "SCENARIO_NAMES", "SCENARIO_TABLE", "Scenario", "scenario", "sample_reports", "map_reports", "REPORT_RULES",
     "RuleAgents", "agent_accuracy", "describe",
 ]
 
@@ -177,6 +177,20 @@ KAPPA = 1.0
 COMPLIANCE_MODELS = ("adopt", "blend")
 
 
+REPORT_RULES = ("sample", "map")  # an agent samples its report (App. D.1) or reports its MAP label (App. B.7)
+
+
+def map_reports(scores: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The label of largest score per row, ties broken uniformly at random by ``rng``.
+
+    scores : (..., K).  Draws exactly ``scores.size`` uniform variates.  Returns int (...).
+    A tie is common (no rule fired gives every label the same score), and breaking it
+    toward the first label would make the rare high-cost class k0 the default report.
+    """
+    top = scores >= scores.max(axis=-1, keepdims=True) - 1e-12
+    return np.argmax(np.where(top, rng.random(scores.shape), -1.0), axis=-1)
+
+
 def sample_reports(scores: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Sample one label per row from ``softmax(scores)`` by the Gumbel-max trick.
 
@@ -205,6 +219,8 @@ class RuleAgents:
     kappa : peer influence of an exchange round, on the rule-score scale (default
         :data:`KAPPA`); 0 makes every round an independent redraw
     compliance : "adopt" (eq. 21, default) or "blend" (eq. 19)
+    reports : "sample" (App. D.1, default: a draw from the softmax) or "map" (App. B.7's
+        "reports the MAP label": the label of largest score, ties at random)
 
     Attributes
     ----------
@@ -216,7 +232,7 @@ class RuleAgents:
                  steering: SteeringConfig | None = None, xi: float = 1.0,
                  template: np.ndarray | None = None,
                  sharpness: float = AGENT_SHARPNESS, kappa: float = KAPPA,
-                 compliance: str = "adopt") -> None:
+                 compliance: str = "adopt", reports: str = "sample") -> None:
         if not 0.0 <= xi <= 1.0:
             raise InputError("xi", f"compliance must lie in [0, 1], got {xi}")
         self.scenario = scen
@@ -236,6 +252,9 @@ class RuleAgents:
         if compliance not in COMPLIANCE_MODELS:
             raise InputError("compliance", f"must be one of {', '.join(COMPLIANCE_MODELS)}, got {compliance!r}")
         self.compliance = compliance
+        if reports not in REPORT_RULES:
+            raise InputError("reports", f"must be one of {', '.join(REPORT_RULES)}, got {reports!r}")
+        self.reports = reports
         if self.steering.reference == "template":
             if template is None or np.shape(template) != (len(scen.rules),):
                 raise InputError("template", f"need {len(scen.rules)} template weights for the "
@@ -290,7 +309,8 @@ class RuleAgents:
             raise InputError("t", f"round {t} needs the reports of round {t - 1} first")
         else:
             scores = self.exchange_scores(self._previous)
-        self._previous = sample_reports(scores, self.rng)
+        draw = map_reports if self.reports == "map" else sample_reports
+        self._previous = draw(scores, self.rng)
         return self._previous
 
     def steer(self, request: SteerRequest) -> list[tuple[str, ...]]:

@@ -18,13 +18,17 @@ from dcem.errors import ConfigError
 from dcem.store.database import Store
 from dcem.store.grid import GridPlan, Progress, RunSummary, run_grid
 
-__all__ = ["SyntheticSpec", "RunSummary", "run_synthetic", "WORLDS", "WORLD_NAMES", "COMPLIANCE",
+__all__ = ["SyntheticSpec", "RunSummary", "run_synthetic", "WORLDS", "WORLD_NAMES", "WORLD_REPORTS", "COMPLIANCE",
            "COMPLIANCE_NAMES"]
 
 # Named worlds: the specification's agents (p ∝ exp(s), App. B.7) and the sharpened
 # variant whose agent accuracies come close to the ones Table 5 reports.
-WORLDS = {"seed": 1.0, "sharpened": 3.0}
-WORLD_NAMES = {"seed": "specification (exp(s))", "sharpened": "sharpened (exp(3 s))"}
+# The MAP world reads App. B.7's "the agent reports the MAP label" literally (App. D.1 says
+# it samples): reports are the label of largest score, so the sharpness does not matter.
+WORLDS = {"seed": 1.0, "sharpened": 3.0, "map": 1.0}
+WORLD_NAMES = {"seed": "specification (exp(s))", "sharpened": "sharpened (exp(3 s))",
+               "map": "MAP reports (argmax s)"}
+WORLD_REPORTS = {"seed": "sample", "sharpened": "sample", "map": "map"}
 # Compliance models (kept here too so the spec does not import the numpy world).
 COMPLIANCE = ("adopt", "blend")
 COMPLIANCE_NAMES = {"adopt": "adopt with probability xi (eq. 21)", "blend": "blend by xi (eq. 19)"}
@@ -36,7 +40,8 @@ class SyntheticSpec:
 
     sharpness, kappa and compliance are the world's named parameters (see
     :mod:`dcem.synthetic.rule_agents`): 1.0 / 1.0 / "adopt" is the specification's world;
-    ``sharpness=3.0`` is the "sharpened" variant (:data:`WORLDS`).
+    ``sharpness=3.0`` is the "sharpened" variant and ``reports="map"`` the MAP world
+    (:data:`WORLDS`); reports : ``sample`` (App. D.1) or ``map`` (App. B.7).
     """
 
     scenarios: tuple[str, ...] = SCENARIOS
@@ -50,6 +55,7 @@ class SyntheticSpec:
     sharpness: float = 1.0
     kappa: float = 1.0
     compliance: str = "adopt"
+    reports: str = "sample"
     base_config: MediatorConfig = field(default_factory=lambda: MediatorConfig(prior="empirical"))
 
     def __post_init__(self) -> None:
@@ -73,6 +79,8 @@ class SyntheticSpec:
             raise ConfigError("sharpness", f"must be > 0, got {self.sharpness}")
         if self.kappa < 0:
             raise ConfigError("kappa", f"must be >= 0, got {self.kappa}")
+        if self.reports not in ("sample", "map"):
+            raise ConfigError("reports", f"must be sample or map, got {self.reports!r}")
         if self.compliance not in COMPLIANCE:
             raise ConfigError("compliance", f"must be one of {', '.join(COMPLIANCE)}, got {self.compliance!r}")
         for name, low in (("t_max", 1), ("free_rounds", 1), ("n_train", 200), ("n_eval", 1)):
@@ -84,6 +92,8 @@ class SyntheticSpec:
         d = asdict(self)
         d["scenarios"], d["seeds"] = list(self.scenarios), list(self.seeds)
         d["base_config"] = self.base_config.to_dict()
+        if self.reports == "sample":  # the worlds shipped before the MAP world keep their run ids
+            d.pop("reports")
         return d
 
     def run_id(self) -> str:
@@ -107,6 +117,6 @@ def run_synthetic(store: Store, spec: SyntheticSpec, *, run_id: str | None = Non
         return run_cell(scenario, seed, base_config=spec.base_config, xi=spec.xi, t_max=spec.t_max,
                         free_rounds=spec.free_rounds, n_train=spec.n_train, n_eval=spec.n_eval,
                         ablation=spec.ablation, sharpness=spec.sharpness, kappa=spec.kappa,
-                        compliance=spec.compliance)
+                        compliance=spec.compliance, reports=spec.reports)
 
     return run_grid(store, plan, compute, progress=progress, cancel=cancel)

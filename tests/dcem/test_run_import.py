@@ -47,7 +47,7 @@ def test_demo_imports_every_shipped_export(demo: tuple[Store, list[str]]) -> Non
     demo_store, imported = demo
     expected = [r for d in DEMO_EXPORTS for r in load_run_export(d).run_ids]
     assert PANELS and imported == expected
-    assert len(expected) == 4 + 2 * len(PANELS) and stored_run_ids(demo_store) == set(expected)
+    assert len(expected) == 3 + 2 + 2 * len(PANELS) and stored_run_ids(demo_store) == set(expected)  # 3 worlds
 
 
 @pytest.mark.parametrize("directory", DEMO_EXPORTS, ids=[d.name for d in DEMO_EXPORTS])

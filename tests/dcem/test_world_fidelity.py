@@ -42,7 +42,7 @@ def _panel() -> Panel:
 def test_default_agents_sample_from_exp_of_the_rule_scores() -> None:
     """S3b agent 1 on x1 = x3 = x4 = 1: its rules k0 <- x3&x4 (1.5), k1 <- x3&x4 (1.4) and
     k2 <- x1&x3 (1.5) fire, so s = (1.5, 1.4, 1.5) and p = exp(s) / sum exp(s)."""
-    assert AGENT_SHARPNESS == 1.0 and WORLDS == {"seed": 1.0, "sharpened": SHARPENED}
+    assert AGENT_SHARPNESS == 1.0 and WORLDS == {"seed": 1.0, "sharpened": SHARPENED, "map": 1.0}
     assert SyntheticSpec().sharpness == 1.0
     s = np.array([1.5, 1.4, 1.5])
     expected = np.exp(s) / np.exp(s).sum()

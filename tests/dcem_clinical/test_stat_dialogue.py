@@ -192,3 +192,19 @@ def test_temperature_scaling_tames_an_overconfident_member() -> None:
     assert np.allclose(calibrated.sum(axis=1), 1.0) and 0.6 < calibrated.max(axis=1).mean() < 0.8
     assert fit_temperature(sure, []) == 1.0
     assert np.allclose(tempered(sure, 1.0), sure / sure.sum(axis=1, keepdims=True))
+
+
+def test_a_responsive_run_exports_and_a_bad_dialogue_in_a_manifest_is_refused(tmp_path: Path) -> None:
+    from dcem.store.run_export import load_run_export, write_run_export
+
+    with Store(tmp_path / "s.duckdb") as store:
+        summary = run_clinical(store, _spec(n_cal=24, n_test=8))
+        write_run_export(store, [summary.run_id], tmp_path / "out", command="python -m dcem_clinical run ...",
+                         models=[])
+    export = load_run_export(tmp_path / "out")
+    assert export.run(summary.run_id)["spec"]["stat_dialogue"]["anchor"] == 3.0
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    manifest["runs"][0]["spec"]["stat_dialogue"] = {"anchor": "strong"}
+    (tmp_path / "out" / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(Exception, match="stat_dialogue"):
+        load_run_export(tmp_path / "out")
