@@ -52,7 +52,8 @@ from dcem_clinical.informed import RecordingAgent, make_few_shot
 from dcem_clinical.panel import FreeTalkPanel, LlmPanel
 from dcem_clinical.prompts import AGENT_FIRST
 from dcem_clinical.roles import scenario_leanings, scenario_roles
-from dcem_clinical.stat_agent import StatMember, fit_stat_agent
+from dcem_clinical.stat_agent import StatAgent, StatMember, fit_stat_agent
+from dcem_clinical.stat_views import ALL, case_view_text
 from dcem_clinical.stat_dialogue import StatDialogue
 from runtime.backends import Backend
 from runtime.messages import GenerationOptions
@@ -71,7 +72,7 @@ class CellSettings:
                  free_rounds: int = 6, n_cal: int | None = None, n_test: int | None = None,
                  few_shot_k: int = 0, n_ctx: int = 2048, stop_when_decided: bool = False,
                  layout: str = AGENT_FIRST, stat_dialogue: StatDialogue | None = None,
-                 delta_rule: str = "fitted") -> None:
+                 delta_rule: str = "fitted", member_views: Sequence[str] = ()) -> None:
         self.base_config, self.mode, self.temperature = base_config, mode, temperature
         self.free_rounds, self.n_cal, self.n_test = free_rounds, n_cal, n_test
         self.few_shot_k, self.n_ctx = few_shot_k, n_ctx  # solved CAL examples per prompt (dcem_clinical.few_shot)
@@ -79,6 +80,7 @@ class CellSettings:
         self.layout = layout  # where an LLM agent's name and role stand (dcem_clinical.prompts)
         self.stat_dialogue = stat_dialogue  # statistical members' roles and dialogue (None: fixed answers)
         self.delta_rule = delta_rule  # delta searched on CAL (fitted) or c / kappa_1 of eq. 14 (eq14)
+        self.member_views = tuple(member_views)  # per member, the view an LLM member reads ("all": the case)
 
 
 def turns_per_cell(n_cal: int, n_test: int, n_agents: int, t_max: int, free_rounds: int) -> int:
@@ -156,8 +158,11 @@ class _Cell:
 
     def panel(self, part: str, cls: type[LlmPanel] = LlmPanel) -> LlmPanel:
         cases = self.cal if part == "cal" else self.test
+        views = {a: v for a, v in enumerate(self.settings.member_views) if v != ALL
+                 and not isinstance(self.agents[a], StatAgent)}
+        own = {a: [case_view_text(self.dataset.name, v, c) for c in cases] for a, v in views.items()}
         return cls(self.agents, self.ids(cases, part), [c.text for c in cases], run_id=self.run_id,
-                   progress=self.progress)
+                   progress=self.progress, member_texts=own)
 
 
 def _calibrate(cell: _Cell) -> tuple[Panel, np.ndarray, Any, LlmPanel]:
@@ -239,6 +244,8 @@ def run_clinical_cell(store: Store, run_id: str, dataset: ClinicalDataset, scena
         "cal_parse_error_rate": _error_rate(cal_panel.turns),
         "cues_listed": sum(len(v) for v in dcem_panel.cues.values()), "seconds": time.perf_counter() - started,
     }
+    if any(v != ALL for v in settings.member_views):
+        info["views"] = list(settings.member_views)
     n = len(cell.test)
     return ScenarioResult(scenario, int(seed), panel, cfg, tuple(cell.ids(cell.test, "test")), truth,
                           np.zeros((n, 0), dtype=np.int64), dataset.high_risk, {m: runs[m] for m in METHODS}, [],

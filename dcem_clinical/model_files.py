@@ -70,9 +70,12 @@ def _entry(key: str, run_sha256: str | None) -> dict[str, Any]:
     if is_stat_key(key):
         entry.update(run_sha256=None, note="statistical agent fit on each seed's CAL split; no model file")
         return entry
+    model, at, view = key.rpartition("@")
+    if at:  # a member reading one view of each case: its model is the key before "@"
+        entry["note"] = f"reads the {view} view of each case"
     try:
         with _hub_offline():
-            path, adapter = resolve_model(key)
+            path, adapter = resolve_model(model if at else key)
             info = model_info(path)
     except BackendError as exc:
         entry["note"] = f"no local model file: {exc}"
@@ -81,7 +84,8 @@ def _entry(key: str, run_sha256: str | None) -> dict[str, Any]:
     identity = info.sha256
     if adapter is not None:  # the run recorded the digest of both files (runtime.adapters.combined_sha256)
         identity = combined_sha256(info.sha256, adapter.sha256)
-        entry["note"] = f"with the LoRA adapter {adapter.path.name} (sha256 {adapter.sha256})"
+        entry["note"] = "; ".join(filter(None, [entry["note"], f"with the LoRA adapter {adapter.path.name} "
+                                                               f"(sha256 {adapter.sha256})"]))
     if run_sha256 and run_sha256 != identity:
         entry["note"] = "; ".join(filter(None, [entry["note"], "the file's sha256 differs from the one the run "
                                                                "recorded"]))

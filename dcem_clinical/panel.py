@@ -33,7 +33,7 @@ in :attr:`LlmPanel.turns` for the store.
 from __future__ import annotations
 
 import logging
-from typing import Any, Sequence, TypeGuard
+from typing import Any, Mapping, Sequence, TypeGuard
 
 import numpy as np
 
@@ -53,9 +53,13 @@ class LlmPanel:
     soft_reports = True
 
     def __init__(self, agents: Sequence[PanelMember], case_ids: Sequence[str], texts: Sequence[str], *,
-                 run_id: str | None = None, progress: Any = None) -> None:
+                 run_id: str | None = None, progress: Any = None,
+                 member_texts: Mapping[int, Sequence[str]] | None = None) -> None:
         if len(case_ids) != len(texts):
             raise ValueError("one text per case id is required")
+        self.member_texts = {a: list(t) for a, t in (member_texts or {}).items()}  # members with a view
+        if any(len(t) != len(texts) for t in self.member_texts.values()):
+            raise ValueError("a member's own texts need one text per case")
         self.agents, self.case_ids, self.texts, self.run_id = list(agents), list(case_ids), list(texts), run_id
         self.labels = self.agents[0].labels
         n, a = len(texts), len(self.agents)
@@ -74,6 +78,11 @@ class LlmPanel:
     def n_agents(self) -> int:
         return len(self.agents)
 
+    def text(self, case: int, agent: int) -> str:
+        """The case text agent ``agent`` reads: its view of the case, or the whole case."""
+        own = self.member_texts.get(agent)
+        return own[case] if own is not None else self.texts[case]
+
     @property
     def n_cases(self) -> int:
         return len(self.texts)
@@ -91,10 +100,10 @@ class LlmPanel:
         logged = self.agents[a]
         try:
             if _responsive(logged):
-                result = logged.classify(self.texts[case], note, context=self._context(case, a, t),
+                result = logged.classify(self.text(case, a), note, context=self._context(case, a, t),
                                          turn=self._stat_turn(case, a, t))
             else:
-                result = logged.classify(self.texts[case], note, context=self._context(case, a, t))
+                result = logged.classify(self.text(case, a), note, context=self._context(case, a, t))
         except Exception as exc:  # noqa: BLE001 -- one bad call never stops a run
             return self._keep(case, a, t, note, Answer(logged.last_key or "", error=exc))
         return self._keep(case, a, t, note, Answer(logged.last_key or "", result[0], cached=result[1]))
@@ -135,7 +144,7 @@ class LlmPanel:
         for a, member in enumerate(self.agents):
             notes = [self._notes[case][a] if t > 1 else None for case in range(self.n_cases)]
             if _batches(member):
-                items = [(self.texts[case], notes[case], self._context(case, a, t)) for case in live]
+                items = [(self.text(case, a), notes[case], self._context(case, a, t)) for case in live]
                 for case, answer in zip(live, member.classify_many(items)):
                     out[case, a] = self._keep(case, a, t, notes[case], answer)
             else:
@@ -195,7 +204,7 @@ class LlmPanel:
     def _cue(self, case: int, a: int, current: str, alternative: str, t: int) -> Answer[list[str]]:
         """One cue call (members without a fleet, in request order)."""
         try:
-            cues, _ = self.agents[a].cues(self.texts[case], current, alternative, context=self._context(case, a, t))
+            cues, _ = self.agents[a].cues(self.text(case, a), current, alternative, context=self._context(case, a, t))
         except Exception as exc:  # noqa: BLE001 -- one bad call never stops a run
             return Answer("", error=exc)
         return Answer("", cues)
@@ -209,7 +218,7 @@ class LlmPanel:
             if not _batches(member):
                 continue
             mine = [i for i, item in enumerate(items) if item[1] == a]
-            asks = [(self.texts[items[i][0]], self.labels[items[i][2]], self.labels[items[i][3]],
+            asks = [(self.text(items[i][0], a), self.labels[items[i][2]], self.labels[items[i][3]],
                      self._context(items[i][0], a, t)) for i in mine]
             out.update(zip(mine, member.cues_many(asks)))
         return out

@@ -31,6 +31,7 @@ from dcem_clinical.few_shot import FewShotConfig
 from dcem_clinical.prompts import AGENT_FIRST, check_layout
 from dcem_clinical.stat_agent import is_stat_key, stat_key_help, stat_member
 from dcem_clinical.stat_dialogue import StatDialogue
+from dcem_clinical.stat_views import split_view
 from runtime.backends import Backend, BackendError
 from runtime.factory import check_load_options, make_backend
 
@@ -48,8 +49,9 @@ class ClinicalSpec:
 
     n_cal / n_test : CAL and TEST sizes per seed (None = the dataset's 80/160 or 70/140);
     agents : the members A, B, C ... (2 to :data:`MAX_AGENTS`): model keys (see
-    :mod:`runtime.registry`; ``openai:URL#MODEL`` for an OpenAI-compatible server) or
-    ``stat`` / ``stat:KIND`` (a statistical agent); mode : ``scored``, ``json`` or
+    :mod:`runtime.registry`; ``openai:URL#MODEL`` for an OpenAI-compatible server), each
+    with an optional ``@VIEW`` (the member reads only that part of each case,
+    :mod:`dcem_clinical.stat_views`), or ``stat`` / ``stat:KIND[@VIEW]`` (a statistical agent); mode : ``scored``, ``json`` or
     ``scored-calibrated`` (contextual calibration, :mod:`dcem_clinical.contextual`);
     few_shot_k : solved CAL cases of the seed shown in each prompt (0 = none,
     :mod:`dcem_clinical.few_shot`; left out of the run id when 0); stop_when_decided :
@@ -127,6 +129,8 @@ class ClinicalSpec:
         for key in self.agents:
             if is_stat_key(key):
                 stat_member(key, self.dataset)  # a clear error for a bad statistical agent
+            else:
+                split_view(key, self.dataset)  # a clear error for a view the dataset lacks
 
     def to_dict(self) -> dict[str, object]:
         d = asdict(self)
@@ -153,7 +157,8 @@ class ClinicalSpec:
                             free_rounds=self.free_rounds, n_cal=self.n_cal, n_test=self.n_test,
                             few_shot_k=self.few_shot_k, n_ctx=self.n_ctx,
                             stop_when_decided=self.stop_when_decided, layout=self.layout,
-                            stat_dialogue=self.stat_dialogue, delta_rule=self.delta_rule)
+                            stat_dialogue=self.stat_dialogue, delta_rule=self.delta_rule,
+                            member_views=tuple(split_view(a, self.dataset)[1] for a in self.agents))
 
 
 def run_clinical(store: Store, spec: ClinicalSpec, *, backends: Sequence[Member] | None = None,
@@ -195,9 +200,13 @@ def _build_backends(spec: ClinicalSpec, *, n_gpu_layers: int | None, n_threads: 
         if is_stat_key(key):
             built[key] = stat_member(key, spec.dataset)
             continue
+        model = split_view(key, spec.dataset)[0]  # members that read different views share one model
+        if model in built:
+            built[key] = built[model]
+            continue
         try:
-            built[key] = make_backend(key, n_ctx=spec.n_ctx, n_gpu_layers=n_gpu_layers, n_threads=n_threads,
-                                      split=SPLIT)
+            built[key] = built[model] = make_backend(model, n_ctx=spec.n_ctx, n_gpu_layers=n_gpu_layers,
+                                                     n_threads=n_threads, split=SPLIT)
         except BackendError as exc:
             if not str(exc).startswith("unknown model key"):
                 raise

@@ -1,9 +1,10 @@
-"""Views: the part of a case a statistical panel member reads.
+"""Views: the part of a case a panel member reads.
 
 A clinician on a panel rarely sees the whole record.  A view names the part of a case a
-statistical member is fit on and answers from; the member key ``stat@VIEW`` or
-``stat:KIND@VIEW`` chooses it, and ``all`` (the whole case, the default) keeps the
-member of earlier runs unchanged.
+member reads: a statistical member is fit on it and answers from it (``stat@VIEW`` or
+``stat:KIND@VIEW``), a language-model member is prompted with it (``MODEL@VIEW``, the
+case text rendered from that part only, :func:`case_view_text`).  ``all`` (the whole
+case, the default) keeps the members of earlier runs unchanged.
 
 DDXPlus-8 (documents are evidence codes, see :mod:`dcem_clinical.stat_agent`):
 
@@ -36,7 +37,8 @@ from clinical.ddxplus_phrasing import value_text
 from clinical.datasets import ClinicalCase
 from dcem.errors import ConfigError
 
-__all__ = ["ALL", "VIEWS", "check_view", "view_text", "evidence_view", "is_antecedent", "feature_words"]
+__all__ = ["ALL", "VIEWS", "check_view", "view_text", "evidence_view", "is_antecedent", "feature_words",
+           "split_view", "case_view_text"]
 
 ALL = "all"
 VIEWS: dict[str, tuple[str, ...]] = {  # dataset -> its views, the default first
@@ -117,3 +119,35 @@ def view_text(view: str, case: ClinicalCase) -> str:
         return case.text
     stem, _, answer = case.text.partition(ANSWER_MARK)
     return _TEXT_VIEWS[view](stem, answer.strip())
+
+
+def split_view(key: str, dataset: str) -> tuple[str, str]:
+    """(member key without its view, view) of ``KEY@VIEW`` (view ``all`` without ``@``);
+    ConfigError for a view ``dataset`` does not have."""
+    base, at, view = key.strip().rpartition("@")
+    if not at:
+        return key.strip(), ALL
+    return base.strip(), check_view(dataset, view.strip())
+
+
+@lru_cache(maxsize=1)
+def _ddxplus_cases() -> dict[str, Any]:
+    from clinical.ddxplus import load_ddxplus8
+
+    return {c.case_id: c for c in load_ddxplus8()}
+
+
+def case_view_text(dataset: str, view: str, case: ClinicalCase) -> str:
+    """The case text a language-model member with ``view`` reads: DDXPlus-8's vignette
+    rendered from the view's evidence only (the chief complaint opens it when the view
+    holds it), MedQA-Tri's part of the vignette; the case text itself for ``all``."""
+    if view == ALL:
+        return case.text
+    if dataset != "ddxplus8":
+        return view_text(view, case)
+    from clinical.ddxplus_vignette import render_vignette
+
+    source = _ddxplus_cases()[case.source_id]
+    evidences = evidence_view(view, source.evidences, source.initial_evidence)
+    initial = source.initial_evidence if source.initial_evidence in evidences else None
+    return render_vignette(source.age, source.sex, evidences, _ontology(), initial_evidence=initial or None)

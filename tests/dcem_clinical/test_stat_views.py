@@ -83,3 +83,30 @@ def test_evidence_codes_read_as_words() -> None:
     assert feature_words("E_55_@_V_88") == "Do you feel pain somewhere? left iliac fossa"
     assert feature_words("E_55") == "Do you feel pain somewhere?"
     assert feature_words("fever") == "fever" and feature_words("E_nope") == "E_nope"
+
+
+def test_language_model_members_read_their_view(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A scripted model member with a view is prompted with that part of each case only."""
+    from dcem.core.config import MediatorConfig
+    from dcem.store.database import Store
+    from dcem_clinical.run import run_clinical
+    from dcem_clinical.stat_views import case_view_text, split_view
+    from tests.dcem_clinical.clinical_fakes import oracle_backend
+
+    assert split_view("smollm2-135m@history", "ddxplus8") == ("smollm2-135m", "history")
+    assert split_view("smollm2-135m", "ddxplus8") == ("smollm2-135m", "all")
+    with pytest.raises(ConfigError):
+        ClinicalSpec(dataset="ddxplus8", agents=("smollm2-135m@findings", "stat"))
+    spec = ClinicalSpec(dataset="ddxplus8", scenarios=("S1",), seeds=(0,), n_cal=8, n_test=6,
+                        agents=("fake-a@complaint", "stat@history"), free_rounds=2,
+                        base_config=MediatorConfig(prior="empirical", t_max=2))
+    with Store(tmp_path / "s.duckdb") as store:
+        summary = run_clinical(store, spec, backends=[oracle_backend("ddxplus8", tag="a"),
+                                                      StatMember("nb-evidence", "history")])
+        prompts = [m for (m,) in store.con.execute(
+            "SELECT messages_json FROM llm_calls WHERE model = 'oracle-a' AND purpose = 'classify'").fetchall()]
+        info = store.con.execute("SELECT info_json FROM cells WHERE run_id = ?", [summary.run_id]).fetchone()[0]
+    _, test, _ = load_dataset("ddxplus8").split(0, 8, 6)
+    complaint = case_view_text("ddxplus8", "complaint", test[0])
+    assert any(complaint in p for p in prompts) and not any(test[0].text in p for p in prompts)
+    assert '"views": ["complaint", "history"]' in info
