@@ -118,8 +118,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
     if args.from_export is not None:
         return _export_report(args)
-    if args.markdown:
-        raise DcemError("--markdown prints from a run export: give --from-export DIR")
+    if args.markdown or args.paired:
+        raise DcemError(f"{'--markdown' if args.markdown else '--paired'} prints from a run export: give --from-export DIR")
     with Store(args.db, create=False) as store:
         run_ids = args.run or [store.latest_run()]
         kinds = {}
@@ -148,9 +148,16 @@ def _export_report(args: argparse.Namespace) -> int:
     export = load_run_export(args.from_export)
     kinds = {r: (export.run(r)["kind"], export.run(r)["spec"]) for r in export.run_ids}
     if {kind for kind, _ in kinds.values()} == {"synthetic"}:
+        if args.paired:
+            raise DcemError("--paired compares the methods of clinical runs; this export holds synthetic runs")
         return _synthetic_export_report(args, export)
     if any(kind != "clinical" for kind, _ in kinds.values()):
         raise DcemError(f"{args.from_export} mixes run kinds; export synthetic and clinical runs separately")
+    if args.paired:
+        from dcem.analysis.paired_intervals import export_paired_markdown
+
+        sys.stdout.write(export_paired_markdown(export))
+        return 0
     if args.markdown:
         sys.stdout.write(render_clinical_markdown(export.metrics, export.manifest,
                                                   agents=export_agent_rows(export)))
@@ -308,6 +315,8 @@ def _export_options(p: argparse.ArgumentParser) -> None:
                    help="report the clinical runs of a run export (python -m dcem_clinical export)")
     p.add_argument("--markdown", action="store_true",
                    help="with --from-export: Tables 6, 7 and 1 as markdown, ours beside the paper's")
+    p.add_argument("--paired", action="store_true", help="with --from-export (clinical runs): D-CEM minus each "
+                   "baseline with 95 %% paired bootstrap intervals over the TEST cases, as markdown")
 
 
 def _run_parser(sub: Any) -> None:

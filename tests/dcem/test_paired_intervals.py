@@ -1,0 +1,53 @@
+"""D-CEM against each baseline with paired bootstrap intervals over TEST cases."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from dcem.analysis.paired_intervals import case_quantities, paired_differences
+from dcem.analysis.reproduction import reproduction_block
+
+ROOT = Path(__file__).resolve().parents[2]
+VIEWS = ROOT / "data" / "results" / "dcem_clinical_views"
+
+
+def _outcomes() -> pd.DataFrame:
+    rows = []
+    for case in range(40):
+        truth = case % 2
+        rows.append(("S1", 0, f"c{case}", "dcem", "STOP_AND_ESCALATE" if case < 10 else "STOP_AND_DECIDE",
+                     truth, truth, 0.0))
+        wrong = 1 - truth if case < 20 else truth
+        rows.append(("S1", 0, f"c{case}", "single", "STOP_AND_DECIDE", wrong, truth, 5.0 if wrong != truth else 0.0))
+    return pd.DataFrame(rows, columns=["scenario", "seed", "case_id", "method", "action", "decision", "truth", "loss"])
+
+
+def test_differences_are_paired_by_case_and_their_interval_covers_them() -> None:
+    q = case_quantities(_outcomes(), high_risk=[0])
+    dcem = q[q["method"] == "dcem"]
+    assert dcem["system_risk"].sum() == 0 and dcem["escalation"].sum() == 10
+    table = paired_differences(q, np.random.default_rng(0), n_boot=500).set_index(["baseline", "quantity"])
+    risk = table.loc[("single", "system_risk")]
+    assert risk["difference"] == -0.5 * 5.0 and risk["low"] <= risk["difference"] <= risk["high"]
+    assert table.loc[("single", "accuracy"), "difference"] == 0.5
+    assert table.loc[("single", "harmful_consensus"), "difference"] == -0.25  # wrong on truth 0, cases 0-19
+    assert table.loc[("single", "escalation"), "difference"] == 0.25 and risk["n"] == 40
+
+
+def test_the_views_grid_block_is_what_the_command_prints() -> None:
+    out = subprocess.run([sys.executable, "-m", "dcem", "report", "--from-export", str(VIEWS), "--paired"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    text = (ROOT / "REPRODUCTION.md").read_text(encoding="utf-8")
+    assert reproduction_block(text, "dcem-clinical-views-paired") == out.stdout.strip("\n")
+
+
+def test_paired_needs_a_clinical_export() -> None:
+    for extra in ([], ["--from-export", str(ROOT / "data" / "results" / "dcem_synthetic")]):
+        out = subprocess.run([sys.executable, "-m", "dcem", "report", "--paired", *extra], cwd=ROOT,
+                             capture_output=True, text=True, timeout=300)
+        assert out.returncode == 2 and "--paired" in out.stderr and "Traceback" not in out.stderr
