@@ -35,7 +35,8 @@ from dcem_clinical.roles import Leaning
 from dcem_clinical.stat_dialogue import (StatDialogue, answer_vector, challenge_shift, fit_temperature,
                                          leaned_scores, tempered)
 from dcem_clinical.stat_model import STAT_KINDS, FittedStat, distinguishing_features, fit_stat_model
-from dcem_clinical.stat_views import ALL, VIEWS, check_view, evidence_view, feature_words, view_text
+from dcem_clinical.stat_views import (ALL, VIEWS, ddxplus_cases, evidence_view, feature_words, split_view,
+                                      view_text)
 from runtime.call_log import CallContext, CallLog, CallRecord, cache_key
 from runtime.messages import Message, Role
 
@@ -74,8 +75,7 @@ class StatMember:
 
 def stat_member(key: str, dataset: str) -> StatMember:
     """The member a ``stat[:KIND][@VIEW]`` key names for ``dataset``; ConfigError otherwise."""
-    key, _, view = key.strip().partition("@")
-    key, view = key.strip(), view.strip() or ALL
+    key, view = split_view(key, dataset)
     kind = DEFAULT_KIND.get(dataset, "tfidf-lr") if key == STAT_BACKEND else key.partition(":")[2].strip()
     if kind not in STAT_KINDS:
         raise ConfigError("agents", f"unknown statistical agent {key!r}; valid: {stat_key_help()}")
@@ -84,15 +84,13 @@ def stat_member(key: str, dataset: str) -> StatMember:
     if kind == "tfidf-lr" and dataset == "ddxplus8" and view != ALL:
         raise ConfigError("agents", f"{key}@{view}: the text model reads the whole DDXPlus case; give a view to an "
                                     "evidence model (stat:nb-evidence@VIEW or stat:lr-evidence@VIEW)")
-    return StatMember(kind, check_view(dataset, view))
+    return StatMember(kind, view)
 
 
 @lru_cache(maxsize=8)
 def _evidence_documents(view: str = ALL) -> Mapping[str, str]:
-    from clinical.ddxplus import load_ddxplus8
-
-    return {c.case_id: _evidence_document(evidence_view(view, c.evidences, c.initial_evidence))
-            for c in load_ddxplus8()}
+    return {case_id: _evidence_document(evidence_view(view, c.evidences, c.initial_evidence))
+            for case_id, c in ddxplus_cases().items()}
 
 
 def _evidence_document(evidences: Sequence[str]) -> str:

@@ -38,7 +38,7 @@ from clinical.datasets import ClinicalCase
 from dcem.errors import ConfigError
 
 __all__ = ["ALL", "VIEWS", "check_view", "view_text", "evidence_view", "is_antecedent", "feature_words",
-           "split_view", "case_view_text"]
+           "split_view", "case_view_text", "ddxplus_cases"]
 
 ALL = "all"
 VIEWS: dict[str, tuple[str, ...]] = {  # dataset -> its views, the default first
@@ -131,7 +131,8 @@ def split_view(key: str, dataset: str) -> tuple[str, str]:
 
 
 @lru_cache(maxsize=1)
-def _ddxplus_cases() -> dict[str, Any]:
+def ddxplus_cases() -> dict[str, Any]:
+    """The DDXPlus-8 cases by id (read once)."""
     from clinical.ddxplus import load_ddxplus8
 
     return {c.case_id: c for c in load_ddxplus8()}
@@ -147,7 +148,7 @@ def case_view_text(dataset: str, view: str, case: ClinicalCase) -> str:
         return view_text(view, case)
     from clinical.ddxplus_vignette import render_vignette
 
-    source = _ddxplus_cases()[case.source_id]
+    source = ddxplus_cases()[case.source_id]
     evidences = evidence_view(view, source.evidences, source.initial_evidence)
     initial = source.initial_evidence if source.initial_evidence in evidences else None
     return render_vignette(source.age, source.sex, evidences, _ontology(), initial_evidence=initial or None)

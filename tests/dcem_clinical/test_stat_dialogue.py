@@ -18,6 +18,7 @@ from dcem_clinical.run import ClinicalSpec, run_clinical
 from dcem_clinical.stat_agent import StatAgent, StatMember, StatTurn, fit_stat_agent
 from dcem_clinical.stat_dialogue import (StatDialogue, answer_vector, challenge_shift, fit_temperature,
                                          leaned_scores, tempered)
+from runtime.call_log import CallContext
 
 ROOT = Path(__file__).resolve().parents[2]
 URTI, GERD, PE = 4, 6, 1
@@ -127,7 +128,6 @@ def test_turns_hear_peers_and_are_keyed_by_what_they_heard(tmp_path: Path) -> No
     with Store(tmp_path / "s.duckdb") as store:
         agents, ids, _, _ = _members(store, CFG)
         a = agents[0]
-        from runtime.call_log import CallContext
         ctx = CallContext(None, ids[0], 0, 1)
         alone, _ = a.classify("", context=ctx)
         heard, hit = a.classify("", context=ctx, turn=StatTurn(peers=(PE,)))
