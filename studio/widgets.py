@@ -7,6 +7,7 @@ import streamlit as st
 
 from dcem.analysis.run_info import RunPick, default_run, run_labels
 from dcem.store.database import Store, StoreError, default_db_path
+from dcem.store.demo import opening_run
 from studio.store_scope import open_for_run
 from studio.literal import literal
 
@@ -41,7 +42,9 @@ def pick_run(db: Store, *, key: str = "run_id") -> str | None:
 
     It opens on the session's current run (:data:`CURRENT_RUN`, set by a launch on the
     Experiments page when it finishes or stops) unless the person picked another run in
-    this picker since that launch (:func:`dcem.analysis.run_info.default_run`).  A value
+    this picker since that launch (:func:`dcem.analysis.run_info.default_run`); with no
+    current run, a store of demo data only opens on the demo's featured run
+    (:func:`dcem.store.demo.opening_run`).  A value
     set under ``key`` before the call (a deep link, say) counts as such a pick.
     """
     with_cells = [str(r) for r in db.runs()["run_id"] if db.done_cells(r)]
@@ -55,7 +58,8 @@ def pick_run(db: Store, *, key: str = "run_id") -> str | None:
     chosen = state.get(key)
     if chosen in with_cells and chosen != shown.get(key):  # picked in the box, or preset (a deep link)
         picks[key] = RunPick(str(chosen), state.get(CURRENT_RUN))
-    state[key] = shown[key] = default_run(with_cells, current=state.get(CURRENT_RUN), picked=picks.get(key))
+    state[key] = shown[key] = default_run(with_cells, current=state.get(CURRENT_RUN), picked=picks.get(key),
+                                          featured=opening_run(with_cells))
     labels = run_labels(db)
     return st.selectbox("Run", with_cells, key=key, format_func=lambda r: labels.get(r, r))
 

@@ -85,6 +85,10 @@ def _clinical_options(spec: dict[str, Any]) -> str:
     k = spec.get("few_shot_k")
     if isinstance(k, int) and not isinstance(k, bool) and k > 0:
         parts.append(f"{k} solved CAL case{'s' if k > 1 else ''} in each LLM prompt (retrieval few-shot)")
+    dialogue = spec.get("stat_dialogue")
+    if isinstance(dialogue, dict):
+        parts.append("statistical members answer peers and challenges (anchor {}, kappa {}, compliance {})".format(
+            *(dialogue.get(k, "?") for k in ("anchor", "kappa", "compliance"))))
     if spec.get("stop_when_decided") is True:
         parts.append("TEST cases stop when D-CEM decides them")
     return "".join(f", {p}" for p in parts)
@@ -94,7 +98,7 @@ def describe_run(store: Store, run_id: str) -> str:
     """One sentence naming what a run holds, e.g. for a page caption."""
     kind, spec = run_kind(store, run_id), run_spec(store, run_id)
     if kind == "clinical":
-        return (f"Clinical LLM run on {spec.get('dataset', '?')}: scenarios {_join(spec.get('scenarios')) or '?'}, "
+        return (f"Clinical run on {spec.get('dataset', '?')}: scenarios {_join(spec.get('scenarios')) or '?'}, "
                 f"agents {_join(spec.get('agents')) or '?'}, {spec.get('mode', 'scored')} answers"
                 f"{_clinical_options(spec)}.")
     scen = _join(spec.get("scenarios"))
@@ -109,14 +113,17 @@ class RunPick:
     current: str | None
 
 
-def default_run(options: Sequence[str], *, current: str | None, picked: RunPick | None) -> str | None:
+def default_run(options: Sequence[str], *, current: str | None, picked: RunPick | None,
+                featured: str | None = None) -> str | None:
     """The run a page's picker shows: the person's own pick on that page while no newer
-    launch has changed the session's ``current`` run since, else ``current``, else the
+    launch has changed the session's ``current`` run since, else ``current``, else
+    ``featured`` (the demo's opening run, :func:`dcem.store.demo.opening_run`), else the
     first option (the newest run); None when there are no options."""
     if picked is not None and picked.current == current and picked.run_id in options:
         return picked.run_id
-    if current is not None and current in options:
-        return current
+    for run_id in (current, featured):
+        if run_id is not None and run_id in options:
+            return run_id
     return options[0] if options else None
 
 

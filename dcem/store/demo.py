@@ -1,27 +1,38 @@
 """Demo data for a fresh store: the run exports the project ships.
 
 ``data/results/dcem_synthetic`` holds three synthetic runs of the full grid (the three worlds),
-``data/results/dcem_clinical`` two clinical runs of language-model agents, and the
+``data/results/dcem_clinical`` two clinical runs of language-model agents, the
 informative-panel exports (:data:`PANEL_EXPORTS`: the mixed panel and the LLM pair with
-few-shot) the clinical runs of the informative-panel grid (written by
-``python -m dcem export`` / ``python -m dcem_clinical export``).  :func:`ensure_demo`
-imports them into a store that holds no runs, so the dashboard opens on ready content; a
-store with runs is never touched.
+few-shot) and the views grid (:data:`VIEWS_EXPORT`: two statistical members that each read
+part of a case, both datasets), all written by ``python -m dcem export`` /
+``python -m dcem_clinical export``.  :func:`ensure_demo` imports them into a store that
+holds no runs, so the dashboard opens on ready content; a store with runs is never touched.
+
+A first visit opens on :data:`FEATURED_RUN`, the views grid's DDXPlus-8 run, where D-CEM
+certifies, steers and escalates cases side by side (:func:`opening_run`).
 """
 from __future__ import annotations
 
+import json
+from functools import lru_cache
 from pathlib import Path
+from typing import Sequence
 
 from common.db import PROJECT_ROOT
 from dcem.store.database import Store
 from dcem.store.run_import import import_run_export, stored_run_ids
 
-__all__ = ["DEMO_EXPORTS", "PANEL_EXPORTS", "ensure_demo"]
+__all__ = ["DEMO_EXPORTS", "FEATURED_RUN", "PANEL_EXPORTS", "VIEWS_EXPORT", "demo_run_ids", "ensure_demo",
+           "opening_run"]
 
 _RESULTS = PROJECT_ROOT / "data" / "results"
 # a statistical agent fit on CAL beside SmolLM2, both datasets (REPRODUCTION.md, "Informative panels")
 PANEL_EXPORTS: tuple[Path, ...] = (_RESULTS / "dcem_clinical_mixed", _RESULTS / "dcem_clinical_pair")
-DEMO_EXPORTS: tuple[Path, ...] = (_RESULTS / "dcem_synthetic", _RESULTS / "dcem_clinical", *PANEL_EXPORTS)
+# two statistical members reading different parts of each case (REPRODUCTION.md, "Members that know part of a case")
+VIEWS_EXPORT = _RESULTS / "dcem_clinical_views"
+DEMO_EXPORTS: tuple[Path, ...] = (_RESULTS / "dcem_synthetic", _RESULTS / "dcem_clinical", *PANEL_EXPORTS,
+                                  VIEWS_EXPORT)
+FEATURED_RUN = "llm-ab12b25c83e1"  # VIEWS_EXPORT's DDXPlus-8 run: complaint + history members, S1-S3b
 
 
 def ensure_demo(store: Store, exports: tuple[Path, ...] = DEMO_EXPORTS) -> list[str]:
@@ -34,3 +45,27 @@ def ensure_demo(store: Store, exports: tuple[Path, ...] = DEMO_EXPORTS) -> list[
     for directory in exports:
         imported += import_run_export(store, directory)
     return imported
+
+
+@lru_cache(maxsize=1)
+def demo_run_ids() -> frozenset[str]:
+    """The run ids the shipped demo exports hold (read from their manifests; an export
+    that is missing or unreadable contributes none)."""
+    ids: set[str] = set()
+    for directory in DEMO_EXPORTS:
+        try:
+            manifest = json.loads((directory / "manifest.json").read_text())
+        except (OSError, ValueError):
+            continue
+        runs = manifest.get("runs") if isinstance(manifest, dict) else None
+        ids.update(str(r["run_id"]) for r in runs or () if isinstance(r, dict) and "run_id" in r)
+    return frozenset(ids)
+
+
+def opening_run(newest_first: Sequence[str]) -> str | None:
+    """The run a picker over ``newest_first`` opens on when the session has no run of its
+    own: :data:`FEATURED_RUN` while it is stored and no run newer than the demo data is
+    (the newest run is a demo run), else None (the newest run)."""
+    if FEATURED_RUN in newest_first and newest_first[0] in demo_run_ids():
+        return FEATURED_RUN
+    return None

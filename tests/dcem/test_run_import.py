@@ -13,15 +13,16 @@ import pandas as pd
 import pytest
 
 from common.db import StoreError
+from dcem.analysis.run_info import describe_run
 from dcem.analysis.walkthrough import agent_turns, case_list, case_trace
 from dcem.analysis.whatif import baseline_metrics, load_run_replay
 from dcem.errors import InputError
 from dcem.store.database import Store
-from dcem.store.demo import DEMO_EXPORTS, ensure_demo
+from dcem.store.demo import DEMO_EXPORTS, FEATURED_RUN, VIEWS_EXPORT, demo_run_ids, ensure_demo, opening_run
 from dcem.store.run_export import load_run_export
 from dcem.store.run_import import import_run_export, stored_run_ids
 
-SYNTHETIC, CLINICAL, *PANELS = DEMO_EXPORTS
+SYNTHETIC, CLINICAL, *PANELS = DEMO_EXPORTS  # the informative panels, then the views grid
 _TABLES = ("runs", "cells", "cases", "case_texts", "traces", "outcomes", "metrics", "ablation", "agent_turns")
 
 
@@ -165,3 +166,20 @@ def test_ensure_demo_leaves_a_store_with_runs_alone(tmp_path: Path) -> None:
         before = _counts(store)
         assert ensure_demo(store) == []
         assert _counts(store) == before and stored_run_ids(store) == set(imported)
+
+
+def test_a_first_visit_opens_on_the_views_grid_where_dcem_certifies_steers_and_escalates(demo_store: Store) -> None:
+    newest_first = [str(r) for r in demo_store.runs()["run_id"]]
+    assert FEATURED_RUN in load_run_export(VIEWS_EXPORT).run_ids and demo_run_ids() == set(newest_first)
+    assert newest_first[0] != FEATURED_RUN and opening_run(newest_first) == FEATURED_RUN
+    assert opening_run(["user-run", *newest_first]) is None  # a run newer than the demo data: the newest
+    assert opening_run([r for r in newest_first if r != FEATURED_RUN]) is None
+    assert "answer peers and challenges (anchor 5.0, kappa 0.5, compliance 0.5)" in describe_run(demo_store, FEATURED_RUN)
+    cases = case_list(demo_store, FEATURED_RUN, "dcem")
+    assert {"STOP_AND_DECIDE", "STOP_AND_ESCALATE"} == set(cases["action"])
+    steered = demo_store.con.execute(
+        "SELECT count(DISTINCT case_id) FROM traces WHERE run_id = ? AND method = 'dcem' "
+        "AND action = 'DIFFERENTIAL_STEER'", [FEATURED_RUN]).fetchone()[0]
+    assert steered > 0.1 * len(cases)  # challenged cases beside the decided and escalated ones
+    decided = cases.groupby("scenario")["certified"].mean()
+    assert ((decided > 0.2) & (decided < 0.95)).sum() >= 3, decided.to_dict()

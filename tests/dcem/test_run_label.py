@@ -34,3 +34,6 @@ def test_the_picker_opens_on_the_current_run_unless_picked_since() -> None:
     assert default_run(runs, current="new", picked=RunPick("old", "mid")) == "new"  # a later launch wins
     assert default_run(runs, current="gone", picked=RunPick("gone", "gone")) == "new"
     assert default_run([], current="mid", picked=None) is None
+    assert default_run(runs, current=None, picked=None, featured="old") == "old"  # the demo's opening run
+    assert default_run(runs, current="mid", picked=None, featured="old") == "mid"
+    assert default_run(runs, current=None, picked=None, featured="gone") == "new"
