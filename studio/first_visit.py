@@ -59,7 +59,7 @@ def offer_demo(db: Store) -> bool:
     if stored_run_ids(db):
         return True
     st.info("The result store holds no runs yet. Create the demo data (three synthetic runs of the full "
-            "grid and eight clinical runs shipped with the project; the pages then open on the DDXPlus-8 run "
+            "grid and nine clinical runs shipped with the project; the pages then open on the DDXPlus-8 run "
             "of two statistical members that each read part of a case, where D-CEM certifies, steers and "
             "escalates cases side by side) or run an experiment from the Experiments page or with "
             "`python -m dcem run synthetic`.")

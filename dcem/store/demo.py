@@ -3,8 +3,9 @@
 ``data/results/dcem_synthetic`` holds three synthetic runs of the full grid (the three worlds),
 ``data/results/dcem_clinical`` two clinical runs of language-model agents, the
 informative-panel exports (:data:`PANEL_EXPORTS`: the mixed panel and the LLM pair with
-few-shot) and the views grid (:data:`VIEWS_EXPORT`: two statistical members that each read
-part of a case, both datasets), all written by ``python -m dcem export`` /
+few-shot), the views grid (:data:`VIEWS_EXPORT`: two statistical members that each read
+part of a case, both datasets) and the panel of three (:data:`TRIO_EXPORT`: those members
+and the trained diagnostician, DDXPlus-8), all written by ``python -m dcem export`` /
 ``python -m dcem_clinical export``.  :func:`ensure_demo` imports them into a store that
 holds no runs, so the dashboard opens on ready content; a store with runs is never touched.
 
@@ -22,7 +23,7 @@ from common.db import PROJECT_ROOT
 from dcem.store.database import Store
 from dcem.store.run_import import import_run_export, stored_run_ids
 
-__all__ = ["DEMO_EXPORTS", "FEATURED_RUN", "PANEL_EXPORTS", "VIEWS_EXPORT", "demo_run_ids", "ensure_demo",
+__all__ = ["DEMO_EXPORTS", "FEATURED_RUN", "PANEL_EXPORTS", "TRIO_EXPORT", "VIEWS_EXPORT", "demo_run_ids", "ensure_demo",
            "opening_run"]
 
 _RESULTS = PROJECT_ROOT / "data" / "results"
@@ -30,8 +31,10 @@ _RESULTS = PROJECT_ROOT / "data" / "results"
 PANEL_EXPORTS: tuple[Path, ...] = (_RESULTS / "dcem_clinical_mixed", _RESULTS / "dcem_clinical_pair")
 # two statistical members reading different parts of each case (REPRODUCTION.md, "Members that know part of a case")
 VIEWS_EXPORT = _RESULTS / "dcem_clinical_views"
+# those two members and the trained DDXPlus-8 diagnostician on the symptoms (REPRODUCTION.md, "A panel of three")
+TRIO_EXPORT = _RESULTS / "dcem_clinical_trio"
 DEMO_EXPORTS: tuple[Path, ...] = (_RESULTS / "dcem_synthetic", _RESULTS / "dcem_clinical", *PANEL_EXPORTS,
-                                  VIEWS_EXPORT)
+                                  VIEWS_EXPORT, TRIO_EXPORT)
 FEATURED_RUN = "llm-ab12b25c83e1"  # VIEWS_EXPORT's DDXPlus-8 run: complaint + history members, S1-S3b
 
 

@@ -7,12 +7,16 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from dcem.analysis.paired_intervals import case_quantities, paired_differences
 from dcem.analysis.reproduction import reproduction_block
 
 ROOT = Path(__file__).resolve().parents[2]
-VIEWS = ROOT / "data" / "results" / "dcem_clinical_views"
+RESULTS = ROOT / "data" / "results"
+# (shipped clinical export, its REPRODUCTION block of paired intervals)
+PAIRED = [(RESULTS / "dcem_clinical_views", "dcem-clinical-views-paired"),
+          (RESULTS / "dcem_clinical_trio", "dcem-clinical-trio-paired")]
 
 
 def _outcomes() -> pd.DataFrame:
@@ -38,12 +42,13 @@ def test_differences_are_paired_by_case_and_their_interval_covers_them() -> None
     assert table.loc[("single", "escalation"), "difference"] == 0.25 and risk["n"] == 40
 
 
-def test_the_views_grid_block_is_what_the_command_prints() -> None:
-    out = subprocess.run([sys.executable, "-m", "dcem", "report", "--from-export", str(VIEWS), "--paired"],
+@pytest.mark.parametrize("export_dir, block", PAIRED, ids=[b for _, b in PAIRED])
+def test_the_shipped_grids_blocks_are_what_the_command_prints(export_dir: Path, block: str) -> None:
+    out = subprocess.run([sys.executable, "-m", "dcem", "report", "--from-export", str(export_dir), "--paired"],
                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     text = (ROOT / "REPRODUCTION.md").read_text(encoding="utf-8")
-    assert reproduction_block(text, "dcem-clinical-views-paired") == out.stdout.strip("\n")
+    assert reproduction_block(text, block) == out.stdout.strip("\n")
 
 
 def test_paired_needs_a_clinical_export() -> None:

@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "data" / "results"
 # (export directory, REPRODUCTION block) of every shipped clinical export
 SHIPPED = [(RESULTS / "dcem_clinical", "dcem-clinical"), (RESULTS / "dcem_clinical_mixed", "dcem-clinical-mixed"),
-           (RESULTS / "dcem_clinical_pair", "dcem-clinical-pair"), (RESULTS / "dcem_clinical_views", "dcem-clinical-views")]
+           (RESULTS / "dcem_clinical_pair", "dcem-clinical-pair"), (RESULTS / "dcem_clinical_views", "dcem-clinical-views"),
+           (RESULTS / "dcem_clinical_trio", "dcem-clinical-trio")]
 
 
 @pytest.mark.parametrize("export_dir, block_name", SHIPPED)

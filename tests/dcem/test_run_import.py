@@ -22,7 +22,7 @@ from dcem.store.demo import DEMO_EXPORTS, FEATURED_RUN, VIEWS_EXPORT, demo_run_i
 from dcem.store.run_export import load_run_export
 from dcem.store.run_import import import_run_export, stored_run_ids
 
-SYNTHETIC, CLINICAL, *PANELS = DEMO_EXPORTS  # the informative panels, then the views grid
+SYNTHETIC, CLINICAL, *PANELS = DEMO_EXPORTS  # the informative panels, the views grid, the panel of three
 _TABLES = ("runs", "cells", "cases", "case_texts", "traces", "outcomes", "metrics", "ablation", "agent_turns")
 
 
@@ -48,7 +48,8 @@ def test_demo_imports_every_shipped_export(demo: tuple[Store, list[str]]) -> Non
     demo_store, imported = demo
     expected = [r for d in DEMO_EXPORTS for r in load_run_export(d).run_ids]
     assert PANELS and imported == expected
-    assert len(expected) == 3 + 2 + 2 * len(PANELS) and stored_run_ids(demo_store) == set(expected)  # 3 worlds
+    assert len(expected) == 3 + 2 + 2 + 2 + 2 + 1 and stored_run_ids(demo_store) == set(expected)  # 3 worlds
+    assert len(PANELS) == 4  # mixed, pair, views, trio
 
 
 @pytest.mark.parametrize("directory", DEMO_EXPORTS, ids=[d.name for d in DEMO_EXPORTS])
