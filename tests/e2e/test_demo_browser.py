@@ -38,12 +38,17 @@ def _options(page, label: str) -> list[str]:  # type: ignore[no-untyped-def]
     return names
 
 
-def test_the_walkthrough_opens_on_the_views_grid(chromium, demo_url: str, shot) -> None:  # type: ignore[no-untyped-def]
-    page = chromium.new_page(viewport={"width": 1400, "height": 1400})
-    page.goto(f"{demo_url}/walkthrough")
-    page.get_by_text("Round 1 of", exact=False).wait_for(timeout=60_000)
+def _open(page, url: str, ready: str) -> None:  # type: ignore[no-untyped-def]
+    """Go to ``url``, wait for the text ``ready`` and the charts, check the featured run is picked."""
+    page.goto(url)
+    page.get_by_text(ready, exact=False).wait_for(timeout=60_000)
     settled(page)
     assert FEATURED_RUN in _run_box(page)
+
+
+def test_the_walkthrough_opens_on_the_views_grid(chromium, demo_url: str, shot) -> None:  # type: ignore[no-untyped-def]
+    page = chromium.new_page(viewport={"width": 1400, "height": 1400})
+    _open(page, f"{demo_url}/walkthrough", "Round 1 of")
     assert "Clinical run on ddxplus8" in page.locator('[data-testid="stMain"]').inner_text()
     outcomes = _options(page, "Outcome")
     assert {"STOP_AND_DECIDE", "STOP_AND_ESCALATE"} <= set(outcomes), outcomes
@@ -53,10 +58,7 @@ def test_the_walkthrough_opens_on_the_views_grid(chromium, demo_url: str, shot) 
 
 def test_the_whatif_and_review_pages_open_on_it_too(chromium, demo_url: str, shot) -> None:  # type: ignore[no-untyped-def]
     page = chromium.new_page(viewport={"width": 1400, "height": 1600})
-    page.goto(f"{demo_url}/whatif")
-    page.get_by_text("Metrics over", exact=False).wait_for(timeout=60_000)
-    settled(page)
-    assert FEATURED_RUN in _run_box(page)
+    _open(page, f"{demo_url}/whatif", "Metrics over")
     card = page.locator('[data-testid="stMetric"]', has_text="Certified").first
     certified = float(card.locator('[data-testid="stMetricValue"]').inner_text().rstrip("%"))
     assert 0.2 < (certified / 100 if certified > 1 else certified) < 0.95, certified
