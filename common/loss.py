@@ -8,7 +8,7 @@ import numpy as np
 
 from common.errors import InputError
 
-__all__ = ["three_level_loss"]
+__all__ = ["three_level_loss", "three_level_form"]
 
 
 def three_level_loss(n_labels: int, high_risk: Sequence[int], l_high: float) -> np.ndarray:
@@ -23,3 +23,24 @@ def three_level_loss(n_labels: int, high_risk: Sequence[int], l_high: float) -> 
         loss[:, int(y)] = l_high
     np.fill_diagonal(loss, 0.0)
     return loss
+
+
+def three_level_form(loss: np.ndarray) -> tuple[list[int], float | None] | None:
+    """``(high_risk, l_high)`` when ``loss`` is ``three_level_loss(K, high_risk, l_high)``
+    (``l_high`` None when no class is high-risk: every miss costs 1), else None (a matrix
+    edited cell by cell)."""
+    arr = np.asarray(loss, dtype=float)
+    if arr.ndim != 2 or arr.shape[0] != arr.shape[1] or np.any(np.diag(arr) != 0.0):
+        return None
+    k = arr.shape[0]
+    high: list[int] = []
+    l_high: float | None = None
+    for y in range(k):
+        column = np.delete(arr[:, y], y)
+        if column.size == 0 or np.all(column == 1.0):
+            continue
+        if not np.all(column == column[0]) or (l_high is not None and column[0] != l_high):
+            return None
+        high.append(y)
+        l_high = float(column[0])
+    return high, l_high

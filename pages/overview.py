@@ -1,7 +1,7 @@
 """Overview: what D-CEM Studio is, where to start, and what the store holds."""
 import streamlit as st
 
-from dcem.analysis.metric_tables import clinical_views, comparison_view
+from dcem.analysis.metric_tables import clinical_views, comparison_view, risk_note
 from dcem.analysis.run_info import describe_run, run_kind, run_spec, runs_overview
 from dcem.errors import DcemError
 from studio.first_visit import GLOSSARY_GROUPS, offer_demo, page_link, show_terms, start_steps
@@ -37,9 +37,12 @@ if run_id is not None:
             for i, (title, frame) in enumerate(clinical_views(metrics.assign(dataset=dataset), spread=spread)):
                 st.markdown(f"**{title}**")
                 show_metric_table(frame, key=f"overview_clinical_{i}", spread=spread)
+                if "system_risk" in frame.columns:
+                    st.caption(risk_note(metrics))
         else:
             st.subheader(f"Run {literal(run_id)}: method comparison, mean over seeds")
             show_metric_table(comparison_view(metrics, spread=spread), key="overview_comparison", spread=spread)
+            st.caption(risk_note(metrics))
         st.subheader("Stored runs")
         st.dataframe(runs_overview(db), hide_index=True, key="overview_runs", column_config=runs_table_config(),
                      placeholder=MISSING)

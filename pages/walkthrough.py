@@ -75,12 +75,13 @@ episode_tab, confusion_tab = st.tabs(["Episode", "Round-wise confusion (ex post)
 with episode_tab:
     f1, f2, f3 = st.columns(3)
     scenarios = f1.multiselect("Scenario", options["scenario"], key="walk_f_scenario")
-    actions = f2.multiselect("Outcome", options["action"], key="walk_f_action")
+    outcomes = f2.multiselect("Outcome", options["outcome"], key="walk_f_outcome",
+                              help="The outcome as the case table words it.")
     truths = f3.multiselect("True class", options["truth"], key="walk_f_truth")
     g1, g2 = st.columns(2)
     harmful = g1.checkbox("Harmful consensus only", key="walk_f_harmful")
     escalated = g2.checkbox("Escalated only", key="walk_f_escalated")
-    shown = select_cases(cases, scenarios=scenarios, actions=actions, truths=truths,
+    shown = select_cases(cases, scenarios=scenarios, outcomes=outcomes, truths=truths,
                          harmful_only=harmful, escalated_only=escalated)
     st.caption(shown.caption)
     if shown.empty:

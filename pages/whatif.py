@@ -4,13 +4,13 @@ import streamlit as st
 from dcem.analysis.run_compare import stopped_note
 from dcem.analysis.whatif_controls import (inert_parameters, losses_differ, parameter_notes, per_cell_values,
                                            run_settings, scope_note, settings_changes)
-from dcem.core.panel import three_level_loss
+from dcem.analysis.loss_input import loss_change_words
 from dcem.core.vocabulary import mediated_methods
 from dcem.errors import DcemError
 from dcem.store.presets import list_presets, load_preset, save_preset
 from studio.memo import replay_for
 from studio.whatif_calibration import calibration_choice
-from studio.whatif_inputs import loss_editor, parameter_widgets, refusal_text
+from studio.whatif_inputs import loss_section, parameter_widgets, refusal_text
 from studio.whatif_settings import apply_preset, reset_for_run, reset_to_run_settings, seed_defaults
 from studio.whatif_view import settle, show_results
 from studio.widgets import disclaimer, pick_run, store
@@ -73,13 +73,7 @@ with st.expander("Presets", expanded=False):
             st.info(f"Preset applied, but {note}.")
 
 st.subheader("Loss matrix L[d, y]")
-p1, p2, p3 = st.columns([2, 1, 1])
-high = p1.multiselect("High-risk classes", labels, key="wi_high")
-l_high = p2.number_input("l_high", 0.0, 100.0, step=0.5, key="wi_lhigh")
-if p3.button("Apply {0, 1, l_high} preset"):
-    st.session_state["wi_loss"] = three_level_loss(len(labels), [labels.index(h) for h in high], l_high)
-    st.session_state.pop("wi_loss_editor", None)
-loss, refused = loss_editor(labels)
+loss, refused = loss_section(labels)
 if refused is not None:
     st.error(refusal_text(refused))
 if losses_differ(replay):
@@ -89,7 +83,7 @@ if losses_differ(replay):
 st.subheader("Policy parameters")
 values = parameter_widgets(reference, replay.max_rounds, spread, inert, parameter_notes(escalation))
 changes = settings_changes(values, reference, inert)
-st.info(scope_note(changes, spread, replay.calibration))
+st.info(scope_note(changes, spread, replay.calibration, loss_change_words(loss, first.panel.loss, labels)))
 
 valid, stale = settle(replay, values, changes, loss, refused)
 if valid is None:

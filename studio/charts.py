@@ -7,6 +7,8 @@ turn horizontal and long label names wrap (:func:`wrap_label`).
 """
 from __future__ import annotations
 
+import math
+
 import textwrap
 from typing import Sequence
 
@@ -18,7 +20,7 @@ from dcem.analysis.round_reason import fmt_pair
 
 __all__ = ["energy_figure", "belief_figure", "confusion_figure", "recall_figure", "agent_probability_figure",
            "AGENT_PALETTE", "TERM_COLOURS", "POOLED_COLOUR", "OUTLINES", "HORIZONTAL_AT", "wrap_label",
-           "threshold_labels"]
+           "threshold_labels", "threshold_shifts", "probability_top"]
 
 AGENT_PALETTE = ("#1F77B4", "#FF7F0E", "#17BECF", "#E377C2", "#BCBD22", "#8C564B", "#393B79", "#FFBB78")
 """One colour per agent (cycled), shared by the belief and the agents' probability charts."""
@@ -52,6 +54,17 @@ def _key(fig: go.Figure, name: str, colour: str, *, symbol: str = "square-open")
                     marker={"symbol": symbol, "size": 13, "color": colour, "line": {"width": 3, "color": colour}})
 
 
+def threshold_shifts(eps_safe: float, eps_low: float, top: float, height: float = 400.0,
+                     apart: float = 16.0) -> tuple[float, float]:
+    """Vertical pixel shifts of the eps_low and eps_safe labels (drawn right of the plot, on
+    their lines) that keep them at least ``apart`` pixels apart when the lines are close."""
+    gap = (eps_low - eps_safe) / max(top, 1e-12) * height
+    if gap >= apart:
+        return 0.0, 0.0
+    push = (apart - gap) / 2.0
+    return push, -push
+
+
 def energy_figure(rounds: pd.DataFrame, upto: int, *, eps_safe: float, eps_low: float) -> go.Figure:
     """Energy of rounds 1..upto as stacked terms, with eps_safe / eps_low as labelled lines
     over their bands (certifiable below eps_safe, stagnation escalates above eps_low)."""
@@ -65,14 +78,16 @@ def energy_figure(rounds: pd.DataFrame, upto: int, *, eps_safe: float, eps_low: 
     safe_text, low_text = threshold_labels(eps_safe, eps_low)
     fig.add_hrect(y0=0, y1=eps_safe, fillcolor=SAFE_COLOUR, opacity=0.08, line_width=0)
     fig.add_hrect(y0=eps_low, y1=top, fillcolor=LOW_COLOUR, opacity=0.06, line_width=0)
-    fig.add_hline(y=eps_safe, line={"color": SAFE_COLOUR, "dash": "dash", "width": 2},
-                  annotation_text=safe_text, annotation_position="bottom right",
-                  annotation_font_color=SAFE_COLOUR)
-    fig.add_hline(y=eps_low, line={"color": LOW_COLOUR, "dash": "dot", "width": 2},
-                  annotation_text=low_text, annotation_position="top right", annotation_font_color=LOW_COLOUR)
+    fig.add_hline(y=eps_safe, line={"color": SAFE_COLOUR, "dash": "dash", "width": 2})
+    fig.add_hline(y=eps_low, line={"color": LOW_COLOUR, "dash": "dot", "width": 2})
+    low_shift, safe_shift = threshold_shifts(eps_safe, eps_low, top)
+    for y, text, colour, shift in ((eps_low, low_text, LOW_COLOUR, low_shift),
+                                   (eps_safe, safe_text, SAFE_COLOUR, safe_shift)):
+        fig.add_annotation(x=1.0, xref="paper", xanchor="left", y=y, yref="y", yshift=shift, text=text,
+                           showarrow=False, font={"color": colour})
     _key(fig, f"green band: certifiable, energy ≤ {safe_text}", SAFE_COLOUR, symbol="square")
     _key(fig, f"red band: a stall escalates, energy > {low_text}", LOW_COLOUR, symbol="square")
-    fig.update_layout(barmode="stack", height=460, margin={"t": 30, "b": 30},
+    fig.update_layout(barmode="stack", height=460, margin={"t": 30, "b": 30, "r": 110},
                       xaxis={"title": "round", "dtick": 1, "range": [0.5, float(rounds["round"].max()) + 0.5]},
                       yaxis={"title": "energy", "range": [0, top]}, legend=_LEGEND_BELOW)
     return fig
@@ -84,8 +99,15 @@ def _bars(fig: go.Figure, ticks: list[str], values: Sequence[float | None], *, h
     fig.add_bar(name=name, marker={"color": colour, "line": {"color": outline, "width": 3}}, **axes)
 
 
+def probability_top(values: Sequence[float | None]) -> float:
+    """The probability axis's top: a little above the largest bar, in steps of 0.1, at most 1."""
+    largest = max((float(v) for v in values if v is not None), default=1.0)
+    return min(1.0, max(0.1, math.ceil(largest * 1.1 * 10.0) / 10.0))
+
+
 def _bar_layout(fig: go.Figure, n_labels: int, n_series: int, *, horizontal: bool, title: str = "") -> None:
-    value_axis = {"title": "probability", "range": [0, 1]}
+    bars = [v for trace in fig.data if trace.type == "bar" for v in (trace.x if horizontal else trace.y) or ()]
+    value_axis = {"title": "probability", "range": [0, probability_top(bars)]}
     if horizontal:
         layout = {"xaxis": value_axis, "yaxis": {"autorange": "reversed", "automargin": True},
                   "height": max(420, 200 + 14 * n_labels * max(n_series, 1))}

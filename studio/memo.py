@@ -22,7 +22,7 @@ from dcem.analysis.whatif_calibration import own_replay, with_calibration
 from dcem.calibration.sets import CalibrationSet
 from dcem.store.database import Store
 
-__all__ = ["ValidSettings", "replay_for", "calibrated_for", "original_for", "sweep_for", "sweep_values",
+__all__ = ["ValidSettings", "replay_for", "calibrated_for", "original_for", "sweep_for",
            "remember_valid", "last_valid", "forget_valid"]
 
 _SLOTS = "_memo"
@@ -98,16 +98,6 @@ def forget_valid() -> None:
     memo = _memo()
     for key in [k for k in memo if k.startswith("valid::")]:
         del memo[key]
-
-
-def sweep_values(parameter: str, current: float, max_rounds: int = 12) -> np.ndarray:
-    """Twenty values around the current one; for t_max every stored round (1..max_rounds),
-    for window 1..max_rounds (at least 1..2, at most 1..12)."""
-    if parameter == "t_max":
-        return np.arange(1, max(int(max_rounds), 1) + 1)
-    if parameter == "window":
-        return np.arange(1, min(max(int(max_rounds), 2), 12) + 1)
-    return np.linspace(max(current * 0.25, 0.0), current * 2.0 + 0.1, 20)
 
 
 def sweep_for(replay: RunReplay, parameter: str, changes: Mapping[str, Any], loss: np.ndarray | None,

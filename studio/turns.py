@@ -2,6 +2,8 @@
 charts and metrics, the notices under a round, and the agents' last answers."""
 from __future__ import annotations
 
+import html
+
 from typing import Mapping, Sequence
 
 import pandas as pd
@@ -17,6 +19,8 @@ from studio.literal import literal, literal_lines
 
 __all__ = ["show_case_text", "show_agents", "show_turns", "show_turn_chart", "show_turn_details",
            "show_round_reason", "show_mediator_charts", "show_mediator_round", "show_notices", "show_last_answers"]
+
+LABEL_METRICS = ("Bayes decision", "Runner-up")  # round metrics whose value is a class name
 
 
 def show_case_text(text: str | None, *, expanded: bool = True) -> None:
@@ -108,7 +112,12 @@ def show_mediator_round(trace: CaseTrace, view: RoundView, *, key: str) -> None:
     """A mediated round's four metrics, then the decision beside the loss matrix and
     high-risk classes, and one line per agent."""
     for col, (name, value) in zip(st.columns(len(view.metrics)), view.metrics):
-        col.metric(name, value)
+        if name in LABEL_METRICS:  # a class name wraps instead of being cut
+            col.markdown(f"<div class='round-label'><small>{html.escape(name)}</small><br>"
+                         f"<span style='font-size:1.6rem;overflow-wrap:anywhere'>{html.escape(str(value))}</span>"
+                         "</div>", unsafe_allow_html=True)
+        else:
+            col.metric(name, value)
     left, right = st.columns(2)
     with left:
         for line in view.agent_lines:

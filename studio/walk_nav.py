@@ -32,7 +32,7 @@ __all__ = ["FILTER_KEYS", "pending_link", "preset_run", "pick_method", "preset_c
            "case_table_picker", "show_link"]
 
 LINK_SEEN = "walk_link_seen"
-FILTER_KEYS = {"walk_f_scenario": [], "walk_f_action": [], "walk_f_truth": [], "walk_f_harmful": False,
+FILTER_KEYS = {"walk_f_scenario": [], "walk_f_outcome": [], "walk_f_truth": [], "walk_f_harmful": False,
                "walk_f_escalated": False}
 
 
@@ -118,6 +118,12 @@ def show_link(slot: DeltaGenerator, run: str, method: str, case: str, number: in
     params = {"run": run, "method": method, "case": case, "round": str(int(number))}
     st.query_params.from_dict(params)
     st.session_state[LINK_SEEN] = params
+    query = link_query(run, method, case, number)
+    page = str(getattr(st.context, "url", "") or "").split("?")[0]
     with slot.container():
-        st.caption("Link to this view (append it to the page address to share it):")
-        st.code(link_query(run, method, case, number), language=None, wrap_lines=True)
+        if page.startswith(("http://", "https://")):
+            st.caption("Link to this view (copy it to share this case and round):")
+            st.code(page + query, language=None, wrap_lines=True)
+        else:
+            st.caption("Link to this view (append it to the page address to share it):")
+            st.code(query, language=None, wrap_lines=True)

@@ -11,8 +11,9 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dcem.analysis.glossary import metric_words
+from dcem.analysis.metric_tables import is_percent
 
-__all__ = ["LEGEND_ABOVE", "action_mix_figure", "tradeoff_figure", "point_label", "point_labels"]
+__all__ = ["LEGEND_ABOVE", "OUTCOME_WORDS", "action_mix_figure", "tradeoff_figure", "point_label", "point_labels", "axis_range"]
 
 LEGEND_ABOVE: dict[str, Any] = {"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "left", "x": 0.0}
 _MARGIN = {"t": 90, "b": 40, "l": 50, "r": 20}
@@ -38,13 +39,17 @@ def point_labels(values: Sequence[float], xs: Sequence[float], ys: Sequence[floa
     return labels
 
 
+OUTCOME_WORDS = {"STOP_AND_DECIDE": "decided", "STOP_AND_ESCALATE": "escalated to a human",
+                 "PENDING": "no outcome in the stored rounds"}
+
+
 def action_mix_figure(now: dict[str, float], before: dict[str, float]) -> go.Figure:
-    """Share of each terminal action under the current and the original settings."""
+    """Share of each terminal action (in words) under the current and the original settings."""
     names = [k for k in now if now.get(k, 0) or before.get(k, 0)]
     fig = go.Figure()
     for name, mix, colour in (("original settings", before, "#BAB0AC"), ("current settings", now, "#4C78A8")):
         shares = [mix.get(k, 0.0) for k in names]
-        fig.add_bar(x=names, y=shares, name=name, marker_color=colour, text=[f"{s:.0%}" for s in shares],
+        fig.add_bar(x=[OUTCOME_WORDS.get(k, k) for k in names], y=shares, name=name, marker_color=colour, text=[f"{s:.0%}" for s in shares],
                     textposition="outside")
     fig.update_layout(barmode="group", height=340, title={"text": "Outcome mix (share of cases)", **_TITLE},
                       yaxis={"range": [0, 1.15], "title": "share of cases", "tickformat": ".0%"},
@@ -52,26 +57,41 @@ def action_mix_figure(now: dict[str, float], before: dict[str, float]) -> go.Fig
     return fig
 
 
+def axis_range(values: Sequence[float], share: bool) -> list[float]:
+    """A value axis from 0 that holds every value: a share's axis stops at 1 (100 %), and a
+    small top is widened so one point does not fill the plot."""
+    finite = [float(v) for v in values if pd.notna(v)]
+    top = max(max(finite, default=0.0) * 1.15, 0.05)
+    return [0.0, min(top, 1.0)] if share else [0.0, top]
+
+
 def tradeoff_figure(sweep: pd.DataFrame, parameter: str, current: float, current_metrics: Mapping[str, float],
                     y: str, original_metrics: Mapping[str, float] | None = None) -> go.Figure:
-    """Escalation rate against ``y`` while one parameter sweeps, each point labelled with its
-    value; the current settings (and the run's own, when given) marked."""
+    """Escalation share against ``y`` while one parameter sweeps, each point labelled with its
+    value; the current settings (and the run's own, when given) marked.  Shares are drawn in
+    percent on axes within 0-100 %, and every marker lies inside the plot."""
     ok = sweep[sweep["valid"]]
-    words = metric_words(y)
+    words, share = metric_words(y), is_percent(y)
     fig = go.Figure()
     fig.add_scatter(x=ok["escalation_rate"], y=ok[y], mode="lines+markers+text", name=f"{parameter} swept",
                     text=point_labels(ok["value"].tolist(), ok["escalation_rate"].tolist(), ok[y].tolist()),
-                    textposition="top center",
-                    textfont={"size": 10}, customdata=ok["value"],
-                    hovertemplate=f"{parameter} = %{{customdata:.4g}}<br>escalated %{{x:.3f}}<br>"
-                                  f"{words} %{{y:.3f}}<extra></extra>")
+                    textposition="top center", textfont={"size": 12}, customdata=ok["value"],
+                    hovertemplate=f"{parameter} = %{{customdata:.4g}}<br>escalated %{{x:.1%}}<br>"
+                                  f"{words} %{{y:{'.1%' if share else '.3f'}}}<extra></extra>")
+    xs, ys = list(ok["escalation_rate"]), list(ok[y])
     if original_metrics is not None:
         fig.add_scatter(x=[original_metrics["escalation_rate"]], y=[original_metrics[y]], mode="markers",
                         marker={"size": 12, "color": "#7F7F7F", "symbol": "circle-open"}, name="run's own settings")
+        xs.append(original_metrics["escalation_rate"])
+        ys.append(original_metrics[y])
     fig.add_scatter(x=[current_metrics["escalation_rate"]], y=[current_metrics[y]], mode="markers",
                     marker={"size": 14, "color": "red", "symbol": "x"},
                     name=f"current settings ({parameter} = {point_label(current)})")
+    xs.append(current_metrics["escalation_rate"])
+    ys.append(current_metrics[y])
     fig.update_layout(height=380, title={"text": f"Escalated vs {words.lower()}", **_TITLE}, margin=_MARGIN,
-                      xaxis={"title": metric_words("escalation_rate").lower() + " (share of cases)"},
-                      yaxis={"title": words.lower()}, legend=LEGEND_ABOVE)
+                      xaxis={"title": "escalated (% of cases)", "tickformat": ".0%", "range": [-0.02, 1.02]},
+                      yaxis={"title": f"{words.lower()} (% of cases)" if share else f"{words.lower()} (mean loss)",
+                             "tickformat": ".1%" if share else None, "range": axis_range(ys, share)},
+                      legend=LEGEND_ABOVE)
     return fig

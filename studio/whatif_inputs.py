@@ -9,13 +9,14 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from common.loss import three_level_form, three_level_loss
 from dcem.analysis.glossary import PARAMETERS
 from dcem.analysis.loss_input import loss_cells, parse_loss_table
 from dcem.core.vocabulary import STEER_GATES
 from dcem.errors import InputError
 from studio.whatif_settings import slider_bounds, t_max_top, window_top
 
-__all__ = ["parameter_widgets", "loss_editor", "refusal_text"]
+__all__ = ["parameter_widgets", "loss_editor", "loss_section", "refusal_text"]
 
 _LAYOUT = (("eps_safe", "eps_low", "m_safe"), ("delta", "s_asym", "window", "t_max"), ("alpha", "beta", "gamma"))
 _MORE = (("lambda_pool", "rho_min"), ("omega_min", "steer_gate"))
@@ -101,3 +102,41 @@ def refusal_text(exc: Exception) -> str:
         return f"Loss matrix: {message}"
     term = PARAMETERS.get(field)
     return f"{term.words}: {message}" if term else (f"{field}: {message}" if field else message)
+
+
+def _apply_three_level(labels: Sequence[str]) -> None:
+    """Callback of the high-risk classes and l_high fields: the matrix takes their form."""
+    state = st.session_state
+    high = [list(labels).index(h) for h in state.get("wi_high", []) if h in labels]
+    state["wi_loss"] = three_level_loss(len(labels), high, float(state.get("wi_lhigh", 1.0)))
+    state.pop("wi_loss_editor", None)
+
+
+def _sync_fields(loss: np.ndarray | None, labels: Sequence[str]) -> bool:
+    """Set the high-risk classes and l_high fields from the matrix shown (before the fields
+    are drawn), so the two never disagree; False when the matrix has no three-level form."""
+    form = None if loss is None else three_level_form(loss)
+    if form is None:
+        return loss is None
+    high, l_high = form
+    st.session_state["wi_high"] = [labels[y] for y in high]
+    if l_high is not None:
+        st.session_state["wi_lhigh"] = min(float(l_high), 100.0)
+    return True
+
+
+def loss_section(labels: Sequence[str]) -> tuple[np.ndarray | None, InputError | None]:
+    """The high-risk classes, l_high and the matrix itself, kept in step: the fields show
+    the matrix's {0, 1, l_high} form, and changing a field rewrites the matrix in that form.
+    Returns :func:`loss_editor`'s result."""
+    p1, p2 = st.columns([3, 1])
+    loss, refused = loss_editor(labels)
+    three_level = _sync_fields(loss, labels)
+    p1.multiselect("High-risk classes", list(labels), key="wi_high", on_change=_apply_three_level,
+                   args=(list(labels),), help="Missing one of these classes costs l_high; every other miss costs 1.")
+    p2.number_input("l_high", 0.0, 100.0, step=0.5, key="wi_lhigh", on_change=_apply_three_level,
+                    args=(list(labels),), help=PARAMETERS["l_high"].help)
+    if not three_level:
+        st.caption("The matrix was edited cell by cell and no longer has the {0, 1, l_high} form; changing the "
+                   "high-risk classes or l_high rewrites it in that form.")
+    return loss, refused

@@ -26,7 +26,8 @@ _RANGES: dict[str, tuple[float, float, float]] = {
 SLIDER_FIELDS = tuple(_RANGES)
 _WINDOW_TOP = 6
 _STATE_KEYS = tuple(f"wi_{f}" for f in SLIDER_FIELDS) + (
-    "wi_window", "wi_t_max", "wi_steer_gate", "wi_loss", "wi_loss_editor", "wi_high", "wi_lhigh", "wi_calib")
+    "wi_window", "wi_t_max", "wi_steer_gate", "wi_loss", "wi_loss_editor", "wi_high", "wi_lhigh", "wi_calib",
+    "wi_sweep_param")
 
 
 def slider_bounds(field: str, start: float) -> tuple[float, float, float]:
@@ -87,7 +88,7 @@ def seed_defaults(reference: Mapping[str, Any], max_rounds: int, loss: np.ndarra
     if "wi_loss" not in state:
         state["wi_loss"] = np.array(loss, dtype=float)
     state.setdefault("wi_high", list(high_risk))
-    state.setdefault("wi_lhigh", 3.0)
+    state.setdefault("wi_lhigh", 1.0)  # the loss section shows the matrix's own l_high
 
 
 def apply_preset(cfg: MediatorConfig, loss: np.ndarray | None, preset_labels: Sequence[str] | None,

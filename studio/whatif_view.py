@@ -9,17 +9,20 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from dcem.analysis.escalation_reason import all_escalated_reason
 from dcem.analysis.glossary import metric_words, term_help
 from dcem.analysis.loss_input import loss_change
-from dcem.analysis.whatif import SWEEP_PARAMETERS, RunReplay, rescore
+from dcem.analysis.whatif import SWEEP_PARAMETERS, RunReplay, rescore, sweep, sweep_grid
 from dcem.analysis.whatif_controls import run_settings
 from dcem.errors import DcemError
-from studio.memo import ValidSettings, last_valid, original_for, remember_valid, sweep_for, sweep_values
-from studio.tables import MISSING
+from studio.memo import ValidSettings, last_valid, original_for, remember_valid, sweep_for
+from studio.whatif_settings import slider_bounds, t_max_top, window_top
+from dcem.analysis.metric_tables import is_percent
+from studio.tables import MISSING, metric_table
 from studio.whatif_charts import action_mix_figure, tradeoff_figure
 from studio.whatif_inputs import refusal_text
 
-__all__ = ["STALE_NOTE", "settle", "show_results"]
+__all__ = ["STALE_NOTE", "settle", "show_results", "metric_value", "metric_change", "sweep_caption"]
 
 STALE_NOTE = ("Showing the last valid settings (greyed): the results below are from before the refused "
               "input. Fix it, or press \"Reset to run settings\", to update them.")
@@ -43,36 +46,113 @@ def settle(replay: RunReplay, values: Mapping[str, Any], changes: Mapping[str, A
     return last_valid(replay), True
 
 
+def metric_value(key: str, value: float) -> str:
+    """A metric as shown on the page: shares in percent, the losses and rounds as numbers."""
+    return f"{value:.1%}" if is_percent(key) else f"{value:.3f}"
+
+
+def metric_change(key: str, change: float) -> str:
+    """A metric's change against the run's own settings, in the metric's unit."""
+    return f"{change * 100:+.1f} points vs original" if is_percent(key) else f"{change:+.3f} vs original"
+
+
 def _metrics(current: Mapping[str, float], original: Mapping[str, float], n_cases: int) -> None:
     st.subheader(f"Metrics over {n_cases} cases")
     for col, key in zip(st.columns(len(_HEADLINE)), _HEADLINE):
-        change = f"{current[key] - original[key]:+.3f}"
-        col.metric(metric_words(key), f"{current[key]:.3f}", f"{change} vs original", delta_color="off",
-                   delta_arrow="off" if float(change) == 0.0 else "auto", help=term_help(key))
-    frame = pd.DataFrame({"metric": {k: metric_words(k) for k in current}, "current": current,
-                          "original settings": original})
+        change = current[key] - original[key]
+        col.metric(metric_words(key), metric_value(key, current[key]), metric_change(key, change), delta_color="off",
+                   delta_arrow="off" if abs(change) < 5e-4 else "auto", help=term_help(key))
+    scale = pd.Series({k: 100.0 if is_percent(k) else 1.0 for k in current})
+    frame = pd.DataFrame({"metric": {k: metric_words(k) for k in current},
+                          "unit": {k: "% of cases" if is_percent(k) else ("rounds" if k == "avg_rounds" else "loss")
+                                   for k in current},
+                          "current": pd.Series(current) * scale, "original settings": pd.Series(original) * scale})
+    config = {"metric": st.column_config.TextColumn("Metric"), "unit": st.column_config.TextColumn("Unit"),
+              **{c: st.column_config.NumberColumn(c.capitalize(), format="%.3f")
+                 for c in ("current", "original settings", "change")}}
     st.dataframe(frame.assign(change=frame["current"] - frame["original settings"]), placeholder=MISSING,
-                 key="wi_metrics")
+                 key="wi_metrics", hide_index=True, column_config=config)
+
+
+def _per_scenario(frame: pd.DataFrame) -> None:
+    shown = frame.copy()
+    for name in shown.columns:
+        if is_percent(str(name)):
+            shown[name] = shown[name] * 100.0
+    table, config = metric_table(shown, ("scenario",))
+    config["n_cases"] = st.column_config.NumberColumn("Cases", format="%d", help="Cases in the scenario.")
+    st.dataframe(table, placeholder=MISSING, hide_index=True, column_config=config, key="wi_scenarios")
+
+
+def _sweep_bounds(replay: RunReplay, parameter: str) -> tuple[float, float]:
+    """The swept range: the parameter's slider range."""
+    own = run_settings(replay)[parameter]
+    if parameter == "t_max":
+        return 1, t_max_top(int(own), replay.max_rounds)
+    if parameter == "window":
+        return 1, window_top(int(own))
+    low, high, _ = slider_bounds(parameter, float(own))
+    return low, high
+
+
+def _moving_parameter(replay: RunReplay, valid: ValidSettings, options: list[str]) -> str:
+    """The first parameter whose sweep moves the escalated share or the harmful consensus
+    (the page opens on a curve, not on a point), else the first one."""
+    for parameter in options:
+        grid = sweep_grid(replay, parameter, {k: v for k, v in valid.changes.items() if k != parameter},
+                          *_sweep_bounds(replay, parameter))
+        if len(grid) > 1:
+            curve = sweep(replay, parameter=parameter, values=grid, changes={
+                k: v for k, v in valid.changes.items() if k != parameter}, loss=valid.loss)
+            if curve.loc[curve["valid"], ["escalation_rate", "harmful_consensus"]].nunique().max() > 1:
+                return parameter
+    return options[0]
 
 
 def _tradeoff(replay: RunReplay, valid: ValidSettings, inert: Mapping[str, str], col: Any) -> None:
     options = [p for p in SWEEP_PARAMETERS if p not in inert]
+    if st.session_state.get("wi_sweep_param") not in options:
+        st.session_state["wi_sweep_param"] = _moving_parameter(replay, valid, options)
     parameter = col.selectbox("Sweep parameter", options, key="wi_sweep_param",
                               help="Each point re-scores the run with this parameter set to the point's value "
                                    "in every cell; the other settings stay as they are now.")
     current = float(valid.values[parameter])
-    # the grid is centred on the run's own value, so moving the swept parameter reuses the curve
-    grid = sweep_values(parameter, float(run_settings(replay)[parameter]), replay.max_rounds)
+    others = {k: v for k, v in valid.changes.items() if k != parameter}
+    low, high = _sweep_bounds(replay, parameter)
+    grid = sweep_grid(replay, parameter, others, low, high)
+    if not len(grid):
+        col.info(f"No value of {parameter} from {low:g} to {high:g} is accepted by every cell with the other "
+                 "settings as they are now, so there is no sweep to draw.")
+        return
     curve = sweep_for(replay, parameter, valid.changes, valid.loss, grid)
     y = col.radio("Against", ["harmful_consensus", "system_risk"], horizontal=True, key="wi_sweep_y",
                   format_func=metric_words)
     _, original = original_for(replay)
     col.plotly_chart(tradeoff_figure(curve, parameter, current, valid.result.metrics, y, original),
                      key="wi_tradeoff")
+    col.caption(sweep_caption(curve, parameter, y))
+
+
+def sweep_caption(curve: pd.DataFrame, parameter: str, y: str) -> str:
+    """What the sweep covers, and in words why it is one point when every value gives the
+    same outcome."""
+    ok = curve[curve["valid"]]
+    span = f"{parameter} from {ok['value'].min():.3g} to {ok['value'].max():.3g}"
     left_out = int((~curve["valid"]).sum())
+    out = f"{len(ok)} values of {span}, the range every cell accepts with the other settings as they are now."
     if left_out:
-        col.caption(f"{left_out} of {len(curve)} values of {parameter} are left out: they make some cell's "
-                    "settings invalid (for example eps_safe at or above that cell's eps_low).")
+        out += f" {left_out} values inside it make some cell's settings invalid and are left out."
+    if len(ok) > 1 and ok[["escalation_rate", y]].nunique().max() == 1:
+        first = ok.iloc[0]
+        out += (f" Every value gives the same escalated share ({first['escalation_rate']:.1%}) and "
+                f"{metric_words(y).lower()} ({metric_value(y, first[y])}), so the curve is a single point")
+        if ok["certified_rate"].nunique() > 1:
+            out += (f": what {parameter} moves here is the certified share ({ok['certified_rate'].min():.1%} to "
+                    f"{ok['certified_rate'].max():.1%}), and a case it no longer certifies is still decided, later "
+                    "or at the round budget, not escalated.")
+        else:
+            out += f": no case of this run changes its outcome anywhere in this range of {parameter}."
+    return out
 
 
 def show_results(replay: RunReplay, valid: ValidSettings, inert: Mapping[str, str], *, stale: bool) -> None:
@@ -83,7 +163,11 @@ def show_results(replay: RunReplay, valid: ValidSettings, inert: Mapping[str, st
     before, original = original_for(replay)
     with st.container(key="wi_results"):
         _metrics(valid.result.metrics, original, replay.n_cases)
-        st.dataframe(valid.result.per_scenario, placeholder=MISSING, hide_index=True)
+        if reason := all_escalated_reason(valid.result.outcomes):
+            fitted = (" The run's thresholds were fitted under its own loss matrix; the changed loss moves every "
+                      "energy." if valid.loss is not None else "")
+            st.warning(reason + fitted)
+        _per_scenario(valid.result.per_scenario)
         c1, c2 = st.columns(2)
         c1.plotly_chart(action_mix_figure(valid.result.outcome_mix, before.outcome_mix), key="wi_mix")
         _tradeoff(replay, valid, inert, c2)

@@ -21,6 +21,7 @@ __all__ = ["table6", "table7", "table1", "detail_table", "clinical_text", "clini
 
 _SCENARIO_ORDER = ("S1", "S2", "S3a", "S3b")
 MIX = ("mix_continue", "mix_steer", "mix_decide", "mix_escalate")
+_RISK_NAMES = ("decided_rate", "system_risk", "harmful_consensus")
 
 
 def _pick(metrics: pd.DataFrame, methods: tuple[str, ...], names: tuple[str, ...]) -> pd.DataFrame:
@@ -35,16 +36,19 @@ def _pick(metrics: pd.DataFrame, methods: tuple[str, ...], names: tuple[str, ...
     return out.sort_values(["dataset", "metric", "method", "scenario"]).reset_index(drop=True)
 
 
-def table6(metrics: pd.DataFrame) -> pd.DataFrame:
-    return _pick(metrics, ("single", "free", "pool", "dcem"), ("system_risk", "harmful_consensus"))
+def table6(metrics: pd.DataFrame, *, decided: bool = False) -> pd.DataFrame:
+    """``decided``: with each method's share of cases decided (the dashboard shows it beside
+    every risk figure: an escalated case counts 0 in system risk)."""
+    return _pick(metrics, ("single", "free", "pool", "dcem"), _RISK_NAMES[0 if decided else 1:])
 
 
 def table7(metrics: pd.DataFrame) -> pd.DataFrame:
     return _pick(metrics, ("dcem",), ("escalation_rate", "avg_rounds"))
 
 
-def table1(metrics: pd.DataFrame) -> pd.DataFrame:
-    return _pick(metrics, ("dcem", "dcem_noesc"), ("system_risk", "harmful_consensus"))
+def table1(metrics: pd.DataFrame, *, decided: bool = False) -> pd.DataFrame:
+    """``decided``: as for :func:`table6`."""
+    return _pick(metrics, ("dcem", "dcem_noesc"), _RISK_NAMES[0 if decided else 1:])
 
 
 def detail_table(metrics: pd.DataFrame) -> pd.DataFrame:

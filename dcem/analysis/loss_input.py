@@ -20,10 +20,12 @@ from typing import Sequence
 
 import numpy as np
 
+from common.loss import three_level_form
 from dcem.core.panel import MAX_LOSS
 from dcem.errors import InputError
 
-__all__ = ["format_loss_cell", "loss_cells", "parse_loss_cell", "parse_loss_table", "loss_change"]
+__all__ = ["format_loss_cell", "loss_cells", "parse_loss_cell", "parse_loss_table", "loss_change",
+           "loss_change_words"]
 
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _NOT_FINITE = {"nan", "inf", "infinity"}
@@ -112,3 +114,28 @@ def loss_change(loss: np.ndarray, reference: np.ndarray) -> np.ndarray | None:
     if arr.shape == ref.shape and np.array_equal(arr, ref):
         return None
     return arr
+
+
+def _form_words(form: tuple[list[int], float | None], labels: Sequence[str]) -> str:
+    high, l_high = form
+    if not high:
+        return "no high-risk class (every miss costs 1)"
+    return f"high-risk {', '.join(str(labels[y]) for y in high)} at l_high = {format_loss_cell(float(l_high or 0))}"
+
+
+def loss_change_words(loss: np.ndarray | None, reference: np.ndarray, labels: Sequence[str], shown: int = 3) -> str:
+    """One sentence naming how ``loss`` differs from the run's own ``reference`` (empty
+    when it does not): the three-level forms when both have one, else the changed cells
+    (the first ``shown`` of them, old -> new)."""
+    if loss is None or loss_change(loss, reference) is None:
+        return ""
+    new, old = np.asarray(loss, dtype=float), np.asarray(reference, dtype=float)
+    form_new, form_old = three_level_form(new), three_level_form(old)
+    if form_new is not None and form_old is not None:
+        return (f"Loss matrix set for every cell: {_form_words(form_new, labels)} "
+                f"(the run's: {_form_words(form_old, labels)}).")
+    changed = list(zip(*np.nonzero(new != old)))
+    cells = "; ".join(f"deciding {labels[d]} when the truth is {labels[y]} costs {format_loss_cell(new[d, y])} "
+                      f"(was {format_loss_cell(old[d, y])})" for d, y in changed[:shown])
+    more = f"; and {len(changed) - shown} more" if len(changed) > shown else ""
+    return f"Loss matrix set for every cell, {len(changed)} of {new.size} entries changed: {cells}{more}."

@@ -13,6 +13,7 @@ with ``spread`` each cell is the text "mean ± std" in the same unit instead of 
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Sequence
 
 import pandas as pd
@@ -23,7 +24,7 @@ from dcem.analysis.report import comparison_table
 from dcem.core.vocabulary import method_label
 
 __all__ = ["PERCENT_METRICS", "is_percent", "wide_metrics", "comparison_view", "clinical_views",
-           "metric_columns"]
+           "metric_columns", "risk_note"]
 
 # shares shown in percent: the glossary's rates, the clinical parse-error rate, the action mix
 PERCENT_METRICS: tuple[str, ...] = (*RATE_METRICS, "parse_error_rate", *MIX)
@@ -96,17 +97,37 @@ def metric_columns(wide: pd.DataFrame, rows: Sequence[str]) -> list[str]:
 
 
 def comparison_view(metrics: pd.DataFrame, *, spread: bool = False) -> pd.DataFrame:
-    """A synthetic run's method comparison (mean over seeds): rows scenario x method."""
-    return wide_metrics(comparison_table(metrics), rows=["scenario", "method"], spread=spread)
+    """A synthetic run's method comparison (mean over seeds): rows scenario x method, the
+    share decided just before the system risk."""
+    wide = wide_metrics(comparison_table(metrics), rows=["scenario", "method"], spread=spread)
+    if {"decided_rate", "system_risk"} <= set(wide.columns):
+        columns = [c for c in wide.columns if c != "decided_rate"]
+        columns.insert(columns.index("system_risk"), "decided_rate")
+        wide = wide[columns]
+    return wide
+
+
+def risk_note(metrics: pd.DataFrame) -> str:
+    """The sentence shown under a table with system risk: an escalated case counts 0, and
+    how much D-CEM decided itself (lowest and highest scenario mean over seeds)."""
+    text = ("System risk and harmful consensus count only the cases a method decided itself: an escalated "
+            "case counts 0, because a person takes it over. Read them beside Decided.")
+    dcem = metrics[(metrics["method"] == "dcem") & (metrics["metric"] == "decided_rate")]
+    if dcem.empty:
+        return text
+    by_scenario = dcem.groupby("scenario")["value"].mean()
+    low, high = float(by_scenario.min()), float(by_scenario.max())
+    share = f"{low:.0%}" if round(low, 2) == round(high, 2) else f"{low:.0%} to {high:.0%} by scenario"
+    return f"{text} D-CEM decided {share} of cases; the baselines decide every case."
 
 
 def clinical_views(metrics: pd.DataFrame, *, spread: bool = False) -> list[tuple[str, pd.DataFrame]]:
     """A clinical run's tables (Tables 6, 7 and 1 and the detail table), each as
     (title, wide frame with rows scenario x method); ``metrics`` carries a ``dataset``
     column (one dataset per run)."""
-    titles = (("Table 6: system risk and harmful consensus", table6),
+    titles = (("Table 6: system risk and harmful consensus", partial(table6, decided=True)),
               ("Table 7: D-CEM escalation rate and mean rounds", table7),
-              ("Table 1: D-CEM with and without STOP_AND_ESCALATE", table1),
+              ("Table 1: D-CEM with and without STOP_AND_ESCALATE", partial(table1, decided=True)),
               ("Accuracy, parse-error rate and D-CEM action mix", detail_table))
     out = []
     for title, build in titles:

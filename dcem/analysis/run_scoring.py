@@ -45,8 +45,9 @@ _TABLE_FIELDS = tuple(f.name for f in fields(MediatorConfig) if f.name not in _P
 
 class RunOutcomes:
     """Per-case outcome arrays over all cases of a run (cell order): action (int8 code),
-    decision, rounds (1-based outcome round), certified, budget; and round_counts, the
-    number of played rounds (round 1 to the outcome round) per :data:`ROUND_ACTIONS`."""
+    decision, rounds (1-based outcome round), certified, budget, energy (at the outcome
+    round), lowest (the lowest energy of the played rounds); and round_counts, the number of
+    played rounds (round 1 to the outcome round) per :data:`ROUND_ACTIONS`."""
 
     def __init__(self, n: int) -> None:
         self.action = np.empty(n, dtype=np.int8)
@@ -54,14 +55,18 @@ class RunOutcomes:
         self.rounds = np.empty(n, dtype=np.int64)
         self.certified = np.empty(n, dtype=bool)
         self.budget = np.empty(n, dtype=bool)
+        self.energy = np.empty(n)
+        self.lowest = np.empty(n)
         self.round_counts = np.zeros(len(ROUND_ACTIONS), dtype=np.int64)
 
     def put(self, rows: slice | np.ndarray, action: np.ndarray, out_action: np.ndarray,
             out_round: np.ndarray, out_decision: np.ndarray, out_cert: np.ndarray,
-            out_budget: np.ndarray) -> None:
+            out_budget: np.ndarray, energy: np.ndarray) -> None:
         self.action[rows], self.decision[rows], self.rounds[rows] = out_action, out_decision, out_round
         self.certified[rows], self.budget[rows] = out_cert, out_budget
         played = np.arange(action.shape[1])[None, :] < out_round[:, None]
+        self.energy[rows] = energy[np.arange(energy.shape[0]), out_round - 1]
+        self.lowest[rows] = np.where(played, energy, np.inf).min(axis=1)
         counts = np.bincount(action[played].astype(np.intp), minlength=len(ROUND_ACTIONS))
         self.round_counts += counts[: len(ROUND_ACTIONS)]
 
@@ -149,7 +154,7 @@ def score_run(replay: RunReplay, cfgs: list[MediatorConfig], loss: np.ndarray | 
             sc = (score_reports(panel, cell.reports, cfg) if cell.probabilities is None
                   else _soft_scored(replay, i, cfg, loss, horizon))
             out.put(slice(*rows), sc.action, sc.outcome_action, sc.outcome_round, sc.outcome_decision,
-                    sc.outcome_certified, sc.outcome_budget)
+                    sc.outcome_certified, sc.outcome_budget, sc.energy)
             continue
         key = (horizon, cfg.t_max, cfg.window, cfg.escalation, cfg.delta, cfg.eps_low)
         groups.setdefault(key, []).append((i, rows[0]))
@@ -168,7 +173,7 @@ def score_run(replay: RunReplay, cfgs: list[MediatorConfig], loss: np.ndarray | 
         out_cert = cert[n, first] & (out_action == Action.STOP_AND_DECIDE)
         out_budget = budget[n, first] & has_end
         rows_idx = np.concatenate([np.arange(r, r + replay.cells[i].n_cases) for i, r in members])
-        out.put(rows_idx, action, out_action, first + 1, decision[n, first], out_cert, out_budget)
+        out.put(rows_idx, action, out_action, first + 1, decision[n, first], out_cert, out_budget, energy)
     return out
 
 

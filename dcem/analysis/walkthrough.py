@@ -18,7 +18,9 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from dcem.analysis.walkthrough_nav import outcome_words
 from dcem.core.config import MediatorConfig
+from dcem.core.vocabulary import mediated_methods
 from dcem.store.database import Store, StoreError
 
 __all__ = ["CaseTrace", "case_list", "filter_cases", "case_trace", "steer_message", "ex_post_confusion",
@@ -31,7 +33,8 @@ def case_list(store: Store, run_id: str, method: str = "dcem") -> pd.DataFrame:
 
     Columns: case_id, scenario, seed, truth, action, decision, rounds, certified,
     budget, loss, correct, high_risk_truth, harmful_consensus, escalated (labels as
-    strings).
+    strings), outcome (in the words the case table shows,
+    :func:`dcem.analysis.walkthrough_nav.outcome_words`).
     """
     rows = store.con.execute(
         "SELECT o.case_id, c.scenario, c.seed, o.truth, o.action, o.decision, o.rounds, o.certified, "
@@ -43,7 +46,7 @@ def case_list(store: Store, run_id: str, method: str = "dcem") -> pd.DataFrame:
     if rows.empty:
         return pd.DataFrame(columns=["case_id", "scenario", "seed", "truth", "action", "decision", "rounds",
                                      "certified", "budget", "loss", "correct", "high_risk_truth",
-                                     "harmful_consensus", "escalated"])
+                                     "harmful_consensus", "escalated", "outcome"])
     high = [int(t) in set(h) for t, h in zip(rows["truth"], rows["high_risk"])]
     out = rows.drop(columns=["labels", "high_risk"]).copy()
     out["truth"] = [labs[int(t)] for t, labs in zip(rows["truth"], rows["labels"])]
@@ -52,18 +55,21 @@ def case_list(store: Store, run_id: str, method: str = "dcem") -> pd.DataFrame:
     out["high_risk_truth"] = high
     out["escalated"] = out["action"] == "STOP_AND_ESCALATE"
     out["harmful_consensus"] = ~out["correct"] & out["high_risk_truth"] & ~out["escalated"]
+    mediated = method in mediated_methods()
+    out["outcome"] = [outcome_words(a, bool(c), bool(b), mediated=mediated)
+                      for a, c, b in zip(out["action"], out["certified"], out["budget"])]
     return out
 
 
-def filter_cases(cases: pd.DataFrame, *, scenarios: Sequence[str] = (), actions: Sequence[str] = (),
+def filter_cases(cases: pd.DataFrame, *, scenarios: Sequence[str] = (), outcomes: Sequence[str] = (),
                  truths: Sequence[str] = (), harmful_only: bool = False,
                  escalated_only: bool = False) -> pd.DataFrame:
     """Rows of :func:`case_list` matching every given filter (empty filter = no filter)."""
     keep = pd.Series(True, index=cases.index)
     if scenarios:
         keep &= cases["scenario"].isin(list(scenarios))
-    if actions:
-        keep &= cases["action"].isin(list(actions))
+    if outcomes:
+        keep &= cases["outcome"].isin(list(outcomes))
     if truths:
         keep &= cases["truth"].isin(list(truths))
     if harmful_only:

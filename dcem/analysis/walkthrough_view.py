@@ -37,7 +37,7 @@ __all__ = ["SYNTHETIC_METHODS", "FILTER_COLUMNS", "Notice", "CaseSelection", "Wa
            "round_notices", "steer_notices", "truth_text", "confusion_view"]
 
 SYNTHETIC_METHODS = ("dcem", "dcem_noesc")
-FILTER_COLUMNS = ("scenario", "action", "truth")
+FILTER_COLUMNS = ("scenario", "outcome", "truth")
 
 
 class Notice(NamedTuple):
@@ -77,11 +77,11 @@ class CaseSelection:
         return not self.case_ids
 
 
-def select_cases(cases: pd.DataFrame, *, scenarios: Sequence[str] = (), actions: Sequence[str] = (),
+def select_cases(cases: pd.DataFrame, *, scenarios: Sequence[str] = (), outcomes: Sequence[str] = (),
                  truths: Sequence[str] = (), harmful_only: bool = False,
                  escalated_only: bool = False) -> CaseSelection:
     """:func:`filter_cases` with the ids to choose from and the caption counting the matches."""
-    shown = filter_cases(cases, scenarios=scenarios, actions=actions, truths=truths,
+    shown = filter_cases(cases, scenarios=scenarios, outcomes=outcomes, truths=truths,
                          harmful_only=harmful_only, escalated_only=escalated_only)
     return CaseSelection(shown, shown["case_id"].tolist(), f"{len(shown)} of {len(cases)} cases match.")
 

@@ -40,6 +40,7 @@ sharing the policy's scalar settings go through in one call.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -64,7 +65,7 @@ from dcem.core.policy import Action
 from dcem.errors import ConfigError, InputError
 
 __all__ = ["ReplayCell", "RunReplay", "WhatIfResult", "THRESHOLD_FIELDS", "SWEEP_PARAMETERS",
-           "SWEEP_COLUMNS", "load_run_replay", "rescore", "baseline_metrics", "sweep"]
+           "SWEEP_COLUMNS", "load_run_replay", "rescore", "baseline_metrics", "sweep", "sweep_grid"]
 
 SWEEP_PARAMETERS = ("eps_safe", "eps_low", "m_safe", "delta", "s_asym", "window", "t_max",
                     "alpha", "beta", "gamma", "lambda_pool", "rho_min", "omega_min")
@@ -79,7 +80,9 @@ class WhatIfResult:
     """Re-scored outcomes of every case of a run.
 
     outcomes : one row per case: case_id, scenario, seed, truth, truth_label, action (name),
-        decision, decision_label, rounds, certified, budget, loss (L[decision, truth])
+        decision, decision_label, rounds, certified, budget, loss (L[decision, truth]),
+        energy (at the outcome round), lowest_energy (of the played rounds), and the case's
+        cell's eps_safe and eps_low
     metrics : Appendix E metrics pooled over all cases (:func:`dcem.analysis.metrics.episode_metrics`)
     per_scenario : one row per scenario: scenario, n_cases and every metric
     outcome_mix : share of cases per terminal action (STOP_AND_DECIDE, STOP_AND_ESCALATE,
@@ -104,8 +107,11 @@ def _per_scenario(replay: RunReplay, sc: RunOutcomes, losses: list[np.ndarray]) 
     return pd.DataFrame(rows, columns=["scenario", "n_cases", *METRIC_NAMES])
 
 
-def _outcome_frame(replay: RunReplay, sc: RunOutcomes, losses: list[np.ndarray]) -> pd.DataFrame:
+def _outcome_frame(replay: RunReplay, sc: RunOutcomes, losses: list[np.ndarray],
+                   cfgs: list[MediatorConfig]) -> pd.DataFrame:
     lost = np.empty(replay.n_cases)
+    eps_safe = np.concatenate([np.full(c.n_cases, cfg.eps_safe) for c, cfg in zip(replay.cells, cfgs)])
+    eps_low = np.concatenate([np.full(c.n_cases, cfg.eps_low) for c, cfg in zip(replay.cells, cfgs)])
     truth_label = np.empty(replay.n_cases, dtype=object)
     decision_label = np.empty(replay.n_cases, dtype=object)
     start = 0
@@ -119,7 +125,8 @@ def _outcome_frame(replay: RunReplay, sc: RunOutcomes, losses: list[np.ndarray])
         "case_id": replay.case_id, "scenario": replay.scenario, "seed": replay.seed,
         "truth": replay.truth, "truth_label": truth_label, "action": _ACTION_NAMES[sc.action],
         "decision": sc.decision, "decision_label": decision_label, "rounds": sc.rounds,
-        "certified": sc.certified, "budget": sc.budget, "loss": lost,
+        "certified": sc.certified, "budget": sc.budget, "loss": lost, "energy": sc.energy,
+        "lowest_energy": sc.lowest, "eps_safe": eps_safe, "eps_low": eps_low,
     })
 
 
@@ -153,7 +160,7 @@ def rescore(replay: RunReplay, *, config: MediatorConfig | None = None, loss: ob
     outcome_mix = {a.name: float(np.count_nonzero(sc.action == a)) / n for a in _OUTCOME_ACTIONS}
     played = max(int(sc.round_counts.sum()), 1)
     round_mix = {a.name: float(c) / played for a, c in zip(ROUND_ACTIONS, sc.round_counts)}
-    return WhatIfResult(_outcome_frame(replay, sc, losses), pooled_metrics(replay, sc, losses),
+    return WhatIfResult(_outcome_frame(replay, sc, losses, cfgs), pooled_metrics(replay, sc, losses),
                         _per_scenario(replay, sc, losses), outcome_mix, round_mix)
 
 
@@ -216,3 +223,20 @@ def sweep(replay: RunReplay, *, parameter: str, values: Sequence[float], config:
         rows.append(row)
     frame = pd.DataFrame(rows, columns=list(SWEEP_COLUMNS))
     return frame.astype({"value": float, "valid": bool})
+
+
+def sweep_grid(replay: RunReplay, parameter: str, changes: Mapping[str, Any], low: float, high: float,
+               n: int = 20, scan: int = 201) -> np.ndarray:
+    """``n`` values of ``parameter`` spread over the part of [low, high] that every cell
+    accepts with ``changes`` (for example eps_safe below each cell's eps_low), so a sweep
+    leaves none out; for ``t_max`` and ``window`` every accepted whole number.  Empty when
+    no value in the range is accepted."""
+    if parameter in ("t_max", "window"):
+        candidates = np.arange(max(int(math.ceil(low)), 1), int(high) + 1, dtype=float)
+    else:
+        candidates = np.linspace(float(low), float(high), scan)
+    ok = [v for v in candidates if _swept_configs(replay, None, changes, parameter, v) is not None]
+    if not ok or parameter in ("t_max", "window"):
+        return np.asarray(ok, dtype=float)
+    values = np.linspace(ok[0], ok[-1], n)
+    return np.asarray([v for v in values if _swept_configs(replay, None, changes, parameter, v) is not None])

@@ -126,10 +126,12 @@ def _shown(value: Any) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
-def scope_note(changes: Mapping[str, Any], spread: Mapping[str, Mapping[str, Any]], calibration: str = "") -> str:
+def scope_note(changes: Mapping[str, Any], spread: Mapping[str, Mapping[str, Any]], calibration: str = "",
+               loss: str = "") -> str:
     """One paragraph saying which parameters apply to every cell and which stay per cell,
-    and (``calibration``: a calibration set's source) that every cell's panel comes from
-    that set."""
+    (``calibration``: a calibration set's source) that every cell's panel comes from that
+    set, and (``loss``: :func:`dcem.analysis.loss_input.loss_change_words`) how the loss
+    differs from the run's."""
     kept = [name for name in spread if name not in changes]
     parts = []
     if calibration:
@@ -138,9 +140,11 @@ def scope_note(changes: Mapping[str, Any], spread: Mapping[str, Mapping[str, Any
                      "own calibration.")
     if changes:
         parts.append("Set for every cell: " + ", ".join(f"{k} = {_shown(v)}" for k, v in changes.items()) + ".")
-    elif calibration:
+    if loss:
+        parts.append(loss)
+    if not changes and (calibration or loss):
         parts.append("No parameter changed: every cell keeps its own settings.")
-    else:
+    elif not changes:
         parts.append("Nothing changed: every cell runs with its own settings, as the run did.")
     if kept:
         ranges = "; ".join(f"{name} {_shown(min(spread[name].values()))} to {_shown(max(spread[name].values()))}"

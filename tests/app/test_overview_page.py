@@ -122,7 +122,11 @@ def test_a_clinical_run_shows_the_clinical_tables(monkeypatch: pytest.MonkeyPatc
         "**Table 6: system risk and harmful consensus**", "**Table 7: D-CEM escalation rate and mean rounds**",
         "**Table 1: D-CEM with and without STOP_AND_ESCALATE**"]
     table6 = at.dataframe[0].value
-    assert list(table6.columns) == ["scenario", "method", "system_risk", "harmful_consensus"]
+    assert list(table6.columns) == ["scenario", "method", "decided_rate", "system_risk", "harmful_consensus"]
+    assert (table6.loc[table6["method"] != "D-CEM", "decided_rate"] == 100.0).all()
+    notes = [c.value for c in at.caption if c.value.startswith("System risk and harmful consensus count only")]
+    assert len(notes) == 2  # under Table 6 and Table 1, each with D-CEM's share decided
+    assert all("an escalated case counts 0" in n and "D-CEM decided " in n for n in notes)
 
 
 def test_a_store_with_a_run_keeps_the_disclaimer(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

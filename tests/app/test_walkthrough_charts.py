@@ -14,6 +14,8 @@ from studio.charts import (
     belief_figure,
     confusion_figure,
     energy_figure,
+    probability_top,
+    threshold_shifts,
     wrap_label,
 )
 
@@ -40,9 +42,19 @@ def test_thresholds_are_labelled_lines_with_their_values() -> None:
     assert {0.6, 1.2} <= lines
     close = energy_figure(_rounds(), 2, eps_safe=0.6001, eps_low=0.6002)
     assert {"eps_safe 0.6001", "eps_low 0.6002"} <= {a.text for a in close.layout.annotations}
+    shift = {a.text: a.yshift for a in close.layout.annotations}
+    assert shift["eps_low 0.6002"] - shift["eps_safe 0.6001"] >= 15.9  # close lines: labels pushed apart
+    assert all(a.xref == "paper" and a.x >= 1.0 for a in close.layout.annotations)  # right of the bars
+    assert threshold_shifts(0.6, 1.2, 2.0) == (0.0, 0.0)  # far apart: each label on its line
     keys = [t.name for t in fig.data if t.hoverinfo == "skip"]  # legend-only entries
     assert any("eps_safe 0.60" in k and "green band" in k for k in keys)
     assert any("eps_low 1.20" in k and "red band" in k for k in keys)
+
+
+def test_the_probability_axis_fits_the_bars() -> None:
+    small = belief_figure(("a", "b", "c"), [[0.12, 0.08, 0.1]], [0.15, 0.05, 0.1], [0], [1], 0)
+    assert tuple(small.layout.yaxis.range) == (0, 0.2)  # bars of at most 0.15: the axis stops at 0.2
+    assert probability_top([0.95]) == 1.0 and probability_top([0.01]) == 0.1 and probability_top([0.5]) == 0.6
 
 
 def test_agents_and_energy_terms_have_disjoint_palettes() -> None:

@@ -35,7 +35,8 @@ def test_steps_through_rounds_with_buttons_and_slider(page: AppTest) -> None:
         assert at.subheader[0].value.startswith("Round 1 of ")
         at.slider(key="walk_round").set_value(last).run()
         assert at.subheader[0].value.startswith(f"Round {last} of {last}")
-    assert len(at.metric) == 4 and any("Agent 1" in m.value for m in at.markdown)
+    assert len(at.metric) == 2 and any("Agent 1" in m.value for m in at.markdown)
+    assert sum("round-label" in m.value for m in at.markdown) == 2  # decision and runner-up, wrapping
     assert any("not clinical advice" in c.value for c in at.caption)
 
 
@@ -103,7 +104,8 @@ def test_energy_chart_labels_the_thresholds_and_the_decision_has_its_loss(page: 
     safe, low = threshold_labels(cfg.eps_safe, cfg.eps_low)
     assert safe in energy and low in energy
     table = next(d.value for d in at.dataframe if list(d.value.columns) == DECISION_COLUMNS)
-    decision = next(m.value for m in at.metric if m.label == "Bayes decision")
+    shown = next(m.value for m in at.markdown if "round-label" in m.value and "Bayes decision" in m.value)
+    decision = shown.split("overflow-wrap:anywhere'>")[1].split("</span>")[0]
     assert table["class"].tolist().count(f"{decision} (decision)") == 1
     assert (table["high-risk"] == HIGH_RISK_MARK).sum() >= 1
     assert not any("chance level" in w.value for w in at.warning)  # the synthetic agents beat chance

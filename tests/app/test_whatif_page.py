@@ -14,15 +14,18 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from common.loss import three_level_form
 from dcem.calibration.sets import CalibrationSet
 from dcem.store.database import Store
 from dcem.store.presets import list_presets
 from dcem.synthetic.experiment import run_cell
-from studio.whatif_charts import LEGEND_ABOVE, action_mix_figure, point_labels, tradeoff_figure
-from studio.whatif_view import STALE_NOTE
+from studio.whatif_charts import LEGEND_ABOVE, action_mix_figure, axis_range, point_labels, tradeoff_figure
+from studio.whatif_view import STALE_NOTE, sweep_caption
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "whatif.py")
+# the five headline cards unchanged: four shares in percentage points, then the system risk
+UNCHANGED = ["+0.0 points vs original"] * 4 + ["+0.000 vs original"]
 
 
 def _open(source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[AppTest, Path]:
@@ -52,7 +55,7 @@ def _mix(at: AppTest) -> dict[str, list[float]]:
 
 def _assert_untouched(at: AppTest) -> None:
     assert not at.exception and not at.error
-    assert [m.delta for m in at.metric] == ["+0.000 vs original"] * 5
+    assert [m.delta for m in at.metric] == UNCHANGED
     assert (_table(at)["change"] == 0.0).all()
     mix = _mix(at)
     assert mix["current settings"] == mix["original settings"]
@@ -65,7 +68,7 @@ def test_untouched_page_reproduces_the_run_and_one_slider_moves_a_delta(page: tu
     at.slider(key="wi_eps_safe").set_value(0.0).run()
     assert not at.exception and not at.error
     assert _table(at).loc["certified_rate", "change"] < 0
-    assert any(m.delta != "+0.000 vs original" for m in at.metric)
+    assert [m.delta for m in at.metric] != UNCHANGED
     assert any(i.value.startswith("Set for every cell: eps_safe = 0.") and "keeps its own eps_low" in i.value
                for i in at.info)
 
@@ -117,7 +120,7 @@ def test_parameters_a_replay_cannot_use_are_disabled_with_the_reason(page: tuple
     assert any(c.startswith("Disabled:") and "never checks the energy descent, so delta" in c for c in captions)
     assert any(c.startswith("Disabled:") and "so steer_gate cannot change an outcome" in c for c in captions)
     assert "delta" not in at.selectbox(key="wi_sweep_param").options
-    assert [m.delta for m in at.metric] == ["+0.000 vs original"] * 5
+    assert [m.delta for m in at.metric] == UNCHANGED
 
 
 @pytest.fixture(scope="module")
@@ -147,24 +150,45 @@ def test_a_one_round_run_disables_descent_steering_and_the_budget(one_round_db: 
 def test_reset_restores_every_setting_and_the_loss(page: tuple[AppTest, Path]) -> None:
     at = page[0].run()
     eps_safe, loss = at.slider(key="wi_eps_safe").value, np.array(at.session_state["wi_loss"])
+    l_high = at.number_input(key="wi_lhigh").value
+    assert l_high == three_level_form(loss)[1]  # the field shows the run's own l_high
     at.slider(key="wi_eps_safe").set_value(0.0).run()
     at.slider(key="wi_t_max").set_value(3).run()
     at.number_input(key="wi_lhigh").set_value(30.0).run()
-    next(b for b in at.button if b.label.startswith("Apply {")).click().run()
     assert _table(at).loc["risk", "change"] != 0.0
     at.button(key="wi_reset").click().run()
     assert at.slider(key="wi_eps_safe").value == eps_safe and at.slider(key="wi_t_max").value == 12
-    assert at.number_input(key="wi_lhigh").value == 3.0
+    assert at.number_input(key="wi_lhigh").value == l_high
     np.testing.assert_array_equal(at.session_state["wi_loss"], loss)
     _assert_untouched(at)
     assert any("back to the run's own" in s.value for s in at.success)
+
+
+def test_l_high_and_the_matrix_never_disagree_and_a_loss_change_is_named(page: tuple[AppTest, Path]) -> None:
+    at = page[0].run()
+    high, l_high = three_level_form(np.array(at.session_state["wi_loss"]))
+    labels = list(at.multiselect(key="wi_high").options)
+    assert at.multiselect(key="wi_high").value == [labels[y] for y in high]
+    at.number_input(key="wi_lhigh").set_value(2 * l_high).run()
+    assert not at.exception and not at.error
+    assert three_level_form(np.array(at.session_state["wi_loss"])) == (high, 2 * l_high)  # no extra button
+    note = next(i.value for i in at.info if "Loss matrix set for every cell" in i.value)
+    assert f"l_high = {2 * l_high:g}" in note and f"(the run's: high-risk" in note
+    assert "Nothing changed" not in note and [m.delta for m in at.metric] != UNCHANGED
+    cells = np.array(at.session_state["wi_loss"], dtype=float)
+    cells[0, 1] = 0.25  # one cell by hand: the matrix leaves the {0, 1, l_high} form
+    at.session_state["wi_loss"] = cells
+    at.run()
+    assert any("no longer has the {0, 1, l_high} form" in c.value for c in at.caption)
+    note = next(i.value for i in at.info if "Loss matrix set for every cell" in i.value)
+    assert f"costs 0.25 (was" in note and "entries changed" in note
 
 
 def test_a_comma_in_the_loss_is_refused_and_the_last_valid_results_stay(page: tuple[AppTest, Path]) -> None:
     at = page[0].run()
     at.slider(key="wi_eps_safe").set_value(0.0).run()
     shown = _table(at)["current"].copy()
-    assert not at.warning
+    assert all(w.value != STALE_NOTE for w in at.warning)
     cells = np.array(at.session_state["wi_loss"], dtype=object)
     cells[1, 0] = "2,5"  # what a person types; a numeric cell would have read it as 25
     at.session_state["wi_loss"] = cells
@@ -198,7 +222,6 @@ def test_loss_preset_rescores_and_settings_save_as_a_preset(page: tuple[AppTest,
     at.run()
     risk_before = _metric(at, "risk")
     at.number_input(key="wi_lhigh").set_value(30.0).run()
-    next(b for b in at.button if b.label.startswith("Apply {")).click().run()
     assert not at.exception
     assert _metric(at, "risk") != risk_before  # the new loss re-scored every case
     at.text_input[0].set_value("strict")
@@ -233,14 +256,40 @@ def test_tradeoff_points_carry_their_value_and_the_legend_sits_above() -> None:
     assert [t.name for t in fig.data] == ["eps_safe swept", "run's own settings", "current settings (eps_safe = 0.5)"]
     legend = fig.layout.legend
     assert legend.orientation == "h" and legend.yanchor == "bottom" and legend.y > 1
-    assert fig.layout.xaxis.title.text and fig.layout.yaxis.title.text == "harmful consensus"
+    assert fig.layout.xaxis.title.text == "escalated (% of cases)"
+    assert fig.layout.yaxis.title.text == "harmful consensus (% of cases)"
+    assert fig.layout.xaxis.tickformat == ".0%" and fig.layout.yaxis.tickformat == ".1%"
+
+
+def test_tradeoff_axes_hold_shares_within_0_and_100_percent_and_every_marker() -> None:
+    far = {"escalation_rate": 0.97, "harmful_consensus": 0.31, "system_risk": 2.4}
+    for y in ("harmful_consensus", "system_risk"):
+        fig = tradeoff_figure(_sweep(), "eps_safe", 0.5, far, y, {"escalation_rate": 0.0, y: 0.0})
+        x_low, x_high = fig.layout.xaxis.range
+        y_low, y_high = fig.layout.yaxis.range
+        assert x_low < 0.0 < 0.97 < x_high <= 1.05 and y_low == 0.0  # never a negative share
+        assert far[y] < y_high and (y_high <= 1.0 if y == "harmful_consensus" else y_high > 2.4)
+    assert axis_range([0.011, 0.011], share=True) == [0.0, 0.05]  # one small point does not fill the plot
+    assert axis_range([0.99], share=True) == [0.0, 1.0]
+
+
+def test_a_sweep_that_cannot_move_the_run_says_so_in_words() -> None:
+    flat = pd.DataFrame({"value": [1.4, 1.9, 2.45], "escalation_rate": [0.34] * 3,
+                         "harmful_consensus": [0.011] * 3, "certified_rate": [0.2, 0.4, 0.5], "valid": [True] * 3})
+    text = sweep_caption(flat, "eps_safe", "harmful_consensus")
+    assert "eps_safe from 1.4 to 2.45" in text and "single point" in text and "escalated share (34.0%)" in text
+    assert "certified share (20.0% to 50.0%)" in text
+    still = sweep_caption(flat.assign(certified_rate=0.3), "eps_safe", "harmful_consensus")
+    assert "no case of this run changes its outcome" in still
+    moving = sweep_caption(_sweep(), "eps_safe", "harmful_consensus")
+    assert "single point" not in moving and "1 values inside it" in moving
 
 
 def test_outcome_mix_legend_above_and_bars_labelled() -> None:
     fig = action_mix_figure({"STOP_AND_DECIDE": 0.25, "STOP_AND_ESCALATE": 0.75, "PENDING": 0.0},
                             {"STOP_AND_DECIDE": 0.5, "STOP_AND_ESCALATE": 0.5, "PENDING": 0.0})
     assert fig.layout.legend.y == LEGEND_ABOVE["y"] and fig.layout.legend.yanchor == "bottom"
-    assert [list(t.x) for t in fig.data] == [["STOP_AND_DECIDE", "STOP_AND_ESCALATE"]] * 2
+    assert [list(t.x) for t in fig.data] == [["decided", "escalated to a human"]] * 2
     assert list(fig.data[1].text) == ["25%", "75%"]
     assert fig.layout.yaxis.title.text == "share of cases"
 
@@ -286,7 +335,7 @@ def test_a_matching_set_is_offered_and_moves_the_metrics_only_when_on(page: tupl
     assert not at.exception and not at.error
     assert _tradeoff_curve(at) != curve  # the sweep is the calibrated run's, not the memoised own one
     assert (_table(at)["change"] != 0.0).any()
-    assert any(m.delta != "+0.000 vs original" for m in at.metric)
+    assert [m.delta for m in at.metric] != UNCHANGED
     assert any("come from the loaded calibration set (flipped.csv)" in i.value for i in at.info)
     assert any("smoothed with alpha = 0.5" in c.value for c in at.caption)
     at.toggle(key="wi_calib").set_value(False).run()

@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import pytest
 
-from dcem.analysis.metric_tables import comparison_view, is_percent, wide_metrics
+from dcem.analysis.metric_tables import comparison_view, is_percent, risk_note, wide_metrics
 
 
 def _metrics() -> pd.DataFrame:
@@ -40,3 +40,19 @@ def test_a_missing_mean_reads_n_a_and_a_missing_column_is_named() -> None:
     assert wide_metrics(table, rows=["scenario", "method"], spread=True)["accuracy"].iloc[0] == "n/a"
     with pytest.raises(ValueError, match="lacks the column"):
         wide_metrics(table.drop(columns="std"), rows=["scenario", "method"])
+
+
+def test_the_share_decided_stands_before_the_system_risk_and_the_note_names_it() -> None:
+    rows = []
+    for seed, decided in ((0, 0.1), (1, 0.3)):
+        for method, share in (("single", 1.0), ("dcem", decided)):
+            rows += [("S1", seed, method, "system_risk", 0.2), ("S1", seed, method, "decided_rate", share),
+                     ("S1", seed, method, "accuracy", 0.5), ("S2", seed, method, "decided_rate", share / 2),
+                     ("S2", seed, method, "system_risk", 0.1)]
+    metrics = pd.DataFrame(rows, columns=["scenario", "seed", "method", "metric", "value"])
+    view = comparison_view(metrics)
+    columns = list(view.columns)
+    assert columns.index("decided_rate") == columns.index("system_risk") - 1
+    note = risk_note(metrics)
+    assert "an escalated case counts 0" in note and "D-CEM decided 10% to 20% by scenario" in note
+    assert "D-CEM decided" not in risk_note(metrics[metrics["method"] != "dcem"])

@@ -53,7 +53,11 @@ def test_filters_and_selection_caption(small_run_store: Store) -> None:
     cases = case_list(small_run_store, RUN_ID, "dcem")
     options = filter_options(cases)
     assert options["scenario"] == ["S1", "S3b"]
-    assert options["action"] == sorted(set(cases["action"]))
+    assert options["outcome"] == sorted(set(cases["outcome"]))
+    assert set(options["outcome"]) <= {"certified decision", "decision at the round budget", "decision",
+                                       "escalated to a human"}
+    certified = select_cases(cases, outcomes=["certified decision"])
+    assert not certified.empty and certified.cases["certified"].all()
     everything = select_cases(cases)
     assert everything.caption == f"{len(cases)} of {len(cases)} cases match." and not everything.empty
     escalated = select_cases(cases, scenarios=["S3b"], escalated_only=True)
