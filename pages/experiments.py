@@ -10,12 +10,14 @@ from dcem.analysis.report import COMPARISON_METRICS, comparison_table
 from dcem.analysis.run_compare import (changed_outcomes, export_tables, metric_deltas, round_curves,
                               settings_diff, to_csv_bytes, to_parquet_bytes)
 from studio.experiment_charts import comparison_figure, round_curve_figure
-from studio.experiment_launch import launch, launch_spec, show_cell_count, show_last_launch
+from studio.experiment_launch import (launch_spec, queue_launch, run_pending, settle_launch, show_cell_count,
+                                      show_last_launch)
 from studio.tables import MISSING
 from studio.widgets import disclaimer, pick_run, store
 
 st.title("Experiments")
 disclaimer()
+settle_launch()  # a control pressed during a launch: wait until its cell is stored
 db = store()
 if db is None:
     st.stop()
@@ -44,12 +46,15 @@ with st.expander("Launch a synthetic experiment", expanded=False):
     show_cell_count(db, form, spec, ablation)
     st.caption("Finished cells are saved as they complete. Pressing Stop (or any other control) "
                "interrupts between cells; launching the same settings again resumes.")
-    if st.button("Run", type="primary", key="exp_run", disabled=spec is None) and spec is not None:
-        launch(db, spec)
+    run_pressed = st.button("Run", type="primary", key="exp_run", disabled=spec is None)
+    launch_slot = st.container()
+    if run_pressed and spec is not None:
+        queue_launch(spec)
 show_last_launch()
 
 run_id = pick_run(db, key="exp_view_run")
 if run_id is None:
+    run_pending(db, launch_slot)
     st.stop()
 table = comparison_table(db.metrics(run_id))
 metric = st.selectbox("Metric", COMPARISON_METRICS, key="exp_metric")
@@ -82,3 +87,5 @@ else:
     changed = changed_outcomes(db, run_id, other)
     st.write(f"{len(changed)} cases changed outcome under D-CEM")
     st.dataframe(changed, placeholder=MISSING, hide_index=True)
+
+run_pending(db, launch_slot)  # last: every section above stays on screen while it runs

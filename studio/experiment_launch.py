@@ -10,7 +10,10 @@ and launching the same settings resumes it.
 """
 from __future__ import annotations
 
+import threading
+
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from dcem.analysis.launch_form import LaunchForm, LaunchProgress, cells_text, launch_message
 from dcem.errors import DcemError
@@ -18,9 +21,38 @@ from dcem.store.database import Store
 from dcem.synthetic import spec as synthetic_spec
 from studio.widgets import set_current_run
 
-__all__ = ["LAUNCH", "launch", "launch_spec", "show_last_launch", "show_cell_count"]
+__all__ = ["LAUNCH", "PENDING", "launch", "launch_spec", "show_last_launch", "show_cell_count", "queue_launch",
+           "run_pending", "settle_launch"]
 
 LAUNCH = "exp_launch"  # session key: the last launch's LaunchProgress
+ACTIVE = "exp_active"  # session key: the running launch's _Running
+PENDING = "exp_pending"  # session key: the spec Run asked for, launched once the rest of the page is drawn
+# Streamlit's own header Stop ends the script without a rerun, which would leave the page
+# half drawn and say nothing; during a launch the page's Stop button is the one way to stop
+_ONE_STOP = "<style>[data-testid='stStatusWidget'] [data-testid='stBaseButton-header'] {display: none;}</style>"
+
+
+class _Running:
+    """A launch in progress: ``stop`` asks it to stop before its next cell; ``left`` is set
+    once its thread has left the launch (finished, stopped or failed)."""
+
+    def __init__(self, progress: LaunchProgress) -> None:
+        self.stop, self.left = threading.Event(), threading.Event()
+        self.progress = progress  # the last record, read by the next page run (not via the session's copy)
+
+
+def settle_launch(timeout: float = 900.0) -> None:
+    """Call first on every page run.  A control pressed during a launch starts a new page
+    run while the old one is still computing its cell (Streamlit stops the old run only at
+    its next screen update); this waits for it to store that cell and leave, so the page
+    then counts the cells truly stored."""
+    running = st.session_state.get(ACTIVE)
+    if isinstance(running, _Running) and not running.left.is_set():
+        running.stop.set()
+        with st.spinner("Stopping the launch after the cell being computed ..."):
+            running.left.wait(timeout)
+    if isinstance(running, _Running):
+        _record(running.progress)  # the old run's last record, which its own session writes may not carry
 
 
 def _record(progress: LaunchProgress) -> None:
@@ -29,24 +61,48 @@ def _record(progress: LaunchProgress) -> None:
         set_current_run(progress.run_id)
 
 
+def queue_launch(spec: synthetic_spec.SyntheticSpec) -> None:
+    """Run was pressed: the launch starts once the whole page is drawn (:func:`run_pending`)."""
+    st.session_state[PENDING] = spec
+
+
+def run_pending(db: Store, slot: DeltaGenerator) -> None:
+    """The launch Run asked for, in ``slot`` (the rest of the page stays on screen while it
+    runs); when it ends, the page is drawn again on the new run with the outcome."""
+    spec = st.session_state.pop(PENDING, None)
+    if not isinstance(spec, synthetic_spec.SyntheticSpec):
+        return
+    with slot:
+        launch(db, spec)
+    st.rerun()
+
+
 def launch(db: Store, spec: synthetic_spec.SyntheticSpec) -> None:
     """Run ``spec`` into ``db`` with a progress bar and a Stop button, recording its
     progress in the session after every cell."""
     run_id = spec.run_id()
-    _record(LaunchProgress(run_id, 0, len(spec.scenarios) * len(spec.seeds)))
+    running = st.session_state[ACTIVE] = _Running(LaunchProgress(run_id, 0, len(spec.scenarios) * len(spec.seeds)))
+    _record(running.progress)
+    st.markdown(_ONE_STOP, unsafe_allow_html=True)
     bar = st.progress(0.0, text="starting")
-    st.button("Stop", key="exp_stop")
+    st.button("Stop", key="exp_stop", help="Stops after the cell being computed; every finished cell stays stored.")
 
     start: list[int] = []  # cells stored before this launch: the first report's count
 
     def progress(done: int, total: int, label: str) -> None:
         start.append(done)
-        _record(LaunchProgress(run_id, done, total, start[0]))
+        running.progress = LaunchProgress(run_id, done, total, start[0])
+        _record(running.progress)
         bar.progress(done / total, text=f"{done} of {total} cells ({label})")  # Stop raises here
 
-    summary = synthetic_spec.run_synthetic(db, spec, progress=progress)
-    _record(st.session_state[LAUNCH].completed(computed=summary.computed, skipped=summary.skipped,
-                                               total=summary.total))
+    try:
+        summary = synthetic_spec.run_synthetic(db, spec, progress=progress, cancel=running.stop.is_set)
+    finally:
+        running.left.set()
+    if summary.complete:  # else stopped between cells: the last record counts the stored cells
+        running.progress = running.progress.completed(computed=summary.computed, skipped=summary.skipped,
+                                                      total=summary.total)
+        _record(running.progress)
 
 
 def show_last_launch() -> None:
