@@ -3,7 +3,7 @@ import streamlit as st
 
 from dcem.core.vocabulary import SCENARIOS
 from dcem.synthetic.spec import COMPLIANCE, COMPLIANCE_NAMES, WORLD_NAMES, WORLDS
-from dcem.analysis.glossary import term_help
+from dcem.analysis.glossary import metric_words, term_help
 from dcem.analysis.launch_form import SEEDS_RANGE, T_MAX_RANGE, read_launch_form
 from dcem.analysis.run_info import run_labels
 from dcem.analysis.report import COMPARISON_METRICS, comparison_table
@@ -12,6 +12,7 @@ from dcem.analysis.run_compare import (changed_outcomes, export_tables, metric_d
 from studio.experiment_charts import comparison_figure, round_curve_figure
 from studio.experiment_launch import (launch_spec, queue_launch, run_pending, settle_launch, show_cell_count,
                                       show_last_launch)
+from studio.experiment_tables import changed_view, deltas_view
 from studio.tables import MISSING
 from studio.widgets import disclaimer, pick_run, store
 
@@ -57,7 +58,7 @@ if run_id is None:
     run_pending(db, launch_slot)
     st.stop()
 table = comparison_table(db.metrics(run_id))
-metric = st.selectbox("Metric", COMPARISON_METRICS, key="exp_metric")
+metric = st.selectbox("Metric", COMPARISON_METRICS, key="exp_metric", format_func=metric_words)
 st.plotly_chart(comparison_figure(table, metric), key="exp_fig3")
 curves = round_curves(db, run_id)
 if not curves.empty:
@@ -83,9 +84,9 @@ else:
     st.write("Settings that differ")
     st.dataframe(settings_diff(db, run_id, other), placeholder=MISSING, hide_index=True)
     st.write("Metric means and differences (other minus selected)")
-    st.dataframe(metric_deltas(db, run_id, other), placeholder=MISSING, hide_index=True)
+    st.dataframe(deltas_view(metric_deltas(db, run_id, other), run_id, other), placeholder=MISSING, hide_index=True)
     changed = changed_outcomes(db, run_id, other)
     st.write(f"{len(changed)} cases changed outcome under D-CEM")
-    st.dataframe(changed, placeholder=MISSING, hide_index=True)
+    st.dataframe(changed_view(changed, run_id, other), placeholder=MISSING, hide_index=True)
 
 run_pending(db, launch_slot)  # last: every section above stays on screen while it runs

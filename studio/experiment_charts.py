@@ -1,12 +1,28 @@
-"""Plotly figures of the Experiments page: the method comparison (Fig. 3) and per-round curves (Fig. 2)."""
+"""Plotly figures of the Experiments page: the method comparison (Fig. 3) and per-round
+curves (Fig. 2), with metric names in words, titled axes (shares in percent) and legends
+above the plot, clear of the axis titles."""
 from __future__ import annotations
 
 import pandas as pd
 import plotly.graph_objects as go
 
+from dcem.analysis.glossary import metric_words
+from dcem.analysis.metric_tables import is_percent
 from dcem.core.vocabulary import method_label
+from studio.whatif_charts import LEGEND_ABOVE
 
-__all__ = ["comparison_figure", "round_curve_figure"]
+__all__ = ["comparison_figure", "round_curve_figure", "axis_title"]
+
+_MARGIN = {"t": 80, "b": 40}
+_TITLE = {"y": 0.97, "yanchor": "top", "x": 0.0, "xanchor": "left"}
+
+
+def axis_title(metric: str) -> str:
+    """A metric's value axis title in words, with its unit."""
+    words = metric_words(metric)
+    if is_percent(metric):
+        return f"{words} (% of cases)"
+    return {"avg_rounds": f"{words} (rounds)", "energy": "energy"}.get(metric, f"{words} (mean loss)")
 
 
 def comparison_figure(table: pd.DataFrame, metric: str) -> go.Figure:
@@ -16,8 +32,9 @@ def comparison_figure(table: pd.DataFrame, metric: str) -> go.Figure:
     for method, rows in part.groupby("method", sort=False, observed=True):
         fig.add_bar(x=rows["scenario"], y=rows["mean"], name=method_label(str(method)),
                     error_y={"type": "data", "array": rows["std"].tolist()})
-    fig.update_layout(barmode="group", height=340, title=metric.replace("_", " "), margin={"t": 40, "b": 30},
-                      legend={"orientation": "h"})
+    fig.update_layout(barmode="group", height=380, title={"text": metric_words(metric), **_TITLE}, margin=_MARGIN,
+                      legend=LEGEND_ABOVE, xaxis={"title": "scenario"},
+                      yaxis={"title": axis_title(metric), "tickformat": ".0%" if is_percent(metric) else None})
     return fig
 
 
@@ -27,6 +44,9 @@ def round_curve_figure(curves: pd.DataFrame, column: str, title: str) -> go.Figu
     for scenario, rows in curves.groupby("scenario"):
         fig.add_scatter(x=rows["round"], y=rows[column], mode="lines+markers", name=str(scenario),
                         error_y={"type": "data", "array": rows[f"{column}_std"].tolist(), "visible": True})
-    fig.update_layout(height=320, title=title, margin={"t": 40, "b": 30}, xaxis={"title": "round", "dtick": 1},
-                      legend={"orientation": "h"})
+    share = column == "accuracy"
+    fig.update_layout(height=360, title={"text": title, **_TITLE}, margin=_MARGIN, legend=LEGEND_ABOVE,
+                      xaxis={"title": "round", "dtick": 1},
+                      yaxis={"title": "pooled accuracy (% of cases)" if share else "energy",
+                             "tickformat": ".0%" if share else None})
     return fig

@@ -2,14 +2,16 @@
 from __future__ import annotations
 
 import json
-
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from dcem.store.database import Store
+from studio.experiment_charts import comparison_figure, round_curve_figure
+from studio.experiment_tables import DIFFERENCE
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "experiments.py")
@@ -63,6 +65,27 @@ def test_launch_a_run_then_compare(run_db: Path, tmp_path: Path, monkeypatch: py
     assert not at.exception
     assert any(c.value.startswith("1 cell: 1 scenario × 1 seed; all already stored") for c in at.caption)
     assert any("cases changed outcome" in m.value for m in at.markdown)
+    deltas = next(d.value for d in at.dataframe if DIFFERENCE in d.value.columns)
+    assert "dcem" not in set(deltas["method"]) and "D-CEM" in set(deltas["method"])  # words, not code names
+    assert "Escalated" in set(deltas["metric"]) and "escalation_rate" not in set(deltas["metric"])
+    assert set(deltas.loc[deltas["metric"] == "Escalated", "unit"]) == {"% of cases"}
+    changed = next(d.value for d in at.dataframe if "case" in d.value.columns)
+    assert f"outcome in {new_run}" in changed.columns
+    assert set(changed[f"outcome in {new_run}"]) <= {"decided", "escalated to a human"}
+    assert at.selectbox(key="exp_metric").format_func("escalation_rate") == "Escalated"
+
+
+def test_charts_title_their_axes_and_keep_legends_above() -> None:
+    table = pd.DataFrame({"scenario": ["S1", "S1"], "method": ["dcem", "pool"], "metric": ["accuracy"] * 2,
+                          "mean": [0.5, 0.4], "std": [0.1, 0.1]})
+    fig = comparison_figure(table, "accuracy")
+    assert fig.layout.title.text == "Accuracy" and fig.layout.yaxis.title.text == "Accuracy (% of cases)"
+    assert fig.layout.yaxis.tickformat == ".0%" and fig.layout.legend.y > 1
+    assert [t.name for t in fig.data] == ["D-CEM", "Fixed log pool"]
+    curves = pd.DataFrame({"scenario": ["S1", "S1"], "round": [1, 2], "energy": [2.0, 1.0], "energy_std": [0.1, 0.1]})
+    curve = round_curve_figure(curves, "energy", "D-CEM energy per round")
+    assert curve.layout.yaxis.title.text == "energy" and curve.layout.xaxis.title.text == "round"
+    assert curve.layout.legend.y > 1 and curve.layout.legend.yanchor == "bottom"  # clear of the round title
 
 
 def test_the_cell_count_follows_the_fields(run_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
