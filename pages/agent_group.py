@@ -4,8 +4,10 @@ import streamlit as st
 from clinical.questions import BENCHMARKS
 from common.errors import ProjectError
 from sag.config import PRESETS
-from sag.views import DISCLAIMER, NO_RUN_HINT, compare_runs, item_labels, load_item_view, run_labels, turn_markdown
+from sag.launch import time_estimate
+from sag.views import DISCLAIMER, NO_RUN_HINT, item_labels, load_item_view, run_labels, turn_markdown
 from studio.sag_charts import distribution_figure, mediator_figure
+from studio.sag_compare import capability_note, ordered_runs, show_comparison
 from studio.sag_eval_session import announce_import, shipped_debates_offer
 from studio.sag_launch_panel import adapter_pick, checked_spec, launch_button, launch_fields
 from studio.sag_session import sag_store
@@ -29,20 +31,26 @@ with st.expander("Launch a small run", expanded=False):
     group = c2.selectbox("Group", PRESETS, index=PRESETS.index("sag-6"), key="ag_group")
     fields = launch_fields(st.columns(3))
     spec = checked_spec(benchmark, group, fields, adapter_pick())
-    st.caption("Loads the group's models in this process (a few seconds each) and answers the items one by "
-               "one; answered items are saved as they finish, and launching the same settings again resumes. "
-               "Run stays disabled while a field above is invalid.")
+    st.caption("Loads the group's models in this process and answers the items one by one; answered items are "
+               "saved as they finish, and launching the same settings again resumes. The bar counts the agents' "
+               "turns as they are played. Run stays disabled while a field above is invalid.")
+    if spec is not None:
+        st.caption(time_estimate(db.outcomes(), spec.cfg.name, spec.n_items))
     launch_button(db, spec)
 
 announce_import()
-runs = run_labels(db.runs())
+all_runs = db.runs()
+runs = run_labels(all_runs)
 if not runs:
     st.info(NO_RUN_HINT)
     shipped_debates_offer(db, key="ag_shipped")
     st.stop()
+capability_note()
+order = ordered_runs(all_runs, runs)
 if st.session_state.get("ag_run") not in runs:
     st.session_state.pop("ag_run", None)
-run_id = st.selectbox("Run", list(runs), format_func=runs.get, key="ag_run")
+run_id = st.selectbox("Run", order, format_func=runs.get, key="ag_run",
+                      help="Runs you launched or imported come first, then the evaluation's accuracy runs.")
 items = item_labels(db.outcomes(run_id))
 item_id = st.selectbox("Item", list(items), format_func=items.get, key=f"ag_item_{run_id}")
 try:
@@ -84,14 +92,4 @@ titled_table("Safety flags", view.flags, empty="No safety flag was raised.", key
 titled_table("Judges' reasoning", view.judges, empty="No judge plays in this group.", key="ag_judges",
              wide="rationale")
 
-st.subheader("Compare two runs")
-a, b = st.columns(2)
-run_a = a.selectbox("Run A", list(runs), format_func=runs.get, key="ag_cmp_a")
-run_b = b.selectbox("Run B", list(runs), index=min(1, len(runs) - 1), format_func=runs.get, key="ag_cmp_b")
-comparison = compare_runs(db.outcomes(run_a), db.outcomes(run_b))
-st.write(comparison.caption)
-if comparison.n_common:
-    m1, m2 = st.columns(2)
-    m1.metric("Accuracy of A on the common items", f"{comparison.accuracy_a:.3f}")
-    m2.metric("Accuracy of B on the common items", f"{comparison.accuracy_b:.3f}")
-    st.dataframe(comparison.table, placeholder=MISSING, hide_index=True, key="ag_cmp_table")
+show_comparison(db, all_runs, order, runs, run_id)

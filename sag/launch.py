@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import pandas as pd
+
 from clinical.questions import BENCHMARKS
 from common.errors import ConfigError
 from sag.config import PRESETS, ROLES, GroupConfig, preset
 from sag.run import SagRunSpec, SagRunSummary
 
-__all__ = ["MAX_LAUNCH_ITEMS", "launch_spec", "progress_update", "launch_message", "with_adapter", "LORA_INFIX"]
+__all__ = ["MAX_LAUNCH_ITEMS", "launch_spec", "progress_update", "launch_message", "with_adapter", "LORA_INFIX",
+           "time_estimate"]
 
 LORA_INFIX = "+lora:file:"
 """How a model key names a base model with a trained adapter (see docs/adapters.md)."""
@@ -81,3 +84,19 @@ def launch_message(summary: SagRunSummary) -> str:
         if summary.stopped:
             text += f" The run {summary.stopped}."
     return text
+
+
+def time_estimate(outcomes: pd.DataFrame, group: str, items: int) -> str:
+    """How long ``items`` items of ``group`` take, from the measured seconds of the items of
+    that group stored here (``outcomes``: :meth:`SagStore.outcomes`, all runs)."""
+    seconds = outcomes.loc[outcomes["group_name"] == group, "seconds"].astype(float) if not outcomes.empty else None
+    if seconds is None or seconds.empty:
+        return (f"No {group} item has been answered in this store yet, so there is no measured time: on two CPU "
+                "cores one item of a six-agent group can take from under a minute to several minutes, and longer "
+                "while other jobs share the machine.")
+    median = float(seconds.median())
+    total = median * items
+    shown = f"{total:.0f} s" if total < 120 else f"{total / 60:.0f} min"
+    return (f"Measured here: one {group} item took a median of {median:.0f} s over {len(seconds)} stored items "
+            f"(from {float(seconds.min()):.0f} to {float(seconds.max()):.0f} s), so {items} item(s) take about "
+            f"{shown}, plus loading the models; longer while other jobs share the machine.")

@@ -41,7 +41,8 @@ CORPUS_OF_PREFIX = {"mlp": "medlineplus", "pmq": "pubmedqa", "ddx": "ddxplus"}
 DIST_COLUMNS = ("round", "agent", "role", "option", "probability")
 PASSAGE_COLUMNS = ("passage_id", "corpus", "score", "round", "retrieved_by", "cited_by", "title", "text")
 FLAG_COLUMNS = ("round", "agent", "flag")
-JUDGE_COLUMNS = ("round", "judge", "answer", "probability", "NEW", "rationale")
+JUDGE_COLUMNS = ("round", "judge", "answer", "probability", "says something new", "rationale")
+NOT_STATED = "not stated"  # a judge whose reply carries no NEW: yes/no mark
 MEDIATOR_COLUMNS = ("round", "action", "decision", "energy", "margin", "steer target")
 COMPARE_COLUMNS = ("item_id", "truth", "answer A", "answer B", "correct A", "correct B", "rounds A", "rounds B")
 _ROLE_ORDER = {role.value: n for n, role in enumerate(ROLES)}
@@ -126,8 +127,9 @@ class Outcome:
 
     @property
     def kind(self) -> str:
-        """The Streamlit call that shows the line: warning (handed to a human), success or error."""
-        return "warning" if self.handed_to_human else "success" if self.correct else "error"
+        """The Streamlit call that shows the line: warning (handed to a human), else info -- a
+        right answer is stated, not celebrated (the packaged models answer at chance)."""
+        return "warning" if self.handed_to_human else "info"
 
     @property
     def line(self) -> str:
@@ -305,7 +307,7 @@ def judge_reasoning(messages: pd.DataFrame) -> pd.DataFrame:
         if r["role"] != "judge":
             continue
         turn = _turn(r)
-        new = None if turn.new is None else ("yes" if turn.new else "no")
+        new = NOT_STATED if turn.new is None else ("yes" if turn.new else "no")
         rows.append([int(r["round"]), turn.agent_id, turn.answer, turn.max_probability, new, turn.rationale])
     return pd.DataFrame(rows, columns=list(JUDGE_COLUMNS))
 

@@ -10,7 +10,7 @@ Session state read here:
 """
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import streamlit as st
 
@@ -20,7 +20,7 @@ from runtime.turns import TurnRunner
 from sag.config import GroupConfig
 from sag.debate import Searcher
 from sag.launch import progress_update
-from sag.run import SagRunSpec, SagRunSummary, run_sag
+from sag.run import SagRunSpec, SagRunSummary, default_runners, run_sag
 from sag.store.tables import SagStore
 from studio.store_scope import open_for_run
 from studio.literal import literal
@@ -42,21 +42,52 @@ def sag_store() -> SagStore | None:
         return None
 
 
+class _CountedRunner:
+    """A turn runner that reports each batch of turns it plays (the launch's live count)."""
+
+    def __init__(self, inner: Any, played: Callable[[int], None]) -> None:
+        self._inner, self._played = inner, played
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def run(self, requests: Sequence[Any]) -> list[Any]:
+        results = self._inner.run(requests)
+        self._played(len(requests))
+        return results
+
+
+def _counted(runners: Any, played: Callable[[int], None]) -> Callable[[GroupConfig], Mapping[str, Any]]:
+    """A runner factory whose runners report their turns (``runners``: a mapping, a factory or None)."""
+    def factory(cfg: GroupConfig) -> Mapping[str, Any]:
+        made = runners if isinstance(runners, Mapping) else (runners or default_runners)(cfg)
+        return {key: _CountedRunner(runner, played) for key, runner in made.items()}
+    return factory
+
+
 def launch_run(db: SagStore, spec: SagRunSpec) -> SagRunSummary:
-    """Run ``spec`` into the store with a progress bar; the models come from the session's
-    hook (:data:`MODELS_KEY`) or, by default, are loaded for the run.  A
-    :class:`~common.errors.ProjectError` (bad settings, a model that cannot load) removes
-    the bar and is raised for the page to show."""
+    """Run ``spec`` into the store with a progress bar counting the items and the turns
+    played; the models come from the session's hook (:data:`MODELS_KEY`) or, by default,
+    are loaded for the run.  A :class:`~common.errors.ProjectError` (bad settings, a model
+    that cannot load) removes the bar and is raised for the page to show."""
     hook: ModelsHook | None = st.session_state.get(MODELS_KEY)
     bar = st.progress(0.0, text="loading the models and retrieval indexes")
+    state = {"turns": 0, "fraction": 0.0, "text": "starting"}
+
+    def show() -> None:
+        bar.progress(state["fraction"], text=f"{state['text']} · {state['turns']} turns played")
 
     def progress(done: int, total: int, label: str) -> None:
-        fraction, text = progress_update(done, total, label)
-        bar.progress(fraction, text=text)
+        state["fraction"], state["text"] = progress_update(done, total, label)
+        show()
+
+    def played(n: int) -> None:
+        state["turns"] += n
+        show()
 
     try:
         runners, retrievers = hook(spec.cfg) if hook is not None else (None, None)
-        return run_sag(db, spec, runners=runners, retrievers=retrievers, progress=progress)
+        return run_sag(db, spec, runners=_counted(runners, played), retrievers=retrievers, progress=progress)
     except ProjectError:
         bar.empty()
         raise

@@ -63,7 +63,8 @@ def test_a_dcem_run_and_a_debate_render(page: AppTest, sag_db: tuple[Path, dict[
     lanes = [m for m in _texts(at, "markdown") if m.startswith("**") and m.endswith("agents (A_R)**")]
     assert lanes == ["**Reasoning agents (A_R)**"]
     assert any(m.startswith("**R1** → **") for m in _texts(at, "markdown"))
-    assert any("The group answered" in m for m in _texts(at, "error") + _texts(at, "success") + _texts(at, "warning"))
+    assert any("The group answered" in m for m in _texts(at, "info") + _texts(at, "warning"))
+    assert not any("The group answered" in m for m in _texts(at, "success") + _texts(at, "error"))
     at.selectbox(key="ag_run").set_value(ids["sag"]).run()
     assert not at.exception
     assert len(at.get("plotly_chart")) == 1
@@ -82,12 +83,12 @@ def test_switching_items_changes_the_outcome(page: AppTest, sag_db: tuple[Path, 
     at.selectbox(key="ag_run").set_value(sag_db[1]["sag"]).run()
     items = _item_box(at).options
     assert len(items) == 3
-    before = [e for e in _texts(at, "error") if "The group answered" in e]
+    before = [e for e in _texts(at, "info") if "The group answered" in e]
     with SagStore(sag_db[0]) as store:
         last = store.outcomes(sag_db[1]["sag"])["item_id"].iloc[2]
     _item_box(at).set_value(last).run()
     assert not at.exception
-    after = [e for e in _texts(at, "error") if "The group answered" in e]
+    after = [e for e in _texts(at, "info") if "The group answered" in e]
     assert before and after and before != after  # another truth letter in the outcome line
 
 
@@ -97,12 +98,25 @@ def test_compare_shows_both_accuracies(page: AppTest, sag_db: tuple[Path, dict[s
     at.selectbox(key="ag_cmp_a").set_value(ids["sag"]).run()
     at.selectbox(key="ag_cmp_b").set_value(ids["majority"]).run()
     assert not at.exception
-    metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Accuracy of A on the common items"] == "0.000"
-    assert metrics["Accuracy of B on the common items"] == "0.333"
+    versus = next(d.value for d in at.dataframe if "Chance" in d.value.columns)
+    assert versus["Accuracy"].tolist() == pytest.approx([0.0, 1 / 3]) and len(versus) == 2
+    assert versus["Run"].iloc[0].startswith("A: ") and versus["Chance"].iloc[0] > 0
+    assert "Most frequent answer" in versus.columns and "Best single letter" in versus.columns
     assert any("3 common item(s)" in m for m in _texts(at, "markdown"))
     at.selectbox(key="ag_cmp_b").set_value(ids["dcem"]).run()
-    assert any("no item in common" in m for m in _texts(at, "markdown")) and not at.metric
+    assert any("no item in common" in m for m in _texts(at, "markdown"))
+    assert not any("Chance" in d.value.columns for d in at.dataframe)
+
+
+def test_the_page_says_what_the_packaged_models_can_do_and_opens_on_a_comparable_pair(
+        page: AppTest, sag_db: tuple[Path, dict[str, str]]) -> None:
+    at = page.run()
+    note = next(i for i in _texts(at, "info") if i.startswith("What the packaged models can do"))
+    assert "chance" in note and "cannot answer clinical questions" in note
+    ids = sag_db[1]
+    at.selectbox(key="ag_cmp_a").set_value(ids["sag"]).run()  # B follows: the run sharing its items
+    assert at.selectbox(key="ag_cmp_b").value == ids["majority"]
+    assert any("3 common item(s)" in m for m in _texts(at, "markdown"))
 
 
 def _scripted(cfg: GroupConfig) -> tuple[dict[str, ScriptedTurns], dict[str, object]]:
@@ -116,10 +130,15 @@ def test_launch_stores_a_new_run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
     at.session_state[MODELS_KEY] = _scripted
     at.run()
     at.text_input(key="ag_items").input("2")
-    at.text_input(key="ag_tmax").input("1")
+    at.text_input(key="ag_tmax").input("1").run()
+    assert any("No sag-6 item has been answered in this store yet" in c for c in _texts(at, "caption"))
     _run_button(at).click().run()
     assert not at.exception
     assert any("2 item(s) answered now of 2" in s for s in _texts(at, "success"))
+    bar = at.get("progress")[-1].proto
+    assert "turns played" in bar.text and int(bar.text.split(" turns played")[0].rsplit(" ", 1)[1]) > 0
+    at.run()  # the next page run estimates from the items just answered
+    assert any(c.startswith("Measured here: one sag-6 item took a median of") for c in _texts(at, "caption"))
     with SagStore(db) as store:
         runs = store.runs()
     assert len(runs) == 1 and runs["answered"].iloc[0] == 2 and runs["group_name"].iloc[0] == "sag-6"

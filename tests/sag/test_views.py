@@ -54,7 +54,7 @@ def test_item_view_of_a_debate(stored: tuple[Path, dict[str, str]]) -> None:
         item = _first_item(db, ids["sag"])
         view = load_item_view(db, ids["sag"], item)
     assert view.letters == ("A", "B", "C", "D") and not view.dcem and view.question
-    assert view.outcome.answer == "B" and view.outcome.rounds == 2 and view.outcome.kind == "error"
+    assert view.outcome.answer == "B" and view.outcome.rounds == 2 and view.outcome.kind == "info"
     assert "**B**" in view.outcome.line and "not correct" in view.outcome.line
     tl = view.timeline
     assert tl.rounds == (0, 1, 2) and [lane.role for lane in tl.lanes] == ["reasoning", "knowledge", "safety", "judge"]
@@ -86,7 +86,7 @@ def test_item_view_tables(stored: tuple[Path, dict[str, str]]) -> None:
     assert (found["title"] != "").all() and (found["text"] != "").all()
     assert set(found.loc[found["cited_by"] != "", "cited_by"]) == {"K1, K2"}
     assert tuple(view.flags.columns) == FLAG_COLUMNS and list(view.flags["round"]) == [1, 2]
-    assert tuple(view.judges.columns) == JUDGE_COLUMNS and list(view.judges["NEW"]) == ["no", "no"]
+    assert tuple(view.judges.columns) == JUDGE_COLUMNS and list(view.judges["says something new"]) == ["no", "no"]
     assert tuple(view.mediator.columns) == MEDIATOR_COLUMNS and view.mediator.empty
 
 
@@ -111,7 +111,7 @@ def test_outcome_and_missing_item(stored: tuple[Path, dict[str, str]]) -> None:
             load_item_view(db, ids["sag"], "medqa-nope")
     refused = Outcome("REFUSE", "B", False, "safety and judge refuse", 1, "refused")
     assert refused.handed_to_human and refused.kind == "warning" and "handed to a human" in refused.line
-    assert Outcome("A", "A", True, "the judge's answer", 2, "settled").kind == "success"
+    assert Outcome("A", "A", True, "the judge's answer", 2, "settled").kind == "info"  # stated, not celebrated
     with pytest.raises(ConfigError):
         outcome_of(pd.DataFrame(columns=["item_id"]), "x")
 
