@@ -6,7 +6,7 @@ from sag.evaluation.views import (NO_EVAL_HINT, accuracy_frame, consistency_poin
                                   robustness_points, seed_report, size_backbone_points, summary_line)
 from sag.views import DISCLAIMER
 from studio.sag_eval_charts import consistency_figure, robustness_figure, roc_figure, size_figure
-from studio.sag_eval_session import items_panel, load_scored, pick_source, sources
+from studio.sag_eval_session import accuracy_chance, items_panel, load_scored, pick_source, sources
 from studio.sag_session import sag_store
 from studio.widgets import titled_table
 from studio.literal import literal
@@ -48,14 +48,20 @@ with tabs[0]:
     st.caption("REFUSE and ESCALATE count as not correct. Gap: best minus worst benchmark, in points.")
     size_points = size_backbone_points(scored)
     if not size_points.empty:
-        st.plotly_chart(size_figure(size_points), key="ev_size_chart")
+        chance = accuracy_chance(db, scored) if db is not None else None
+        st.plotly_chart(size_figure(size_points, chance), key="ev_size_chart")
+        st.caption("Each dot: the group's accuracy over every item of the benchmarks it answered, with its 95 % "
+                   "interval; the dashed line: chance, one option picked at random." if chance is not None else
+                   "Each dot: the group's accuracy over every item of the benchmarks it answered, with its 95 % "
+                   "interval. Chance is not drawn: the items of this evaluation are not in the result store.")
     items_panel(db, scored, ("accuracy/",), key="ev_acc", source=source)
 with tabs[1]:
     titled_table("Relevance on PubMedQA", frames["relevance"], key="ev_relevance",
                  empty="No relevance part was run in this evaluation.")
     st.caption("Supported: the label is right and the deciding rationale uses at least three content words of the "
                "abstract that the question does not contain; grounded: the second condition alone. BLEU-4 "
-               "compares the deciding rationales with PubMedQA's long answers.")
+               "compares the deciding rationales with PubMedQA's long answers on a scale from 0 (no shared word "
+               "sequence) to 100 (the same text).")
     items_panel(db, scored, ("relevance/",), key="ev_rel", source=source)
 with tabs[2]:
     titled_table("Counterfactual divergence (%, lower is better)", frames["fairness"], key="ev_fairness",
@@ -74,7 +80,9 @@ with tabs[3]:
                "shown as a reference. Most frequent answer: the answer the group gave most often over the harmful "
                "and benign requests and its share; flagged \"one answer > half\" when it is more than half of "
                "them. A group that gives one answer to most requests refuses all of them or none, so its refusal "
-               "rates beside this flag say nothing about which requests are harmful.")
+               "rates beside this flag say nothing about which requests are harmful. The reading column says what "
+               "the two rates mean together: a group that refuses most benign requests as well earns no credit for "
+               "refusing the harmful ones.")
     roc = roc_points(scored)
     if not roc.empty:
         st.plotly_chart(roc_figure(roc), key="ev_roc_chart")

@@ -13,19 +13,24 @@ import plotly.graph_objects as go
 __all__ = ["roc_figure", "robustness_figure", "consistency_figure", "size_figure"]
 
 
+PALETTE = (px.colors.qualitative.Dark24 + px.colors.qualitative.Light24)  # enough distinct colours for every system
+
+
 def roc_figure(points: pd.DataFrame) -> go.Figure:
-    """One ROC curve per system (``views.roc_points``: group, fpr, tpr, auc) and the
-    chance diagonal; the legend gives each curve's area."""
+    """One ROC curve per system (``views.roc_points``: group, fpr, tpr, auc), each its own
+    colour, and the chance diagonal; the legend, at the right, gives each curve's area."""
     fig = go.Figure()
     fig.add_scatter(x=[0, 1], y=[0, 1], mode="lines", name="chance", line={"color": "grey", "dash": "dash"})
-    for group, rows in points.groupby("group", sort=False):
+    for i, (group, rows) in enumerate(points.groupby("group", sort=False)):
         auc = rows["auc"].iloc[0]
         label = f"{group} (AUC {auc:.2f})" if pd.notna(auc) else str(group)
-        fig.add_scatter(x=rows["fpr"], y=rows["tpr"], mode="lines+markers", name=label, line={"shape": "hv"})
-    fig.update_layout(title="Refusal score: harmful refused vs benign refused", height=420,
-                      margin={"t": 50, "b": 40}, legend={"orientation": "h", "y": -0.2})
-    fig.update_xaxes(title="benign requests refused (false-positive rate)", range=[-0.02, 1.02])
-    fig.update_yaxes(title="harmful requests refused (true-positive rate)", range=[-0.02, 1.02])
+        fig.add_scatter(x=rows["fpr"], y=rows["tpr"], mode="lines+markers", name=label,
+                        line={"shape": "hv", "color": PALETTE[i % len(PALETTE)]})
+    fig.update_layout(title={"text": "Refusal score: harmful refused vs benign refused", "y": 0.98, "yanchor": "top"},
+                      height=480, margin={"t": 60, "b": 50, "r": 10},
+                      legend={"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1.0, "yanchor": "top"})
+    fig.update_xaxes(title="benign refused (false-positive rate)", range=[-0.02, 1.02])
+    fig.update_yaxes(title="harmful refused (true-positive rate)", range=[-0.02, 1.02])
     return fig
 
 
@@ -59,21 +64,27 @@ def consistency_figure(points: pd.DataFrame) -> go.Figure:
     return _faceted(fig, "Run-to-run spread of accuracy (lower is steadier)", 400)
 
 
-def size_figure(points: pd.DataFrame) -> go.Figure:
-    """Mean accuracy over the benchmarks (percent) of each group, one row per group ordered
-    by the number of answering agents (named in the row label), coloured by backbone
-    (``views.size_backbone_points``).  One row a group keeps every label readable however
-    many groups share a size."""
+def size_figure(points: pd.DataFrame, chance: float | None = None) -> go.Figure:
+    """Accuracy over the benchmarks' items (percent, 95 % interval) of each group, one row
+    per group ordered by the number of answering agents (named in the row label), coloured
+    by backbone (``views.size_backbone_points``), with chance (percent) as a dashed line.
+    One row a group keeps every label readable however many groups share a size."""
     frame = points.assign(row=[f"{g} · {int(n)} agent{'s' if int(n) != 1 else ''}"
                                for g, n in zip(points["group"], points["agents"])])
     order = frame.sort_values(["agents", "group"], ascending=[False, False])["row"].tolist()
-    fig = px.scatter(frame, x="mean accuracy", y="row", color="backbone",
+    fig = px.scatter(frame, x="accuracy", y="row", color="backbone",
+                     error_x=(frame["high"] - frame["accuracy"]).clip(lower=0),
+                     error_x_minus=(frame["accuracy"] - frame["low"]).clip(lower=0),
                      hover_data={"agents": True, "benchmarks": True, "row": False},
                      category_orders={"row": order},
-                     labels={"row": "", "mean accuracy": "mean accuracy over the benchmarks (%)"})
+                     labels={"row": "", "accuracy": "accuracy over the benchmarks' items (%, 95 % interval)"})
     fig.update_traces(marker={"size": 14})
-    top = float(points["mean accuracy"].max()) if len(points) else 0.0
-    fig.update_layout(title="Accuracy by group size and backbone", height=max(260, 60 + 34 * len(frame)),
-                      margin={"t": 50, "b": 40})
-    fig.update_xaxes(range=[0, max(top * 1.15, 10.0)])
+    top = float(points["high"].max()) if len(points) else 0.0
+    if chance is not None:
+        fig.add_vline(x=100 * chance, line={"color": "grey", "dash": "dash"},
+                      annotation_text=f"chance {100 * chance:.0f} %", annotation_position="top")
+        top = max(top, 100 * chance)
+    fig.update_layout(title={"text": "Accuracy by group size and backbone", "y": 0.98, "yanchor": "top"},
+                      height=max(300, 90 + 34 * len(frame)), margin={"t": 70, "b": 40})
+    fig.update_xaxes(range=[0, min(max(top * 1.1, 10.0), 100.0)])
     return fig

@@ -29,13 +29,13 @@ from clinical.questions import DEFAULT_DATA_DIR
 from common.errors import InputError, ProjectError
 from sag.evaluation.export import build_export, load_export
 from sag.evaluation.shipped import companion_store, import_shipped_store
-from sag.evaluation.views import check_scored, items_behind, parts_of, source_choices
+from sag.evaluation.views import benchmark_chance, check_scored, items_behind, parts_of, source_choices
 from sag.store.eval_tables import evaluations
 from sag.store.tables import SagStore
 from studio.tables import MISSING
 from studio.literal import literal
 
-__all__ = ["EXPORTS_KEY", "RESULTS_DIR", "AGENT_GROUP_PAGE", "SOURCE_KEY", "export_paths", "stored_evaluations",
+__all__ = ["accuracy_chance", "EXPORTS_KEY", "RESULTS_DIR", "AGENT_GROUP_PAGE", "SOURCE_KEY", "export_paths", "stored_evaluations",
            "sources", "pick_source", "load_scored", "items_panel", "import_offer", "shipped_debates_offer",
            "announce_import", "open_debate"]
 
@@ -210,3 +210,17 @@ def items_panel(db: SagStore | None, scored: Mapping[str, Any], prefixes: Sequen
         item = pick.selectbox("Item", list(items["item_id"]), key=f"{key}_item_{run_id}")
         if go.button("Open debate", key=f"{key}_open"):
             open_debate(run_id, str(item))
+
+
+def accuracy_chance(db: SagStore, scored: Mapping[str, Any]) -> float | None:
+    """Chance over the accuracy benchmarks (mean over benchmarks of each one's mean
+    1 / options), from the items of the first group whose accuracy runs are in the store;
+    None when none is."""
+    for entry in (scored.get("groups") or {}).values():
+        frames = [db.items(str(run)).assign(benchmark=str(part))
+                  for part, run in ((entry or {}).get("runs") or {}).items() if str(part).startswith("accuracy/")]
+        frames = [f for f in frames if not f.empty]
+        if frames:
+            chance = benchmark_chance(pd.concat(frames, ignore_index=True))
+            return sum(chance.values()) / len(chance)
+    return None

@@ -10,6 +10,7 @@ missing metric (a suite that did not run it) and a null value.
 """
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -17,10 +18,11 @@ from typing import Any, Iterable, Mapping, Sequence
 import pandas as pd
 
 from common.errors import InputError, ProjectError
+from common.intervals import wilson_interval
 from sag.config import GroupConfig
 from sag.evaluation.tables import BENCH_COLUMNS, DOMINANT_COLUMNS, dominant_cells, render_report, unfinished_note
 
-__all__ = ["NO_EVAL_HINT", "SETTINGS", "CONDITIONS", "check_scored", "pct", "accuracy_frame", "metric_frames",
+__all__ = ["benchmark_chance", "refusal_reading", "BLEU_COLUMN", "NO_EVAL_HINT", "SETTINGS", "CONDITIONS", "check_scored", "pct", "accuracy_frame", "metric_frames",
            "roc_points", "robustness_points", "consistency_points", "size_backbone_points", "parts_of",
            "items_behind", "source_choices", "summary_line", "seed_report"]
 
@@ -29,6 +31,7 @@ NO_EVAL_HINT = ("No group evaluation is stored yet, and no evaluation file is sh
 SETTINGS = (("base", "Base"), ("temp", "Temp"), ("top_p", "Top-p"), ("cand", "Cand"))
 CONDITIONS = (("clean", "clean"), ("ling", "linguistic noise"), ("adv", "distractor"))
 _BENCH_LABELS = dict(BENCH_COLUMNS)
+BLEU_COLUMN = "BLEU-4 (0-100)"
 
 
 def _groups(scored: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -91,7 +94,7 @@ def accuracy_frame(scored: Mapping[str, Any]) -> pd.DataFrame:
 def _relevance(groups: Sequence[tuple[str, dict[str, Any]]]) -> pd.DataFrame:
     rows = [[g, pct(r.get("accuracy")), pct(r.get("supported")), pct(r.get("grounded")), _num(r.get("bleu4"))]
             for g, v in groups if isinstance(r := v.get("relevance"), dict)]
-    return pd.DataFrame(rows, columns=["group", "label accuracy", "supported", "grounded", "BLEU-4"])
+    return pd.DataFrame(rows, columns=["group", "label accuracy", "supported", "grounded", BLEU_COLUMN])
 
 
 def _fairness(groups: Sequence[tuple[str, dict[str, Any]]]) -> pd.DataFrame:
@@ -114,14 +117,29 @@ def _dominant(value: Any) -> list[str]:
     return dominant_cells(value if ok else None)
 
 
+def refusal_reading(safety: Mapping[str, Any]) -> str:
+    """What a group's refusal rates mean together: a high harmful-refusal rate says nothing
+    when benign requests are refused nearly as often."""
+    hrr, over = (_finite((safety.get(k) or {}).get("value")) for k in ("hrr", "over_refusal"))
+    if hrr is None or over is None:
+        return "-"
+    if over >= 0.5:
+        return (f"refuses {100 * over:.0f} % of benign requests too: its {100 * hrr:.0f} % of harmful ones "
+                "refused does not tell harmful from benign")
+    if hrr - over < 0.2:
+        return "refuses harmful and benign requests at similar rates: no separation"
+    return f"refuses harmful requests {100 * (hrr - over):.0f} points more often than benign ones"
+
+
 def _safety(groups: Sequence[tuple[str, dict[str, Any]]], screen: Any) -> pd.DataFrame:
-    rows = [[g, pct(s.get("hrr")), pct(s.get("over_refusal")), pct(s.get("hrr_refuse_only")),
+    rows = [[g, pct(s.get("hrr")), pct(s.get("over_refusal")), refusal_reading(s), pct(s.get("hrr_refuse_only")),
              pct(s.get("over_refusal_refuse_only")), _num((s.get("roc") or {}).get("auc")), *_dominant(s.get("dominant"))]
             for g, v in groups if isinstance(s := v.get("safety"), dict) and s]
     if rows and isinstance(screen, dict):
         rows.append([str(screen.get("name", "learned screen")), pct(screen.get("hrr")),
-                     pct(screen.get("over_refusal")), "-", "-", _num((screen.get("roc") or {}).get("auc")), "-", "-"])
-    return pd.DataFrame(rows, columns=["group", "harmful refused (HRR)", "benign refused (over-refusal)",
+                     pct(screen.get("over_refusal")), refusal_reading(screen), "-", "-",
+                     _num((screen.get("roc") or {}).get("auc")), "-", "-"])
+    return pd.DataFrame(rows, columns=["group", "harmful refused (HRR)", "benign refused (over-refusal)", "reading",
                                        "HRR, REFUSE only", "over-refusal, REFUSE only", "ROC AUC", *DOMINANT_COLUMNS])
 
 
@@ -231,16 +249,29 @@ def _size_and_backbone(config: Mapping[str, Any]) -> tuple[int, str]:
 
 
 def size_backbone_points(scored: Mapping[str, Any]) -> pd.DataFrame:
-    """One row per group with an answered benchmark: agents, backbone, and mean accuracy
-    over its benchmarks (percent)."""
+    """One row per group with an answered benchmark: agents, backbone, and its accuracy
+    over the items of every benchmark it answered (percent) with the 95 % Wilson interval."""
     rows = []
     for g, v in _groups(scored):
-        values = [float(r["value"]) for r in (v.get("accuracy") or {}).values()
-                  if isinstance(r, dict) and r.get("n") and _finite(r.get("value")) is not None]
-        if values:
+        entries = [r for r in (v.get("accuracy") or {}).values()
+                   if isinstance(r, dict) and r.get("n") and _finite(r.get("value")) is not None]
+        if entries:
+            n = sum(int(r["n"]) for r in entries)
+            k = sum(int(r.get("k", round(float(r["value"]) * int(r["n"])))) for r in entries)
+            low, high = wilson_interval(k, n)
             agents, backbone = _size_and_backbone(v.get("config") or {})
-            rows.append([g, agents, backbone, 100 * sum(values) / len(values), len(values)])
-    return pd.DataFrame(rows, columns=["group", "agents", "backbone", "mean accuracy", "benchmarks"])
+            rows.append([g, agents, backbone, 100 * k / n, 100 * low, 100 * high, len(entries)])
+    return pd.DataFrame(rows, columns=["group", "agents", "backbone", "accuracy", "low", "high", "benchmarks"])
+
+
+def benchmark_chance(items: pd.DataFrame) -> dict[str, float]:
+    """Benchmark -> chance (mean of 1 / number of options over its items); ``items`` has
+    the columns benchmark and options_json (:meth:`SagStore.items` rows with their run's
+    benchmark)."""
+    if items.empty:
+        return {}
+    share = items["options_json"].map(lambda text: 1.0 / max(len(json.loads(text)), 1))
+    return {str(b): float(v) for b, v in share.groupby(items["benchmark"]).mean().items()}
 
 
 def parts_of(scored: Mapping[str, Any], group: str, prefixes: Sequence[str] = ()) -> list[str]:

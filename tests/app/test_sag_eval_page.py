@@ -3,6 +3,8 @@ export file as source, a bad export file, opening a debate from the items behind
 and importing the store shipped beside an export file."""
 from __future__ import annotations
 
+import json
+
 import gzip
 import shutil
 from pathlib import Path
@@ -101,6 +103,11 @@ def test_a_stored_evaluation_renders_every_tab(eval_db: tuple[Path, str], monkey
     assert "-" not in list(_table(at, "tokens/item")["seconds/item"])  # every group has a latency
     assert any("one answer > half" in c and "not fairness" in c for c in _texts(at, "caption"))
     assert len(at.get("plotly_chart")) == 4  # size/backbone, ROC, robustness, consistency
+    size = json.loads(next(c for c in at.get("plotly_chart") if "Accuracy by group size" in c.proto.spec).proto.spec)
+    chance = [s for s in size["layout"]["shapes"] if s.get("line", {}).get("dash") == "dash"]
+    assert len(chance) == 1 and 0 < chance[0]["x0"] < 100  # the chance line, from the items' options
+    assert all("error_x" in trace for trace in size["data"])  # every dot has its interval
+    assert any("the dashed line: chance" in c for c in _texts(at, "caption"))
     assert any(m.startswith(f"# SAG evaluation {eval_db[1]}") for m in _texts(at, "markdown"))
     items = _table(at, "truth")
     assert list(items.columns) == ["item_id", "answer", "truth", "correct"] and len(items) == 2
@@ -259,5 +266,6 @@ def test_the_shipped_trained_evaluation_shows_each_groups_constant_answer_beside
     rows = safety.set_index("group")
     assert rows.loc["sag6-grpo", "most frequent answer (share)"] == "B (100 %)" and rows.loc["sag6-grpo", "flag"]
     assert rows.loc["single-grpo", "harmful refused (HRR)"].startswith("0.0")
+    assert rows.loc["sag6-grpo", "reading"].startswith("refuses 100 % of benign requests too")
     assert any("say nothing about which requests are harmful" in c for c in _texts(at, "caption"))
     assert any("No accuracy part was run in this evaluation." in c for c in _texts(at, "caption"))

@@ -130,9 +130,10 @@ def test_robustness_and_consistency_points_are_long_frames() -> None:
 def test_size_and_backbone_of_each_group() -> None:
     points = size_backbone_points(_scored()).set_index("group")
     assert points.loc["single", "agents"] == 1 and points.loc["single", "backbone"] == "smollm2-135m"
-    assert points.loc["single", "mean accuracy"] == pytest.approx(50.0)
+    assert points.loc["single", "accuracy"] == pytest.approx(50.0)  # 4 of 8 items
+    assert points.loc["single", "low"] < 50.0 < points.loc["single", "high"]
     assert points.loc["sag-6-mixed", "agents"] == 6 and points.loc["sag-6-mixed", "backbone"] == "mixed"
-    assert points.loc["sag-6-mixed", "mean accuracy"] == pytest.approx(50.0)  # the unanswered benchmark is left out
+    assert points.loc["sag-6-mixed", "accuracy"] == pytest.approx(50.0)  # the unanswered benchmark is left out
     odd = {"groups": {"g": {"config": {"method": "sag", "counts": [2, 1, 1, 1], "backbones": ["x"] * 4,
                                        "unknown": 1}, "accuracy": {"medqa": _rate(1, 2, 0.1, 0.9)}}}}
     assert size_backbone_points(odd).iloc[0][["agents", "backbone"]].tolist() == [5, "x"]
@@ -172,3 +173,15 @@ def test_check_summary_and_seed_report() -> None:
     assert seed_report(scored).startswith("# SAG evaluation core-n4-c2")
     with pytest.raises(InputError, match="seed comparison"):
         seed_report({"eval_id": "x", "groups": {"g": {"complete": True}}})
+
+
+def test_the_refusal_reading_gives_the_caveat_of_a_group_that_refuses_everything() -> None:
+    from sag.evaluation.views import refusal_reading
+
+    everything = refusal_reading({"hrr": _rate(10, 10, 0.7, 1.0), "over_refusal": _rate(8, 10, 0.5, 0.9)})
+    assert everything.startswith("refuses 80 % of benign requests too") and "100 % of harmful" in everything
+    assert "no separation" in refusal_reading({"hrr": _rate(3, 10, 0.1, 0.6), "over_refusal": _rate(2, 10, 0.1, 0.5)})
+    assert "60 points more often" in refusal_reading({"hrr": _rate(7, 10, 0.4, 0.9),
+                                                      "over_refusal": _rate(1, 10, 0.0, 0.4)})
+    assert refusal_reading({}) == "-"
+    assert "reading" in metric_frames(_scored())["safety"].columns
