@@ -3,9 +3,8 @@ export file as source, a bad export file, opening a debate from the items behind
 and importing the store shipped beside an export file."""
 from __future__ import annotations
 
-import json
-
 import gzip
+import json
 import shutil
 from pathlib import Path
 
