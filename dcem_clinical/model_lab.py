@@ -24,7 +24,8 @@ from runtime.llama_backend import LlamaCppBackend, detect_gpu_layers
 from runtime.model_cache import cached_sha256
 from runtime.registry import available_models, model_info, resolve, resolve_model
 
-__all__ = ["GPU_LAYERS_KEY", "MAX_CASE_CHARS", "TEST_N_CTX", "EXAMPLE_CASE", "TEST_LABELS",
+__all__ = ["GPU_LAYERS_KEY", "MAX_CASE_CHARS", "TEST_N_CTX", "EXAMPLE_CASE", "EXAMPLE_LABEL", "TEST_LABELS",
+           "model_file_name",
            "gpu_offload_supported", "default_gpu_layers", "validate_gpu_layers", "registry_table",
            "registry_keys", "model_facts", "check_case_text", "LoadedModel", "load_model_uncached",
            "PromptResult", "run_test_prompt", "hub_offline", "hub_key", "resolve_hub_model"]
@@ -37,6 +38,7 @@ EXAMPLE_CASE = ("A 58-year-old man. Presenting complaint: he has chest pain. Pai
                 "located at the chest and the left arm; intensity 7; speed of onset 8 (10 = sudden). "
                 "Other symptoms: he is short of breath; he is sweating. History and risk factors: he "
                 "smokes; he has high blood pressure.")
+EXAMPLE_LABEL = "NSTEMI_STEMI"  # the example is a textbook myocardial infarction
 
 
 # --------------------------------------------------------------------- GPU offload
@@ -72,6 +74,16 @@ def registry_table() -> pd.DataFrame:
 def registry_keys() -> list[str]:
     """Keys of the installed registry models."""
     return [s.key for s in available_models() if s.installed]
+
+
+def model_file_name(key: str) -> str:
+    """The file a key runs (``base.gguf+lora:adapter.gguf`` with an adapter), as the shipped
+    runs record it; the key itself when it cannot be resolved."""
+    try:
+        path, adapter = resolve_model(key)
+    except (BackendError, ConfigError, OSError):
+        return key
+    return path.name if adapter is None else f"{path.name}+lora:{adapter.path.name}"
 
 
 def model_facts(key: str) -> dict[str, str]:

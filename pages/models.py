@@ -5,7 +5,8 @@ from dcem.analysis.answer_chance import CHANCE_MARGIN, chance_caveat, ranked_pro
 from dcem.errors import DcemError
 from dcem_clinical.model_lab import (EXAMPLE_CASE, MAX_CASE_CHARS, TEST_LABELS, TEST_N_CTX, hub_offline,
                                      model_facts, registry_table)
-from studio.model_lab import ask_test_prompt, fetch_hub_model, gpu_layers_setting, installed_keys
+from studio.model_lab import (ask_test_prompt, example_flag, fetch_hub_model, gpu_layers_setting, installed_keys,
+                              measured_note)
 from studio.training_panel import training_section
 from studio.widgets import disclaimer
 from studio.literal import literal
@@ -69,6 +70,9 @@ if result is not None:
         caveat = f"The answer cannot be compared with chance: {literal(exc)}"
     if caveat:
         st.warning(caveat)
+    if (wrong := example_flag(text, result.label)) is not None:
+        st.warning(wrong)
+    st.info(measured_note(result.key))
     st.caption(f"Most probable label first. An answer whose top probability lies within {CHANCE_MARGIN} of "
                "chance (1 / number of labels) is flagged as near chance.")
     st.dataframe(ranked_probabilities(result.table), hide_index=True, key="models_test_table",

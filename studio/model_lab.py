@@ -22,13 +22,14 @@ import streamlit as st
 
 from dcem.errors import ConfigError
 from studio.literal import literal
-from dcem_clinical.model_lab import (GPU_LAYERS_KEY, LoadedModel, PromptResult, check_case_text,
-                                     default_gpu_layers,
-                                     gpu_offload_supported, load_model_uncached, registry_keys,
-                                     resolve_hub_model, run_test_prompt, validate_gpu_layers)
+from dcem_clinical.measured_accuracy import Measured, measured_text, shipped_accuracy
+from dcem_clinical.model_lab import (EXAMPLE_CASE, EXAMPLE_LABEL, GPU_LAYERS_KEY, LoadedModel, PromptResult,
+                                     check_case_text, default_gpu_layers, gpu_offload_supported, load_model_uncached,
+                                     model_file_name, registry_keys, resolve_hub_model, run_test_prompt,
+                                     validate_gpu_layers)
 
 __all__ = ["EXTRA_KEYS_KEY", "gpu_layers", "gpu_layers_setting", "installed_keys", "load_model",
-           "ask_test_prompt", "fetch_hub_model"]
+           "ask_test_prompt", "fetch_hub_model", "example_flag", "measured_note"]
 
 EXTRA_KEYS_KEY = "models_extra_keys"
 
@@ -90,3 +91,22 @@ def fetch_hub_model(repo: str, filename: str) -> tuple[str, Path]:
     if key not in extra:
         extra.append(key)
     return key, path
+
+
+def example_flag(text: str, label: str) -> str | None:
+    """A flag when the built-in example (a textbook myocardial infarction) gets another answer."""
+    if text.strip() != EXAMPLE_CASE.strip() or label == EXAMPLE_LABEL:
+        return None
+    return (f"Wrong on the built-in example: it describes a textbook myocardial infarction ({EXAMPLE_LABEL}), and "
+            f"the model's most probable label is {label}. Read its answers as those of a model that does not know "
+            "the task.")
+
+
+@st.cache_data(show_spinner=False)
+def _shipped() -> dict[str, Measured]:
+    return shipped_accuracy()
+
+
+def measured_note(key: str) -> str:
+    """The model's measured accuracy on DDXPlus-8 in the shipped runs, beside chance."""
+    return measured_text(key, model_file_name(key), _shipped())

@@ -198,6 +198,31 @@ def test_test_prompt_near_chance_carries_a_caveat(page: AppTest, monkeypatch: py
     at = _run_prompt(page, key="fake-model")
     assert not at.exception and not _errors(at)
     assert _frame(at, "label")["label"].iloc[0] == TEST_LABELS[4]
-    warnings = [w.value for w in at.warning]
+    warnings = [w.value for w in at.warning if w.value.startswith("Near chance")]
     assert len(warnings) == 1 and warnings[0].startswith("Near chance: the most probable label has 0.140")
     assert "1/8 = 0.125" in warnings[0] and "span only 0.020" in warnings[0]
+
+
+def test_a_wrong_answer_on_the_built_in_example_is_flagged_beside_the_measured_accuracy(
+        page: AppTest, monkeypatch: pytest.MonkeyPatch) -> None:
+    probs = [0.27, 0.03, 0.05, 0.40, 0.04, 0.10, 0.06, 0.05]  # not the myocardial infarction the example describes
+    _fake_model(monkeypatch, probs)
+    at = _run_prompt(page, key="fake-model")
+    flags = [w.value for w in at.warning if w.value.startswith("Wrong on the built-in example")]
+    assert len(flags) == 1 and "(NSTEMI_STEMI)" in flags[0] and TEST_LABELS[3] in flags[0]
+    assert any(i.value.startswith("No shipped run measures fake-model") for i in at.info)
+    right = [0.02, 0.03, 0.60, 0.05, 0.04, 0.10, 0.06, 0.10]
+    _fake_model(monkeypatch, right)
+    at = _run_prompt(at, key="fake-model")
+    assert TEST_LABELS[2] == "NSTEMI_STEMI" and not any("Wrong on the built-in" in w.value for w in at.warning)
+
+
+def test_the_measured_accuracy_of_a_packaged_model_comes_from_the_shipped_runs() -> None:
+    from dcem_clinical.measured_accuracy import measured_text, shipped_accuracy
+    from dcem_clinical.model_lab import model_file_name
+
+    measured = shipped_accuracy()
+    smollm = measured[model_file_name("smollm2-135m")]
+    assert 0.0 <= smollm.accuracy <= 1.0 and smollm.answers >= 100 and smollm.chance == 0.125
+    text = measured_text("smollm2-135m", model_file_name("smollm2-135m"), measured)
+    assert text.startswith("Measured: smollm2-135m is right on") and "chance is 12.5%" in text
