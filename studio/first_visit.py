@@ -11,6 +11,8 @@ from streamlit.errors import StreamlitAPIException
 
 from common.errors import ProjectError
 from dcem.analysis.glossary import CONCEPTS, METRICS, PARAMETERS, Term
+from dcem.analysis.glossary_panel import ACTION_TERMS, METHOD_TERMS, PANEL_TERMS
+from sag.glossary import SAG_TERMS
 from dcem.store.database import Store
 from dcem.store.demo import ensure_demo
 from dcem.store.run_import import stored_run_ids
@@ -19,7 +21,9 @@ from studio.literal import literal
 __all__ = ["GLOSSARY_GROUPS", "START_STEPS", "page_link", "start_steps", "offer_demo", "show_terms"]
 
 GLOSSARY_GROUPS: tuple[tuple[str, dict[str, Term]], ...] = (
-    ("Concepts", CONCEPTS), ("Metrics", METRICS), ("Parameters", PARAMETERS))
+    ("Concepts", CONCEPTS), ("Metrics", METRICS), ("Parameters", PARAMETERS),
+    ("Mediator actions", ACTION_TERMS), ("Decisions, agents and chance", PANEL_TERMS), ("Methods compared", METHOD_TERMS),
+    ("Small Agent Group and its evaluation", SAG_TERMS))
 
 # (page script, page title, what to do there)
 START_STEPS: tuple[tuple[str, str, str], ...] = (

@@ -201,7 +201,8 @@ def items_panel(db: SagStore | None, scored: Mapping[str, Any], prefixes: Sequen
         st.caption(f"Run {literal(run_id)}: {int(items['correct'].sum())} of {len(items)} answers equal the truth "
                    "(on a safety item the truth is the expected behaviour: B, decline, for a harmful request and "
                    "A, comply, for a benign one).")
-        st.dataframe(items, placeholder=MISSING, hide_index=True, key=f"{key}_items")
+        st.dataframe(items, placeholder=MISSING, hide_index=True, key=f"{key}_items",
+                     column_config={"item_id": st.column_config.TextColumn("Item")})
         if not from_store:
             st.caption("Debates can be opened from a stored evaluation; an export file keeps only the answers.")
             import_offer(db, scored, source, key=key)

@@ -142,7 +142,13 @@ def show_last_answers(view: LastAnswersView, labels: Sequence[str], *, key: str)
     if view.empty:
         st.caption("No agent turn is stored for this case.")
         return
-    st.dataframe(view.table, placeholder=MISSING, hide_index=True, key=f"{key}_answers")
+    text = st.column_config.TextColumn
+    st.dataframe(view.table, placeholder=MISSING, hide_index=True, key=f"{key}_answers", column_config={
+        "agent_name": text("Agent"), "model": text("Model"), "label": text("Answer"),
+        "probability": st.column_config.NumberColumn("Its probability", format="%.3f"),
+        "runner_up": text("Runner-up label"),
+        "runner_up_probability": st.column_config.NumberColumn("Runner-up probability", format="%.3f"),
+        "error": text("Error")})
     st.plotly_chart(agent_probability_figure(labels, view.names, view.probabilities, view.answers),
                     key=f"{key}_probs")
     for line in view.errors:
