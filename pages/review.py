@@ -64,6 +64,8 @@ st.caption(shown.caption)
 st.dataframe(shown.table, placeholder=MISSING, hide_index=True, key="rv_queue",
              column_config=review_queue_config())
 
+if done:  # above the case it opens, so it never reads as a remark on that case
+    st.success(done)
 case_id = st.selectbox("Case to review", shown.case_ids, key="rv_case")
 trace = case_trace(db, run_id, case_id, "dcem")
 st.warning(literal(escalation_why(queue, case_id)))
@@ -79,8 +81,6 @@ st.plotly_chart(energy_figure(trace.rounds, trace.outcome_round, eps_safe=trace.
                               eps_low=trace.config.eps_low), key="rv_energy")
 st.dataframe(played_rounds_table(trace), placeholder=MISSING, hide_index=True)
 
-if done:
-    st.success(done)
 with st.form("rv_form"):
     final = st.selectbox("Final label", list(trace.labels), index=None, placeholder="choose the final label",
                          key="rv_label")

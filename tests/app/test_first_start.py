@@ -72,3 +72,19 @@ def test_dcem_demo_0_skips_the_import(monkeypatch: pytest.MonkeyPatch, tmp_path:
     with pytest.raises(SystemExit):
         serve.main([])
     assert not db.exists()
+
+
+def test_the_readme_counts_the_demo_runs_the_first_start_imports() -> None:
+    import re
+
+    words = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+             "ten": 10, "eleven": 11, "twelve": 12}
+    kinds = {"synthetic": 0, "clinical": 0}
+    for folder in DEMO_EXPORTS:
+        for run_id in load_run_export(folder).run_ids:
+            kinds["synthetic" if run_id.startswith("syn-") else "clinical"] += 1
+    text = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
+    said = re.search(r"imports the shipped demo runs \((\w+) synthetic runs of the full grid and (\w+) clinical runs",
+                     text)
+    assert said is not None, "the README no longer says how many demo runs the first start imports"
+    assert (words[said.group(1)], words[said.group(2)]) == (kinds["synthetic"], kinds["clinical"])

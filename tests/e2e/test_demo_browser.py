@@ -3,6 +3,7 @@ pages open on the views grid's DDXPlus-8 run, whose D-CEM certifies, steers and 
 cases side by side."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Iterator
 
@@ -38,6 +39,20 @@ def _options(page, label: str) -> list[str]:  # type: ignore[no-untyped-def]
     return names
 
 
+def _tradeoff_inside(page) -> bool:  # type: ignore[no-untyped-def]
+    """The trade-off chart's axes hold shares within 0-100 % and every point is inside them."""
+    find = ("Array.from(document.querySelectorAll('.js-plotly-plot')).find(p => p._fullLayout && "
+            "p._fullLayout.title && String(p._fullLayout.title.text).includes('Escalated vs'))")
+    page.wait_for_function(f"() => !!({find})", timeout=60_000)
+    box = page.evaluate(f"""() => {{ const p = {find};
+      return {{x: p._fullLayout.xaxis.range, y: p._fullLayout.yaxis.range,
+              points: p._fullData.flatMap(t => Array.from(t.x || []).map((x, i) => [x, t.y[i]]))
+                .filter(q => q[0] !== null && q[0] !== undefined)}}; }}""")
+    (x0, x1), (y0, y1) = box["x"], box["y"]
+    assert -0.05 <= x0 and x1 <= 1.05 and y0 == 0 and y1 <= 1.0, box
+    return all(x0 <= x <= x1 and y0 <= y <= y1 for x, y in box["points"])
+
+
 def _open(page, url: str, ready: str) -> None:  # type: ignore[no-untyped-def]
     """Go to ``url``, wait for the text ``ready`` and the charts, check the featured run is picked."""
     page.goto(url)
@@ -51,8 +66,16 @@ def test_the_walkthrough_opens_on_the_views_grid(chromium, demo_url: str, shot) 
     _open(page, f"{demo_url}/walkthrough", "Round 1 of")
     assert "Clinical run on ddxplus8" in page.locator('[data-testid="stMain"]').inner_text()
     outcomes = _options(page, "Outcome")
-    assert {"STOP_AND_DECIDE", "STOP_AND_ESCALATE"} <= set(outcomes), outcomes
+    assert {"certified decision", "escalated to a human"} <= set(outcomes), outcomes  # the table's words
+    link = page.locator('[data-testid="stCode"]').first.inner_text()
+    assert link.startswith(demo_url) and "?run=" in link and "&round=" in link  # the whole link, not a query
     shot(page, "walkthrough")
+    page.locator('[data-testid="stMultiSelect"]', has_text="Outcome").first.click()
+    page.get_by_role("option", name="certified decision").click()
+    page.keyboard.press("Escape")
+    fewer = page.get_by_text(re.compile(r"^(\d{1,3}|1\d{3}) of 2000 cases match"))  # the filter took
+    fewer.wait_for(timeout=30_000)
+    assert 0 < int(fewer.inner_text().split()[0]) < 2000
     page.close()
 
 
@@ -60,11 +83,55 @@ def test_the_whatif_and_review_pages_open_on_it_too(chromium, demo_url: str, sho
     page = chromium.new_page(viewport={"width": 1400, "height": 1600})
     _open(page, f"{demo_url}/whatif", "Metrics over")
     card = page.locator('[data-testid="stMetric"]', has_text="Certified").first
-    certified = float(card.locator('[data-testid="stMetricValue"]').inner_text().rstrip("%"))
-    assert 0.2 < (certified / 100 if certified > 1 else certified) < 0.95, certified
+    shown = card.locator('[data-testid="stMetricValue"]').inner_text()
+    assert shown.endswith("%") and 20 < float(shown.rstrip("%")) < 95, shown  # one unit: percent
+    assert _tradeoff_inside(page)
     shot(page, "whatif")
     page.goto(f"{demo_url}/review")
     page.get_by_text("Why it escalated", exact=False).wait_for(timeout=60_000)
     assert FEATURED_RUN in _run_box(page)
     shot(page, "review")
+    page.close()
+
+
+def test_a_loss_change_is_named_and_the_field_shows_the_runs_l_high(chromium, demo_url: str, shot) -> None:  # type: ignore[no-untyped-def]
+    page = chromium.new_page(viewport={"width": 1400, "height": 1800})
+    _open(page, f"{demo_url}/whatif", "Metrics over")
+    field = page.get_by_role("spinbutton", name="l_high")
+    assert float(field.input_value()) == 5.0  # the run's matrix: a missed high-risk class costs 5
+    assert page.get_by_text("Nothing changed", exact=False).count() == 1
+    field.fill("10")
+    field.press("Enter")
+    page.get_by_text("Loss matrix set for every cell", exact=False).wait_for(timeout=60_000)
+    settled(page)
+    note = page.get_by_text("Loss matrix set for every cell", exact=False).inner_text()
+    assert "l_high = 10" in note and "(the run's: high-risk" in note and "l_high = 5" in note
+    assert page.get_by_text("Nothing changed", exact=False).count() == 0
+    assert _tradeoff_inside(page)
+    shot(page, "whatif-loss-10")
+    page.close()
+
+
+def test_the_overview_reads_system_risk_beside_the_share_decided(chromium, demo_url: str) -> None:  # type: ignore[no-untyped-def]
+    page = chromium.new_page(viewport={"width": 1400, "height": 1600})
+    page.goto(demo_url)
+    notes = page.get_by_text("count only the cases a method decided itself", exact=False)
+    notes.first.wait_for(timeout=60_000)
+    assert notes.count() == 2  # under Table 6 and Table 1
+    assert "an escalated case counts 0" in notes.first.inner_text() and "D-CEM decided" in notes.first.inner_text()
+    page.close()
+
+
+def test_save_and_next_says_recorded_above_the_case_it_opens(chromium, demo_url: str) -> None:  # type: ignore[no-untyped-def]
+    page = chromium.new_page(viewport={"width": 1400, "height": 2400})
+    page.goto(f"{demo_url}/review")
+    page.get_by_text("Why it escalated", exact=False).wait_for(timeout=60_000)
+    page.locator('[data-testid="stSelectbox"]', has_text="Final label").first.click()
+    page.get_by_role("option").first.click()
+    page.get_by_role("textbox", name="Reviewer").fill("e2e reviewer")
+    page.get_by_role("button", name="Save and next").click()
+    message = page.get_by_text(re.compile(r"Review of .+ recorded\. Next unreviewed case"))
+    message.wait_for(timeout=60_000)
+    picker = page.locator('[data-testid="stSelectbox"]', has_text="Case to review").first
+    assert message.bounding_box()["y"] < picker.bounding_box()["y"]  # type: ignore[index]
     page.close()
