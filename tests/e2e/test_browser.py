@@ -51,11 +51,11 @@ def test_change_a_threshold(browser, app_url: str, shot) -> None:  # type: ignor
     page.wait_for_function(
         """() => [...document.querySelectorAll('[data-testid="stMetric"]')]
                .some(m => m.innerText.includes('Certified')
-                          && m.querySelector('[data-testid="stMetricValue"]').innerText === '0.000')""",
+                          && m.querySelector('[data-testid="stMetricValue"]').innerText === '0.0%')""",
         timeout=30_000)
     settled(page)
-    assert before != "0.000"
-    assert _metric_value(page, "Certified") == "0.000"
+    assert before != "0.0%"
+    assert _metric_value(page, "Certified") == "0.0%"  # shares in percent
     shot(page, "after")
     page.close()
 

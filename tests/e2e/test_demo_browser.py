@@ -126,12 +126,14 @@ def test_save_and_next_says_recorded_above_the_case_it_opens(chromium, demo_url:
     page = chromium.new_page(viewport={"width": 1400, "height": 2400})
     page.goto(f"{demo_url}/review")
     page.get_by_text("Why it escalated", exact=False).wait_for(timeout=60_000)
-    page.locator('[data-testid="stSelectbox"]', has_text="Final label").first.click()
+    settled(page)
+    page.locator('[data-testid="stSelectbox"]', has_text="Final label").first.click()  # no label is pre-selected
+    page.keyboard.press("ArrowDown")  # a click focuses the box; the arrow opens its list
     page.get_by_role("option").first.click()
-    page.get_by_role("textbox", name="Reviewer").fill("e2e reviewer")
+    page.get_by_label("Reviewer").fill("e2e reviewer")
     page.get_by_role("button", name="Save and next").click()
     message = page.get_by_text(re.compile(r"Review of .+ recorded\. Next unreviewed case"))
-    message.wait_for(timeout=60_000)
+    message.wait_for(timeout=120_000)
     picker = page.locator('[data-testid="stSelectbox"]', has_text="Case to review").first
     assert message.bounding_box()["y"] < picker.bounding_box()["y"]  # type: ignore[index]
     page.close()
