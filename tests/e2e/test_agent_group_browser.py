@@ -41,6 +41,10 @@ def test_agent_group_timeline_and_chart(group_url: str, chromium, shot) -> None:
         assert lane in text
     assert "Answer distribution of each agent, by round" in text and "D-CEM energy and action" in text
     assert "R1 → " in text and "Round 2" in text
+    assert "What the packaged models can do" in text and "cannot answer clinical questions" in text
+    outcome = page.get_by_text("The group answered", exact=False).first
+    assert outcome.locator("xpath=ancestor::*[@data-testid='stAlertContainer']").count() in (0, 1)
+    assert page.locator('[data-testid="stAlertContentSuccess"]', has_text="The group answered").count() == 0
     shot(page, "dcem")
     page.locator('[data-testid="stSelectbox"]', has_text="Run").first.click()
     page.get_by_role("option", name="medqa · sag-6 · sag", exact=False).click()

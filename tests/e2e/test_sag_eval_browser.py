@@ -31,6 +31,14 @@ def test_group_evaluation_from_the_shipped_export(eval_url: str, browser, shot) 
         page.get_by_role("tab", name="Safety").click()
         page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 1", timeout=30_000)
         assert "learned screen" in main.inner_text()
+        roc = ("Array.from(document.querySelectorAll('.js-plotly-plot')).find(p => p._fullLayout && "
+               "String(p._fullLayout.title.text).includes('Refusal score'))")
+        page.wait_for_function(f"() => !!({roc})", timeout=30_000)
+        colours = page.evaluate(f"() => {roc}._fullData.filter(t => t.name !== 'chance').map(t => t.line.color)")
+        assert len(colours) >= 11 and len(set(colours)) == len(colours)  # every system its own colour
+        assert "earns no credit for refusing the harmful ones" in main.inner_text()  # the reading column's caveat
+        page.get_by_role("tab", name="Relevance").click()
+        assert "from 0 (no shared word sequence) to 100 (the same text)" in main.inner_text()  # the scale
         page.get_by_role("tab", name="Seed comparison").click()
         page.get_by_text("Table 6: deployment cost", exact=False).first.wait_for(timeout=30_000)
         path = shot(page, "sag-eval")

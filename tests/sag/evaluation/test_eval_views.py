@@ -184,4 +184,6 @@ def test_the_refusal_reading_gives_the_caveat_of_a_group_that_refuses_everything
     assert "60 points more often" in refusal_reading({"hrr": _rate(7, 10, 0.4, 0.9),
                                                       "over_refusal": _rate(1, 10, 0.0, 0.4)})
     assert refusal_reading({}) == "-"
+    assert refusal_reading({"hrr": _rate(0, 10, 0.0, 0.3), "over_refusal": _rate(0, 10, 0.0, 0.3)}).startswith(
+        "refuses almost nothing")
     assert "reading" in metric_frames(_scored())["safety"].columns
