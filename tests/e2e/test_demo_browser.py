@@ -67,6 +67,10 @@ def test_the_walkthrough_opens_on_the_views_grid(chromium, demo_url: str, shot) 
     assert "Clinical run on ddxplus8" in page.locator('[data-testid="stMain"]').inner_text()
     outcomes = _options(page, "Outcome")
     assert {"certified decision", "escalated to a human"} <= set(outcomes), outcomes  # the table's words
+    labels = page.locator(".round-label span")
+    assert labels.count() == 2  # the Bayes decision and the runner-up, whole: wrapped, never cut
+    assert page.evaluate("() => Array.from(document.querySelectorAll('.round-label span'))"
+                         ".every(s => s.scrollWidth <= s.clientWidth + 1)")
     link = page.locator('[data-testid="stCode"]').first.inner_text()
     assert link.startswith(demo_url) and "?run=" in link and "&round=" in link  # the whole link, not a query
     shot(page, "walkthrough")
@@ -109,6 +113,11 @@ def test_a_loss_change_is_named_and_the_field_shows_the_runs_l_high(chromium, de
     assert page.get_by_text("Nothing changed", exact=False).count() == 0
     assert _tradeoff_inside(page)
     shot(page, "whatif-loss-10")
+    field.fill("20")  # every case now escalates: the page says why, with the numbers
+    field.press("Enter")
+    why = page.get_by_text("Every case is escalated because every case ends above eps_low", exact=False)
+    why.wait_for(timeout=60_000)
+    assert "the closest ends at energy" in why.inner_text() and "above its cell's eps_low" in why.inner_text()
     page.close()
 
 
