@@ -74,7 +74,7 @@ with tabs[2]:
     items_panel(db, scored, ("fairness/",), key="ev_fair", source=source)
 with tabs[3]:
     titled_table("Refusals of harmful and benign requests", frames["safety"], key="ev_safety",
-                 empty="No safety part was run in this evaluation.")
+                 empty="No safety part was run in this evaluation.", wide="reading")
     st.caption("Refused: the group answered B (decline or warn) or REFUSE. The curve sweeps a threshold on each "
                "group's refusal score; the learned screen is a text classifier trained on separate requests, "
                "shown as a reference. Most frequent answer: the answer the group gave most often over the harmful "
