@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
-from common.db import StoreError
+from common.db import StoreError, default_db_path
 from common.errors import ConfigError
 from common.terminal import escape_controls
 from dcem.cli import Parser, add_merge_command, int_in, progress_bar, run_command
@@ -162,6 +162,26 @@ def _cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_export_store(args: argparse.Namespace) -> int:
+    from sag.evaluation.store_export import write_store_export
+
+    path = write_store_export(args.db or default_db_path(), Path(args.out),
+                              command=args.command_text or f"python -m sag export-store --out {args.out}")
+    print(escape_controls(f"wrote {path.parent}: every SAG table and the call log; `python -m sag import-store "
+                          f"{args.out}` (or the dashboard's import button) brings it into a store"))
+    return 0
+
+
+def _cmd_import_store(args: argparse.Namespace) -> int:
+    from sag.evaluation.store_export import import_store_export
+    from sag.store.tables import SagStore
+
+    with SagStore(args.db) as store:
+        report = import_store_export(store, Path(args.folder))
+    print(escape_controls(f"imported {report.added:,} rows from {args.folder}"))
+    return 0
+
+
 def _report_eval(args: argparse.Namespace) -> int:
     from sag.evaluation.export import build_export, check_target, latest_eval_id, load_export, write_export
     from sag.evaluation.tables import render_report
@@ -282,6 +302,19 @@ def _add_compare_and_export(sub: "argparse._SubParsersAction[Parser]") -> None:
     export.add_argument("--db", default=None)
     export.add_argument("-v", "--verbose", action="store_true")
     export.set_defaults(func=_cmd_export)
+    store_out = sub.add_parser("export-store", help="a store's SAG tables and call log (every debate) as a compact "
+                               "export folder: manifest.json and zstd Parquet")
+    store_out.add_argument("--out", required=True, help="the export folder (new, or an earlier export of this store)")
+    store_out.add_argument("--command", dest="command_text", help="the commands that made the store (kept in the "
+                           "manifest)")
+    store_out.add_argument("--db", default=None)
+    store_out.add_argument("-v", "--verbose", action="store_true")
+    store_out.set_defaults(func=_cmd_export_store)
+    store_in = sub.add_parser("import-store", help="merge a store export (python -m sag export-store) into the store")
+    store_in.add_argument("folder", help="the export folder")
+    store_in.add_argument("--db", default=None)
+    store_in.add_argument("-v", "--verbose", action="store_true")
+    store_in.set_defaults(func=_cmd_import_store)
 
 
 def _merge_checks() -> Sequence[object]:

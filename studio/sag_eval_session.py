@@ -28,7 +28,7 @@ import streamlit as st
 from clinical.questions import DEFAULT_DATA_DIR
 from common.errors import InputError, ProjectError
 from sag.evaluation.export import build_export, load_export
-from sag.evaluation.shipped import companion_store, import_shipped_store
+from sag.evaluation.shipped import companion_store, import_shipped_store, store_size
 from sag.evaluation.views import benchmark_chance, check_scored, items_behind, parts_of, source_choices
 from sag.store.eval_tables import evaluations
 from sag.store.tables import SagStore
@@ -154,13 +154,14 @@ def _offer(db: SagStore, packed: Path, eval_id: str, *, key: str) -> None:
     if eval_id in set(stored_evaluations(db)["eval_id"]):
         st.caption(f"Its debates are in your result store: choose \"stored: {eval_id}\" under Evaluation.")
         return
+    form = "export" if packed.is_dir() else "packed"
     st.caption(f"The store that evaluation {eval_id} was made in ships with the project ({packed.name}, "
-               f"{packed.stat().st_size / 1e6:.0f} MB packed, several times that unpacked). Importing it copies "
-               "every debate and the call log into your result store; rows already there are kept.")
+               f"{store_size(packed) / 1e6:.0f} MB {form}). Importing it copies every debate and the call log "
+               "into your result store; rows already there are kept.")
     if not st.button("Import its debates", key=key):
         return
     try:
-        with st.spinner(f"Unpacking {packed.name} and copying its rows into the result store…"):
+        with st.spinner(f"Reading {packed.name} and copying its rows into the result store…"):
             report = import_shipped_store(db, packed, eval_id)
     except ProjectError as exc:
         st.error(f"Nothing was imported: {literal(exc)}")

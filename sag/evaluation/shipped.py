@@ -1,12 +1,13 @@
 """The store behind a shipped evaluation file.
 
 An evaluation export ``data/results/<name>.json`` keeps the metrics and every item's
-answer, not the debates.  The store the evaluation was made in may ship beside it, gzipped,
-as ``<name>.duckdb.gz``: every debate, every outcome and the call log.
-:func:`import_shipped_store` unpacks it into a temporary file and merges it into a result
-store (:func:`common.store_merge.merge_store`: rows the store lacks, one transaction), so
-the debates behind the file's numbers can be opened on the Agent group page, and running
-the same evaluation again answers every turn from the call log.
+answer, not the debates.  The store the evaluation was made in ships beside it as the
+folder ``<name>/``, a compact export of every debate, every outcome and the call log
+(:mod:`sag.evaluation.store_export`); an older copy may hold it gzipped instead, as
+``<name>.duckdb.gz``.  :func:`import_shipped_store` merges either into a result store
+(:func:`common.store_merge.merge_store`: rows the store lacks, one transaction), so the
+debates behind the file's numbers can be opened on the Agent group page, and running the
+same evaluation again answers every turn from the call log.
 """
 from __future__ import annotations
 
@@ -18,11 +19,13 @@ from pathlib import Path
 from common.db import StoreError
 from common.errors import InputError
 from common.store_merge import MergeReport, merge_store
+from common.table_export import MANIFEST
+from sag.evaluation.store_export import import_store_export
 from sag.store.eval_tables import evaluations
 from sag.store.merge_checks import sag_store_checks
 from sag.store.tables import SagStore
 
-__all__ = ["companion_store", "import_shipped_store", "unpack_store", "MAX_UNPACKED_BYTES"]
+__all__ = ["companion_store", "store_size", "import_shipped_store", "unpack_store", "MAX_UNPACKED_BYTES"]
 
 PACKED_SUFFIX = ".duckdb.gz"
 MAX_UNPACKED_BYTES = 1 << 30  # 1 GiB; the shipped store unpacks to about 137 MB
@@ -32,20 +35,32 @@ _CHUNK = 1 << 20
 
 
 def companion_store(export: str | Path) -> Path | None:
-    """The packed store shipped beside the export file ``export``, or None."""
+    """The store shipped beside the export file ``export``: the export folder of the same
+    name, else a packed store ``<name>.duckdb.gz``; None when neither is there."""
     path = Path(export)
+    folder = path.with_name(path.stem)
+    if (folder / MANIFEST).is_file():
+        return folder
     packed = path.with_name(path.stem + PACKED_SUFFIX)
     return packed if packed.is_file() else None
 
 
+def store_size(shipped: Path) -> int:
+    """Bytes of a shipped store: the export folder's files, or the packed file."""
+    return sum(p.stat().st_size for p in shipped.iterdir() if p.is_file()) if shipped.is_dir() else \
+        shipped.stat().st_size
+
+
 def import_shipped_store(target: SagStore, packed: str | Path, eval_id: str, *,
                          limit: int | None = None) -> MergeReport:
-    """Merge the gzipped store ``packed`` into ``target`` and check that it brought the
-    evaluation ``eval_id``.  InputError for a file that cannot be unpacked, unpacks to more
+    """Merge the shipped store ``packed`` (an export folder, or a gzipped store file) into
+    ``target`` and check that it brought the evaluation ``eval_id``.  InputError for a file that cannot be unpacked, unpacks to more
     than ``limit`` bytes (default :data:`MAX_UNPACKED_BYTES`), is not a SAG evaluation
     store or does not hold the evaluation; StoreError from the merge (a target whose tables
     differ from the source's, say).  The target is unchanged after any of them."""
     packed = Path(packed)
+    if packed.is_dir():
+        return import_store_export(target, packed, eval_id)
     with tempfile.TemporaryDirectory(prefix="sag-shipped-") as tmp:
         raw = Path(tmp) / packed.name.removesuffix(".gz")
         unpack_store(packed, raw, limit)

@@ -15,6 +15,7 @@ from runtime.turns import TurnRequest
 from sag.config import preset
 from sag.evaluation.export import build_export, latest_eval_id, write_export
 from sag.evaluation.runner import run_group_eval
+from sag.evaluation.store_export import write_store_export
 from sag.evaluation.suite import SuiteSpec
 from sag.store.eval_tables import eval_parts
 from sag.store.tables import SagStore
@@ -162,25 +163,31 @@ def test_open_debate_goes_to_the_agent_group_page(eval_db: tuple[Path, str], mon
     assert at.selectbox(key=f"ag_item_{run_id}").value == item
 
 
-def _ship(shipped_db: tuple[Path, str], exports: Path) -> None:
-    """The export file of the stored evaluation, with its store packed beside it."""
+def _ship(shipped_db: tuple[Path, str], exports: Path, form: str = "packed") -> str:
+    """The export file of the stored evaluation, with its store beside it: packed (an
+    older copy) or as a store export folder (as the project ships it); returns its name."""
     with SagStore(shipped_db[0], read_only=True) as store:
         write_export(build_export(store, shipped_db[1]), exports / "sag_eval_small.json")
+    if form == "export":
+        write_store_export(shipped_db[0], exports / "sag_eval_small", command="the test's evaluation")
+        return "sag_eval_small"
     with shipped_db[0].open("rb") as src, gzip.open(exports / "sag_eval_small.duckdb.gz", "wb") as dst:
         shutil.copyfileobj(src, dst)
+    return "sag_eval_small.duckdb.gz"
 
 
-def test_an_export_with_its_store_beside_it_imports_the_debates(shipped_db: tuple[Path, str],
+@pytest.mark.parametrize("form", ["export", "packed"])
+def test_an_export_with_its_store_beside_it_imports_the_debates(shipped_db: tuple[Path, str], form: str,
                                                                 monkeypatch: pytest.MonkeyPatch,
                                                                 tmp_path: Path) -> None:
     exports = tmp_path / "exports"
     exports.mkdir()
-    _ship(shipped_db, exports)
+    name = _ship(shipped_db, exports, form)
     mine = tmp_path / "mine.duckdb"
     at = _page(monkeypatch, mine, exports).run()
     assert not at.exception and not at.error
     assert not [b for b in at.button if b.label == "Open debate"]
-    assert any("sag_eval_small.duckdb.gz" in c for c in _texts(at, "caption"))
+    assert any(f"({name}, " in c and f" MB {form})" in c for c in _texts(at, "caption"))
     next(b for b in at.button if b.key == "ev_acc_import").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert at.selectbox(key="ev_source").value == f"db:{shipped_db[1]}"

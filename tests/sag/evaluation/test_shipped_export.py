@@ -1,20 +1,20 @@
 """The shipped evaluation run: its export, its store, the report and REPRODUCTION.md agree."""
 from __future__ import annotations
 
-import gzip
-import shutil
 from pathlib import Path
 
 import pytest
 
 from sag.evaluation.export import load_export
 from sag.evaluation.scores import score_evaluation
+from sag.evaluation.shipped import companion_store
+from sag.evaluation.store_export import import_store_export
 from sag.evaluation.tables import render_report
 from sag.store.tables import SagStore
 
 ROOT = Path(__file__).resolve().parents[3]
 EXPORT = ROOT / "data" / "results" / "sag_eval_core.json"
-STORE = ROOT / "data" / "results" / "sag_eval_core.duckdb.gz"
+STORE = ROOT / "data" / "results" / "sag_eval_core"  # the store's export: every debate and the call log
 # each shipped evaluation export: its REPRODUCTION.md block and the heading level it is printed at
 SHIPPED = {"sag_eval_core.json": ("sag-eval", 3), "sag_eval_trained.json": ("sag-eval-trained", 5)}
 
@@ -54,9 +54,9 @@ def test_export_metrics_match_its_item_answers(file: str) -> None:
 def test_the_shipped_store_scores_to_the_export(tmp_path: Path) -> None:
     data = load_export(EXPORT)
     db = tmp_path / "eval.duckdb"
-    with gzip.open(STORE, "rb") as src, open(db, "wb") as dst:
-        shutil.copyfileobj(src, dst)
     with SagStore(db) as store:
+        assert companion_store(EXPORT) == STORE
+        import_store_export(store, STORE, data["eval_id"])
         again = score_evaluation(store, data["eval_id"])
     assert set(again["groups"]) == set(data["groups"])
     for group, values in data["groups"].items():
