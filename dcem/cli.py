@@ -6,42 +6,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from dcem import strict_json
-from common.cli_args import (EXIT_USAGE, MAX_SAMPLES, MAX_SCALE, MAX_SEED, MAX_SEEDS, Parser, one_line, float_in,
-                           int_in)
+from common.cli_args import MAX_SAMPLES, MAX_SCALE, MAX_SEED, MAX_SEEDS
+from common.cli_kit import Parser, add_merge_command, float_in, int_in, progress_bar, run_command
 from dcem.core.config import MAX_ROUNDS, MediatorConfig
 from dcem.errors import DcemError
 
-__all__ = ["main", "run_command", "Parser", "progress_bar", "base_config", "add_merge_command", "int_in", "float_in"]
-
-EXIT_INTERRUPTED = 130
-
-
-def progress_bar(desc: str, unit: str, *, quiet: bool,
-                 total: int = 1) -> tuple[Any, Callable[[int, int, str], None]]:
-    """A progress bar on stderr and the ``progress(done, total, label)`` callback the
-    runners call; close the bar when done."""
-    from tqdm import tqdm
-
-    bar = tqdm(total=total, unit=unit, file=sys.stderr, disable=quiet, desc=desc)
-
-    def progress(done: int, count: int, label: str) -> None:
-        bar.total, bar.n = count, done
-        bar.set_postfix_str(label, refresh=False)
-        bar.refresh()
-
-    return bar, progress
-
-
-def _fail(message: str) -> int:
-    sys.stderr.write(f"error: {one_line(message)}\n")
-    return EXIT_USAGE
-
+__all__ = ["main", "base_config"]
 
 def _read_json(path: str) -> Any:
     try:
@@ -278,36 +253,10 @@ def _cmd_runs(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_merge(args: argparse.Namespace) -> int:
-    from common.db import Database, default_db_path
-    from common.store_merge import merge_store, require_duckdb_file
-
-    target = Path(args.db if args.db is not None else default_db_path())
-    if not target.is_file():
-        raise DcemError(f"no store file {target} to merge into; copy the first part there instead of merging it")
-    require_duckdb_file(target, "the target")
-    with Database(target) as db:
-        for source in args.source:
-            print("\n".join(merge_store(db, source, args.merge_checks()).lines()))
-    return 0
-
-
 def _merge_checks() -> Sequence[Any]:
     from dcem.store.merge_checks import DCEM_CHECKS
 
     return DCEM_CHECKS
-
-
-def add_merge_command(sub: Any, checks: Callable[[], Sequence[Any]]) -> None:
-    """``merge SOURCE ... --db TARGET``: the rows of other store files that TARGET lacks
-    (:mod:`common.store_merge`), each checked by the rules ``checks()`` returns (those of
-    the tables the command's stores hold, :class:`common.merge_checks.RowCheck`); shared by
-    the project's command lines."""
-    p = sub.add_parser("merge", help="copy into --db the rows of other store files it lacks (a run split "
-                                     "over processes or machines)")
-    p.add_argument("source", nargs="+", help="store file(s) to merge in; only read, and refused while in use")
-    p.add_argument("--db", default=None, help="the store to merge into (default: $DCEM_DB or data/dcem.duckdb)")
-    p.set_defaults(func=_cmd_merge, verbose=False, merge_checks=checks)
 
 
 def _export_options(p: argparse.ArgumentParser) -> None:
@@ -377,22 +326,6 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--db", default=None, help="DuckDB file (default: $DCEM_DB or data/dcem.duckdb)")
     add_merge_command(sub, _merge_checks)
     return parser
-
-
-def run_command(args: argparse.Namespace, interrupted: str) -> int:
-    """Run ``args.func`` with logging set up; a DcemError becomes one line on stderr
-    (status 2), Ctrl-C prints ``interrupted`` (status 130)."""
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
-    try:
-        return int(args.func(args))
-    except DcemError as exc:
-        return _fail(str(exc))
-    except KeyboardInterrupt:
-        sys.stderr.write(interrupted + "\n")
-        return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Sequence
 
-from dcem.cli import Parser, add_merge_command, float_in, int_in, progress_bar, run_command
+from common.cli_kit import Parser, add_merge_command, float_in, int_in, progress_bar, run_command
 from dcem.core.config import MAX_ROUNDS
 from dcem_clinical.train_cli import add_train_command
 from runtime.factory import MAX_GPU_LAYERS, MAX_THREADS, N_CTX_RANGE

@@ -105,7 +105,7 @@ def format_debate(result: ItemResult, *, answer_known: bool) -> str:
 def ask(args: argparse.Namespace) -> int:
     """Run ``python -m sag ask`` (arguments of :mod:`sag.cli`)."""
     from runtime.call_log import CallLog
-    from sag.cli import group_from_args
+    from sag.group_args import group_from_args
     from sag.group import answer_item
     from sag.runners import batch_width, build_runners
     from sag.question_input import read_question

@@ -32,35 +32,18 @@ from typing import TYPE_CHECKING, Sequence
 from common.db import StoreError, default_db_path
 from common.errors import ConfigError
 from common.terminal import escape_controls
-from dcem.cli import Parser, add_merge_command, int_in, progress_bar, run_command
+from common.cli_kit import Parser, add_merge_command, int_in, progress_bar, run_command
 from sag.train_cli import add_train_command
 from runtime.factory import MAX_GPU_LAYERS, MAX_THREADS
-from sag.config import GroupConfig, load_group_file, preset
 from sag.failures import EXIT_FAILED
+from sag.group_args import group_from_args
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from sag.run import SagRunSummary
 
-__all__ = ["main", "group_from_args"]
-
-
-def group_from_args(args: argparse.Namespace) -> GroupConfig:
-    """The group: a preset name or a JSON file, then the command-line overrides."""
-    text = args.group
-    if text.lower().endswith(".json"):
-        cfg = load_group_file(text)
-    else:
-        cfg = preset(text)
-    changes: dict[str, object] = {}
-    if args.model:
-        changes["backbones"] = (args.model,) * 4
-    for name in ("t_max", "rationale_tokens", "top_k", "temperature", "n_cal"):
-        value = getattr(args, name, None)
-        if value is not None:
-            changes[name] = value
-    return cfg.with_changes(**changes) if changes else cfg
+__all__ = ["main"]
 
 
 def _cmd_run(args: argparse.Namespace) -> int:

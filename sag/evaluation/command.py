@@ -21,7 +21,7 @@ __all__ = ["eval_command", "add_eval_arguments", "parse_groups", "parse_parts"]
 
 def parse_groups(text: str, args: argparse.Namespace) -> list[GroupConfig]:
     """The groups of ``--groups`` (comma-separated presets or JSON files), with the overrides."""
-    from sag.cli import group_from_args
+    from sag.group_args import group_from_args
 
     names = [g.strip() for g in text.split(",") if g.strip()]
     if not names:
@@ -77,7 +77,7 @@ def _child_argv(args: argparse.Namespace, group: str) -> list[str]:
 
 
 def eval_command(args: argparse.Namespace) -> int:
-    from dcem.cli import progress_bar
+    from common.cli_kit import progress_bar
     from sag.evaluation.runner import run_group_eval
     from sag.evaluation.suite import SuiteSpec
     from sag.runners import batch_width, build_runners

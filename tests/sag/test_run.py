@@ -129,7 +129,7 @@ def test_wilson_interval() -> None:
 def test_json_group_file_with_a_users_loss(tmp_path: Path) -> None:
     import argparse
 
-    from sag.cli import group_from_args
+    from sag.group_args import group_from_args
 
     loss = [[0, 1, 1, 1], [1, 0, 1, 1], [4, 4, 0, 4], [1, 1, 1, 0]]  # missing C costs four times more
     path = tmp_path / "group.json"

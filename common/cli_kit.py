@@ -1,0 +1,85 @@
+"""The command-line kit the project's three command lines share (``python -m dcem``,
+``python -m dcem_clinical``, ``python -m sag``): a progress bar on stderr, running a
+command with one-line errors and a clean Ctrl-C, and the ``merge`` sub-command.
+
+Bad input exits with status 2 and a one-line message on stderr, never a traceback; an
+interrupted command exits with status 130 after saying how to resume.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from common.cli_args import EXIT_USAGE, Parser, float_in, int_in, one_line
+from common.errors import ProjectError
+
+__all__ = ["EXIT_INTERRUPTED", "Parser", "int_in", "float_in", "progress_bar", "fail", "run_command",
+           "add_merge_command"]
+
+EXIT_INTERRUPTED = 130
+
+
+def progress_bar(desc: str, unit: str, *, quiet: bool,
+                 total: int = 1) -> tuple[Any, Callable[[int, int, str], None]]:
+    """A progress bar on stderr and the ``progress(done, total, label)`` callback the
+    runners call; close the bar when done."""
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, unit=unit, file=sys.stderr, disable=quiet, desc=desc)
+
+    def progress(done: int, count: int, label: str) -> None:
+        bar.total, bar.n = count, done
+        bar.set_postfix_str(label, refresh=False)
+        bar.refresh()
+
+    return bar, progress
+
+
+def fail(message: str) -> int:
+    """Write ``message`` as one line on stderr; the usage-error exit status."""
+    sys.stderr.write(f"error: {one_line(message)}\n")
+    return EXIT_USAGE
+
+
+def run_command(args: argparse.Namespace, interrupted: str) -> int:
+    """Run ``args.func`` with logging set up; a ProjectError becomes one line on stderr
+    (status 2), Ctrl-C prints ``interrupted`` (status 130)."""
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return int(args.func(args))
+    except ProjectError as exc:
+        return fail(str(exc))
+    except KeyboardInterrupt:
+        sys.stderr.write(interrupted + "\n")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return 0
+
+
+def _cmd_merge(args: argparse.Namespace) -> int:
+    from common.db import Database, default_db_path
+    from common.store_merge import merge_store, require_duckdb_file
+
+    target = Path(args.db if args.db is not None else default_db_path())
+    if not target.is_file():
+        raise ProjectError(f"no store file {target} to merge into; copy the first part there instead of merging it")
+    require_duckdb_file(target, "the target")
+    with Database(target) as db:
+        for source in args.source:
+            print("\n".join(merge_store(db, source, args.merge_checks()).lines()))
+    return 0
+
+
+def add_merge_command(sub: Any, checks: Callable[[], Sequence[Any]]) -> None:
+    """``merge SOURCE ... --db TARGET``: the rows of other store files that TARGET lacks
+    (:mod:`common.store_merge`), each checked by the rules ``checks()`` returns (those of
+    the tables the command's stores hold, :class:`common.merge_checks.RowCheck`)."""
+    p = sub.add_parser("merge", help="copy into --db the rows of other store files it lacks (a run split "
+                                     "over processes or machines)")
+    p.add_argument("source", nargs="+", help="store file(s) to merge in; only read, and refused while in use")
+    p.add_argument("--db", default=None, help="the store to merge into (default: $DCEM_DB or data/dcem.duckdb)")
+    p.set_defaults(func=_cmd_merge, verbose=False, merge_checks=checks)
