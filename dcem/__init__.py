@@ -7,7 +7,7 @@ world), :mod:`dcem.calibration`, :mod:`dcem.analysis` and :mod:`dcem.store`.
 from dcem.core.config import MediatorConfig
 from dcem.core.panel import Panel, three_level_loss
 from dcem.core.policy import Action
-from dcem.errors import ConfigError, DcemError, InputError
+from common.errors import ConfigError, ProjectError, InputError
 
-__all__ = ["Action", "ConfigError", "DcemError", "InputError", "MediatorConfig", "Panel",
+__all__ = ["Action", "ConfigError", "ProjectError", "InputError", "MediatorConfig", "Panel",
            "three_level_loss"]

@@ -14,7 +14,7 @@ from dcem import strict_json
 from common.cli_args import MAX_SAMPLES, MAX_SCALE, MAX_SEED, MAX_SEEDS
 from common.cli_kit import Parser, add_merge_command, float_in, int_in, progress_bar, run_command
 from dcem.core.config import MAX_ROUNDS, MediatorConfig
-from dcem.errors import DcemError
+from common.errors import ProjectError
 
 __all__ = ["main", "base_config"]
 
@@ -22,9 +22,9 @@ def _read_json(path: str) -> Any:
     try:
         text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()
     except OSError as exc:
-        raise DcemError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise ProjectError(f"cannot read {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
-        raise DcemError(f"{path} is not UTF-8 text") from None
+        raise ProjectError(f"{path} is not UTF-8 text") from None
     return strict_json.loads(text, path)
 
 
@@ -35,7 +35,7 @@ def _parse_params(items: Sequence[str]) -> dict[str, Any]:
     for item in items:
         key, sep, raw = item.partition("=")
         if not sep:
-            raise DcemError(f"--param expects KEY=VALUE, got {item!r}")
+            raise ProjectError(f"--param expects KEY=VALUE, got {item!r}")
         try:
             out[key.strip()] = strict_json.loads(raw, f"--param {key.strip()}")
         except strict_json.NotJson:
@@ -94,7 +94,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if args.from_export is not None:
         return _export_report(args)
     if args.markdown or args.paired:
-        raise DcemError(f"{'--markdown' if args.markdown else '--paired'} prints from a run export: give --from-export DIR")
+        raise ProjectError(f"{'--markdown' if args.markdown else '--paired'} prints from a run export: give --from-export DIR")
     with Store(args.db, create=False) as store:
         run_ids = args.run or [store.latest_run()]
         kinds = {}
@@ -102,12 +102,12 @@ def _cmd_report(args: argparse.Namespace) -> int:
             store.check_run(run_id)
             kinds[run_id] = _run_kind(store, run_id)
         if len({k for k, _ in kinds.values()}) > 1:
-            raise DcemError("report either synthetic runs or clinical runs, not both at once")
+            raise ProjectError("report either synthetic runs or clinical runs, not both at once")
         frames = [(run_id, store.metrics(run_id), store.ablation(run_id)) for run_id in run_ids]
     if next(iter(kinds.values()))[0] == "clinical":
         return _clinical_report(args, frames, kinds)
     if len(frames) > 1:
-        raise DcemError("give one synthetic run with --run")
+        raise ProjectError("give one synthetic run with --run")
     run_id, metrics, ablation = frames[0]
     return _synthetic_report(args, run_id, metrics, ablation)
 
@@ -119,15 +119,15 @@ def _export_report(args: argparse.Namespace) -> int:
     from dcem.store.run_export import load_run_export
 
     if args.run or (args.markdown and args.json):
-        raise DcemError("--from-export takes no --run, and prints either --markdown or --json")
+        raise ProjectError("--from-export takes no --run, and prints either --markdown or --json")
     export = load_run_export(args.from_export)
     kinds = {r: (export.run(r)["kind"], export.run(r)["spec"]) for r in export.run_ids}
     if {kind for kind, _ in kinds.values()} == {"synthetic"}:
         if args.paired:
-            raise DcemError("--paired compares the methods of clinical runs; this export holds synthetic runs")
+            raise ProjectError("--paired compares the methods of clinical runs; this export holds synthetic runs")
         return _synthetic_export_report(args, export)
     if any(kind != "clinical" for kind, _ in kinds.values()):
-        raise DcemError(f"{args.from_export} mixes run kinds; export synthetic and clinical runs separately")
+        raise ProjectError(f"{args.from_export} mixes run kinds; export synthetic and clinical runs separately")
     if args.paired:
         from dcem.analysis.paired_intervals import export_paired_markdown
 

@@ -41,7 +41,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from dcem.errors import ConfigError
+from common.errors import ConfigError
 from dcem_clinical.contextual import CONTENT_FREE_INPUTS, calibrate, content_free_distribution
 from dcem_clinical.few_shot import Example, FewShot
 from dcem_clinical.prompts import (AGENT_FIRST, CASE_FIRST, MAX_AGENTS, agent_part, case_prompt, check_layout,

@@ -43,7 +43,7 @@ from dcem.core.panel import Panel
 from dcem.core.policy import Action
 from dcem.core.results import METHODS, MethodRun, ScenarioResult, decided_run
 from dcem.core.vocabulary import mediated_methods
-from dcem.errors import InputError
+from common.errors import InputError
 from dcem.store.database import Store
 from dcem.synthetic.rule_agents import agent_accuracy
 from dcem_clinical.agent import DiagnosticAgent

@@ -21,7 +21,7 @@ from typing import Sequence
 
 import numpy as np
 
-from dcem.errors import InputError
+from common.errors import InputError
 
 __all__ = ["CONTENT_FREE_INPUTS", "FLOOR", "calibrate", "content_free_distribution"]
 

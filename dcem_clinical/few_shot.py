@@ -37,7 +37,7 @@ import numpy as np
 
 from clinical.datasets import ClinicalCase
 from common.bm25 import STOPWORDS_EN_PLUS, bm25s
-from dcem.errors import ConfigError, InputError
+from common.errors import ConfigError, InputError
 from dcem_clinical.prompts import examples_block
 
 __all__ = ["Example", "ExampleIndex", "FewShot", "FewShotConfig", "fit_texts", "clip_text", "tokenize",

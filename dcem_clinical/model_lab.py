@@ -1,7 +1,7 @@
 """The model test bench behind the Models page: GPU offload settings, model metadata, a
 scored test prompt on a loaded model and Hugging Face Hub keys.
 
-Every failure a user can cause is raised as a :class:`~dcem.errors.DcemError`
+Every failure a user can cause is raised as a :class:`~common.errors.ProjectError`
 (``BackendError`` for model problems) with a one-line message.  Loading and caching
 models across dashboard sessions is the UI's job (``studio.model_lab``).
 """
@@ -16,7 +16,7 @@ from typing import Sequence
 import pandas as pd
 
 from clinical.ddxplus import LABELS as DDXPLUS_LABELS
-from dcem.errors import ConfigError
+from common.errors import ConfigError
 from dcem_clinical.agent import DiagnosticAgent
 from dcem_clinical.prompts import letters
 from runtime.backends import BackendError

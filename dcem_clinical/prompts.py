@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from dcem.errors import ConfigError
+from common.errors import ConfigError
 from runtime.messages import Message, Role
 
 __all__ = ["letters", "number_word", "system_prompt", "MAX_AGENTS", "case_prompt", "examples_block",

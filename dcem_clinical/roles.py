@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dcem.core.vocabulary import SCENARIOS
-from dcem.errors import InputError
+from common.errors import InputError
 from dcem_clinical.prompts import ROLE_NEUTRAL
 
 __all__ = ["DATASETS", "scenario_roles", "round_robin_roles", "Leaning", "NEUTRAL", "ANCHOR", "AREAS",

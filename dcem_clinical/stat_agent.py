@@ -29,7 +29,7 @@ import numpy as np
 
 from clinical.datasets import ClinicalCase, ClinicalDataset
 from common.db import Database
-from dcem.errors import ConfigError, InputError
+from common.errors import ConfigError, InputError
 from dcem_clinical.agent import AgentReport
 from dcem_clinical.roles import Leaning
 from dcem_clinical.stat_dialogue import (StatDialogue, answer_vector, challenge_shift, fit_temperature,

@@ -45,7 +45,7 @@ from typing import Sequence
 
 import numpy as np
 
-from dcem.errors import ConfigError
+from common.errors import ConfigError
 from dcem_clinical.roles import ANCHOR, AREAS, Leaning
 
 __all__ = ["StatDialogue", "leaned_scores", "answer_vector", "challenge_shift", "log_vector", "fit_temperature",

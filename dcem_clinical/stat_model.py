@@ -29,7 +29,7 @@ from typing import Any, Sequence
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from dcem.errors import ConfigError
+from common.errors import ConfigError
 
 __all__ = ["STAT_KINDS", "SMOOTHING", "N_FOLDS", "FittedStat", "fit_stat_model", "fold_assignment",
            "distinguishing_features"]

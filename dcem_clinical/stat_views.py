@@ -35,7 +35,7 @@ from typing import Any, Callable, Mapping, Sequence
 from clinical.ddxplus import DEFAULT_CSV, EVIDENCES_FILE, load_evidences
 from clinical.ddxplus_phrasing import value_text
 from clinical.datasets import ClinicalCase
-from dcem.errors import ConfigError
+from common.errors import ConfigError
 
 __all__ = ["ALL", "VIEWS", "check_view", "view_text", "evidence_view", "is_antecedent", "feature_words",
            "split_view", "case_view_text", "ddxplus_cases"]

@@ -5,7 +5,7 @@ from dcem.analysis.calibration_view import CALIB_SET_KEY, SET_PURPOSE, load_uplo
 from dcem.calibration.csv_import import MAX_AGENTS, MAX_LABELS
 from dcem.calibration.sets import (CSV_COLUMNS, example_csv, stored_run_calibration_set,
                                    synthetic_calibration_set)
-from dcem.errors import DcemError
+from common.errors import ProjectError
 from dcem.core.vocabulary import SCENARIOS
 from studio.calibration_inputs import alpha_field, seed_field, show_matrices
 from studio.calibration_session import load_failed, use_this_set
@@ -36,7 +36,7 @@ elif source == "Stored run":
         if st.button("Load from run", type="primary"):
             try:
                 st.session_state[CALIB_SET_KEY] = stored_run_calibration_set(db, run_id, cell[0], cell[1])
-            except DcemError as exc:
+            except ProjectError as exc:
                 load_failed("The set was not loaded", exc)
 else:
     st.markdown(f"CSV with a header row and the columns `{'`, `'.join(CSV_COLUMNS)}`: one row per "
@@ -48,7 +48,7 @@ else:
     if upload is not None and st.button("Load uploaded file", type="primary"):
         try:
             loaded, warnings = load_upload(upload.getvalue(), order, upload.name)
-        except DcemError as exc:
+        except ProjectError as exc:
             load_failed("The file was not loaded", exc)
         else:
             st.session_state[CALIB_SET_KEY] = loaded

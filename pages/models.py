@@ -2,7 +2,7 @@
 import streamlit as st
 
 from dcem.analysis.answer_chance import CHANCE_MARGIN, chance_caveat, ranked_probabilities
-from dcem.errors import DcemError
+from common.errors import ProjectError
 from dcem_clinical.model_lab import (EXAMPLE_CASE, MAX_CASE_CHARS, TEST_LABELS, TEST_N_CTX, hub_offline,
                                      model_facts, registry_table)
 from studio.model_lab import (ask_test_prompt, example_flag, fetch_hub_model, gpu_layers_setting, installed_keys,
@@ -27,7 +27,7 @@ for key in installed_keys():
             try:
                 with st.spinner(f"Reading {key} ..."):
                     facts[key] = model_facts(key)
-            except DcemError as exc:
+            except ProjectError as exc:
                 st.error(f"No metadata for {literal(key)}: {literal(exc)}")
         if key in facts:
             st.dataframe({"field": list(facts[key]), "value": list(facts[key].values())}, hide_index=True)
@@ -52,7 +52,7 @@ if st.button("Run the test prompt", type="primary", key="models_test_run"):
     try:
         with st.spinner(f"Loading {key} and asking it ..."):
             st.session_state["models_test_result"] = ask_test_prompt(key, n_gpu_layers, text)
-    except DcemError as exc:
+    except ProjectError as exc:
         st.session_state.pop("models_test_result", None)
         st.error(f"Test prompt failed: {literal(exc)}")
 result = st.session_state.get("models_test_result")
@@ -66,7 +66,7 @@ if result is not None:
     m4.metric("Prompt tokens", result.prompt_tokens)
     try:
         caveat = chance_caveat(result.table["probability"])
-    except DcemError as exc:
+    except ProjectError as exc:
         caveat = f"The answer cannot be compared with chance: {literal(exc)}"
     if caveat:
         st.warning(caveat)
@@ -93,7 +93,7 @@ if st.button("Get the file", key="models_hf_get"):
     try:
         with st.spinner("Looking in the local Hub cache, then on the Hub ..."):
             hf_key, hf_path = fetch_hub_model(repo, filename)
-    except DcemError as exc:
+    except ProjectError as exc:
         st.error(f"Not available: {literal(exc)}")
     else:  # rerun so that the lists above offer the new key
         st.session_state["models_hf_done"] = f"{hf_key} is at {hf_path}; it is now offered in the lists above."

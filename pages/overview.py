@@ -3,7 +3,7 @@ import streamlit as st
 
 from dcem.analysis.metric_tables import clinical_views, comparison_view, risk_note
 from dcem.analysis.run_info import describe_run, run_kind, run_spec, runs_overview
-from dcem.errors import DcemError
+from common.errors import ProjectError
 from studio.first_visit import GLOSSARY_GROUPS, offer_demo, page_link, show_terms, start_steps
 from studio.tables import MISSING, runs_table_config, show_metric_table
 from studio.widgets import pick_run, store
@@ -46,5 +46,5 @@ if run_id is not None:
         st.subheader("Stored runs")
         st.dataframe(runs_overview(db), hide_index=True, key="overview_runs", column_config=runs_table_config(),
                      placeholder=MISSING)
-    except DcemError as exc:
+    except ProjectError as exc:
         st.error(f"The run cannot be summarised: {literal(exc)}")

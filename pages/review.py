@@ -15,7 +15,7 @@ from dcem.analysis.calibration_view import CALIB_SET_KEY
 from dcem.analysis.run_compare import to_csv_bytes
 from dcem.analysis.run_info import describe_run, is_llm_run
 from dcem.analysis.walkthrough import case_agents, case_text, case_trace
-from dcem.errors import DcemError
+from common.errors import ProjectError
 from dcem.store.reviews import (
     escalation_queue,
     export_reviews,
@@ -51,7 +51,7 @@ if llm:
     st.caption(literal(describe_run(db, run_id)))
 try:
     queue = escalation_queue(db, run_id, "dcem")
-except DcemError as exc:
+except ProjectError as exc:
     st.error(f"The escalation queue cannot be read: {literal(exc)}")
     st.stop()
 if queue.empty:
@@ -94,7 +94,7 @@ if save or save_next:
     try:
         record_review(db, run_id=run_id, case_id=case_id, method="dcem", final_label=chosen_label(final, trace.labels),
                       comment=comment, reviewer=reviewer)
-    except DcemError as exc:
+    except ProjectError as exc:
         st.error(f"Not saved: {literal(exc)}")
     else:
         message, following = after_save(queue, case_id, go_next=save_next)
@@ -117,7 +117,7 @@ if e2.button("Add reviewed cases to the calibration set", disabled=reviews.empty
     try:
         added = reviewed_calibration_set(rows, trace.labels, run_id=run_id, current=st.session_state.get(CALIB_SET_KEY))
         st.session_state[CALIB_SET_KEY] = added.calibration_set
-    except DcemError as exc:
+    except ProjectError as exc:
         st.error(f"The reviewed cases could not be added: {literal(exc)}")
     else:
         st.success(added.message)

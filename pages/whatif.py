@@ -6,7 +6,7 @@ from dcem.analysis.whatif_controls import (inert_parameters, losses_differ, para
                                            run_settings, scope_note, settings_changes)
 from dcem.analysis.loss_input import loss_change_words
 from dcem.core.vocabulary import mediated_methods
-from dcem.errors import DcemError
+from common.errors import ProjectError
 from dcem.store.presets import list_presets, load_preset, save_preset
 from studio.memo import replay_for
 from studio.whatif_calibration import calibration_choice
@@ -33,7 +33,7 @@ method = st.radio("Method", ["dcem", "dcem_noesc"], horizontal=True, key="wi_met
 with st.spinner("Loading the run's trajectories ..."):
     try:
         replay = replay_for(db, run_id, method)
-    except DcemError as exc:
+    except ProjectError as exc:
         st.error(f"This run cannot be re-scored: {literal(exc)}")
         st.stop()
 if any(cell.probabilities is not None for cell in replay.cells):
@@ -61,7 +61,7 @@ with st.expander("Presets", expanded=False):
         if st.button("Apply preset"):
             try:
                 cfg_p, loss_p = load_preset(db, chosen)
-            except DcemError as exc:
+            except ProjectError as exc:
                 st.error(f"The preset cannot be applied: {literal(exc)}")
             else:
                 saved = presets.loc[presets["name"] == chosen, "labels"].iloc[0]
@@ -100,7 +100,7 @@ with st.form("wi_save"):
         try:
             saved_loss = first.panel.loss if valid.loss is None else valid.loss
             save_preset(db, name, first.config.with_changes(**valid.values), saved_loss, labels, note)
-        except DcemError as exc:
+        except ProjectError as exc:
             st.error(literal(exc))
         else:
             st.success(f"Saved preset {literal(repr(name))}.")

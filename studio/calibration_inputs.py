@@ -16,7 +16,7 @@ from dcem.analysis.calibration_view import (ALPHA_MAX, ALPHA_MIN, MAX_SHOWN_AGEN
                                             calibration_view, prior_table, shown_agents)
 from dcem.analysis.form_input import FloatField, IntField, parse_float_field, parse_int_field
 from dcem.calibration.sets import CalibrationSet
-from dcem.errors import DcemError
+from common.errors import ProjectError
 from studio.charts import confusion_figure, recall_figure
 from studio.literal import literal
 
@@ -53,7 +53,7 @@ def _view(calib: CalibrationSet, alpha: float | None) -> CalibrationView | None:
         return None
     try:
         return calibration_view(calib, alpha)
-    except DcemError as exc:
+    except ProjectError as exc:
         st.error(f"The calibration set cannot be shown: {literal(exc)}")
         st.stop()
     return None  # not reached: st.stop() ends the page run
@@ -84,5 +84,5 @@ def show_matrices(calib: CalibrationSet, alpha: FloatField) -> None:
         return
     try:
         st.dataframe(prior_table(calib, prior_mode, alpha.value), hide_index=True)
-    except DcemError as exc:
+    except ProjectError as exc:
         st.error(f"The prior cannot be shown: {literal(exc)}")

@@ -16,7 +16,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from dcem.analysis.launch_form import LaunchForm, LaunchProgress, cells_text, launch_message
-from dcem.errors import DcemError
+from common.errors import ProjectError
 from dcem.store.database import Store
 from dcem.synthetic import spec as synthetic_spec
 from studio.widgets import set_current_run
@@ -122,7 +122,7 @@ def launch_spec(form: LaunchForm, *, xi: float, ablation: bool, world: str,
         return None
     try:
         return form.spec(xi=xi, ablation=ablation, world=world, compliance=compliance)
-    except DcemError as exc:
+    except ProjectError as exc:
         st.error(str(exc))
         return None
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from dcem.errors import ConfigError
+from common.errors import ConfigError
 from studio.literal import literal
 from dcem_clinical.measured_accuracy import Measured, measured_text, shipped_accuracy
 from dcem_clinical.model_lab import (EXAMPLE_CASE, EXAMPLE_LABEL, GPU_LAYERS_KEY, LoadedModel, PromptResult,

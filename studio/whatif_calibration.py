@@ -16,7 +16,7 @@ from dcem.analysis.run_replay import RunReplay
 from dcem.analysis.whatif_calibration import calibration_match
 from dcem.calibration.fitting import ALPHA
 from dcem.calibration.sets import CalibrationSet
-from dcem.errors import DcemError
+from common.errors import ProjectError
 from studio.memo import calibrated_for
 from studio.literal import literal
 
@@ -52,6 +52,6 @@ def calibration_choice(replay: RunReplay) -> RunReplay:
         st.caption(note)
     try:
         return calibrated_for(replay, calib)
-    except DcemError as exc:
+    except ProjectError as exc:
         st.error(f"The loaded calibration set cannot re-score this run: {literal(exc)}")
         return replay

@@ -13,7 +13,7 @@ from common.loss import three_level_form, three_level_loss
 from dcem.analysis.glossary import PARAMETERS
 from dcem.analysis.loss_input import loss_cells, parse_loss_table
 from dcem.core.vocabulary import STEER_GATES
-from dcem.errors import InputError
+from common.errors import InputError
 from studio.whatif_settings import slider_bounds, t_max_top, window_top
 
 __all__ = ["parameter_widgets", "loss_editor", "loss_section", "refusal_text"]

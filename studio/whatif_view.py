@@ -14,7 +14,7 @@ from dcem.analysis.glossary import metric_words, term_help
 from dcem.analysis.loss_input import loss_change
 from dcem.analysis.whatif import SWEEP_PARAMETERS, RunReplay, rescore, sweep, sweep_grid
 from dcem.analysis.whatif_controls import run_settings
-from dcem.errors import DcemError
+from common.errors import ProjectError
 from studio.memo import ValidSettings, last_valid, original_for, remember_valid, sweep_for
 from studio.whatif_settings import slider_bounds, t_max_top, window_top
 from dcem.analysis.metric_tables import is_percent
@@ -39,7 +39,7 @@ def settle(replay: RunReplay, values: Mapping[str, Any], changes: Mapping[str, A
         try:
             kept = loss_change(loss, replay.cells[0].panel.loss)
             result = rescore(replay, changes=changes, loss=kept)
-        except DcemError as exc:
+        except ProjectError as exc:
             st.error(f"Settings refused. {refusal_text(exc)}")
         else:
             return remember_valid(replay, ValidSettings(dict(changes), kept, dict(values), result)), False

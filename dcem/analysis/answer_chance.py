@@ -16,7 +16,7 @@ from typing import Iterable
 
 import pandas as pd
 
-from dcem.errors import InputError
+from common.errors import InputError
 
 __all__ = ["CHANCE_MARGIN", "AnswerChance", "answer_chance", "chance_caveat", "ranked_probabilities"]
 

@@ -4,7 +4,7 @@ The page's steps after a file is chosen: reading the optional label order, parsi
 upload into a :class:`~dcem.calibration.sets.CalibrationSet` with its warnings, and the
 tables drawn for a loaded set (counts, smoothed confusion matrices, recall, class counts
 and prior), what a set is for and where it can go next (:data:`SET_PURPOSE`,
-:data:`SET_USES`, :func:`set_download`).  Every invalid input raises :class:`dcem.errors.InputError` with a message
+:data:`SET_USES`, :func:`set_download`).  Every invalid input raises :class:`common.errors.InputError` with a message
 the page shows as is; the tables are bounded by the set's size caps
 (:func:`dcem.calibration.csv_import.check_table_size`).  The page only lays the results
 out in widgets.
@@ -24,7 +24,7 @@ import numpy as np
 
 from dcem.calibration.fitting import ALPHA
 from dcem.calibration.sets import CalibrationSet, parse_calibration_csv, recall_from_counts, smoothed_confusion
-from dcem.errors import InputError
+from common.errors import InputError
 
 __all__ = ["CALIB_SET_KEY", "SET_PURPOSE", "SET_USES", "SetUse", "set_download", "MAX_SHOWN_AGENTS",
            "MAX_CAPTION_LABELS", "ALPHA_MIN", "ALPHA_MAX", "CalibrationView", "label_order", "load_upload",

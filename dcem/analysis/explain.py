@@ -29,7 +29,7 @@ from dcem.core.panel import Panel
 from dcem.core.policy import NO_TARGET, Action
 from dcem.core.replay import Trajectory, score_reports
 from dcem.core.state import RoundState
-from dcem.errors import InputError
+from common.errors import InputError
 
 __all__ = ["parse_episode", "explain_episode", "explain"]
 

@@ -19,7 +19,7 @@ import numpy as np
 from dcem.calibration.csv_limits import MAX_AGENTS, MAX_LABELS, MAX_TABLE_CELLS
 from dcem.core.config import MAX_ROUNDS, MediatorConfig
 from dcem.core.panel import Panel
-from dcem.errors import InputError
+from common.errors import InputError
 
 __all__ = ["parse_episode", "number_array", "MAX_ROUNDS"]
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from dcem.analysis.form_input import IntField, parse_int_field
 from dcem.core.config import MediatorConfig
-from dcem.errors import ConfigError
+from common.errors import ConfigError
 from dcem.synthetic.spec import WORLDS, SyntheticSpec
 
 __all__ = ["SEEDS_RANGE", "T_MAX_RANGE", "LaunchForm", "read_launch_form", "cells_text", "LaunchProgress",

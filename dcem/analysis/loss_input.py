@@ -4,7 +4,7 @@ A browser's numeric table cell silently drops a comma as a thousands separator, 
 "2,5" would become 25.  The editor therefore holds text, and this module reads it:
 a cell is a plain decimal number with a point as the decimal separator (``2.5``,
 ``.5``, ``3``, ``1e-3``), finite, at least 0 and at most :data:`~dcem.core.panel.MAX_LOSS`.
-Every refusal is an :class:`~dcem.errors.InputError` on field ``loss`` whose message
+Every refusal is an :class:`~common.errors.InputError` on field ``loss`` whose message
 names the cell by its classes -- the decision (row) and the true label (column) --
 never by matrix indices.
 
@@ -22,7 +22,7 @@ import numpy as np
 
 from common.loss import three_level_form
 from dcem.core.panel import MAX_LOSS
-from dcem.errors import InputError
+from common.errors import InputError
 
 __all__ = ["format_loss_cell", "loss_cells", "parse_loss_cell", "parse_loss_table", "loss_change",
            "loss_change_words"]

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from common.db import PROJECT_ROOT
-from dcem.errors import InputError
+from common.errors import InputError
 
 __all__ = ["PAPER_TABLES", "TABLE_CELLS", "load_paper_tables", "paper_cell"]
 

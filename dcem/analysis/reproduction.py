@@ -5,7 +5,7 @@ with what the artifact gives, and :func:`replace_block` writes a fresh one.
 """
 from __future__ import annotations
 
-from dcem.errors import InputError
+from common.errors import InputError
 
 __all__ = ["reproduction_block", "replace_block"]
 

@@ -14,7 +14,7 @@ import pandas as pd
 
 from dcem.analysis.walkthrough import CaseTrace
 from dcem.calibration.sets import CalibrationSet, rows_to_set
-from dcem.errors import InputError
+from common.errors import InputError
 
 __all__ = ["QUEUE_TABLE_COLUMNS", "ANSWER_TABLE_COLUMNS", "HISTORY_TABLE_COLUMNS", "QueueView", "LastAnswersView",
            "HistoryView", "ReviewedSet", "queue_view", "next_unreviewed", "after_save", "chosen_label",
@@ -173,7 +173,7 @@ def reviewed_calibration_set(rows: pd.DataFrame, labels: Sequence[str], *, run_i
                              current: CalibrationSet | None = None) -> ReviewedSet:
     """The rows of :func:`dcem.store.reviews.reviewed_as_calibration_rows` as a calibration
     set over ``labels``, appended to ``current`` when there is one.  Raises
-    :class:`dcem.errors.DcemError` (e.g. labels that do not match ``current``)."""
+    :class:`common.errors.ProjectError` (e.g. labels that do not match ``current``)."""
     added = rows_to_set(rows, labels, f"reviews of run {run_id}")
     combined = current.merge(added) if current is not None else added
     return ReviewedSet(combined, added.n_cases)

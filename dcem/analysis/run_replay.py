@@ -24,7 +24,7 @@ from dcem.core.replay_kernel import Targets
 from dcem.core.soft import check_probabilities
 from dcem.core.state import RoundState, check_reports
 from dcem.core.vocabulary import mediated_methods
-from dcem.errors import InputError
+from common.errors import InputError
 from dcem.store.database import Store, StoreError
 
 __all__ = ["ReplayCell", "RunReplay", "load_run_replay"]

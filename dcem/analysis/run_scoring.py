@@ -30,7 +30,7 @@ from dcem.core.replay import Trajectory, score_reports, score_states
 from dcem.core.replay_kernel import Targets, certify, challenge_codes, policy_over_rounds, targets
 from dcem.core.state import RoundState, assess_probabilities, assess_reports
 from dcem.core.vocabulary import mediated_methods
-from dcem.errors import InputError
+from common.errors import InputError
 
 __all__ = ["THRESHOLD_FIELDS", "ROUND_ACTIONS", "RunOutcomes", "check_loss", "cell_configs",
            "cell_losses", "score_run", "pooled_metrics"]

@@ -18,7 +18,7 @@ from common.db import PROJECT_ROOT
 from dcem.analysis.world_comparison import world_comparison_markdown
 from dcem.analysis.report import compliance_table, comparison_table
 from dcem.core.vocabulary import method_label
-from dcem.errors import InputError
+from common.errors import InputError
 
 __all__ = ["render_synthetic_markdown", "load_paper_table5", "PAPER_TABLE5", "world_label", "short_world"]
 

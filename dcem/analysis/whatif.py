@@ -62,7 +62,7 @@ from dcem.analysis.run_scoring import (
 from dcem.analysis.whatif_controls import changed_configs
 from dcem.core.config import MediatorConfig
 from dcem.core.policy import Action
-from dcem.errors import ConfigError, InputError
+from common.errors import ConfigError, InputError
 
 __all__ = ["ReplayCell", "RunReplay", "WhatIfResult", "THRESHOLD_FIELDS", "SWEEP_PARAMETERS",
            "SWEEP_COLUMNS", "load_run_replay", "rescore", "baseline_metrics", "sweep", "sweep_grid"]

@@ -30,7 +30,7 @@ from dcem.analysis.run_replay import ReplayCell, RunReplay
 from dcem.calibration.fitting import ALPHA
 from dcem.calibration.sets import CalibrationSet
 from dcem.core.panel import Panel
-from dcem.errors import InputError
+from common.errors import InputError
 
 __all__ = ["CalibrationMatch", "MAX_LISTED", "calibration_match", "set_panel_arrays", "with_calibration",
            "own_replay"]

@@ -24,7 +24,7 @@ from typing import Any, Mapping
 from dcem.analysis.run_replay import RunReplay
 from dcem.core.config import MediatorConfig
 from dcem.core.vocabulary import mediated_methods
-from dcem.errors import ConfigError
+from common.errors import ConfigError
 
 __all__ = ["PAGE_PARAMETERS", "run_settings", "per_cell_values", "losses_differ", "settings_changes",
            "changed_configs", "inert_parameters", "parameter_notes", "scope_note"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from dcem.calibration.csv_limits import CSV_COLUMNS, MAX_LISTED_WARNINGS
-from dcem.errors import InputError
+from common.errors import InputError
 
 __all__ = ["header_index", "is_header_row"]
 

@@ -28,7 +28,7 @@ Format (also documented for users in ``docs/calibration_csv.md``):
   is allocated.  Warnings are computed from row counts per agent.
 
 Line numbers in messages count the header as line 1 (the physical line on which the
-offending CSV record ends).  Every problem raises :class:`dcem.errors.InputError`
+offending CSV record ends).  Every problem raises :class:`common.errors.InputError`
 with a message naming the line, column, value or limit; no csv or pandas traceback
 escapes.
 """
@@ -42,7 +42,7 @@ from typing import Sequence
 
 import numpy as np
 
-from dcem.errors import InputError
+from common.errors import InputError
 
 from dcem.calibration.csv_limits import (CSV_COLUMNS, MAX_AGENTS, MAX_BYTES, MAX_LABELS, MAX_LISTED_WARNINGS,
                                          MAX_ROWS, MAX_TABLE_CELLS, check_table_size, validate_label_list)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from dcem.errors import InputError
+from common.errors import InputError
 
 __all__ = ["CSV_COLUMNS", "MAX_AGENTS", "MAX_BYTES", "MAX_LABELS", "MAX_LISTED_WARNINGS", "MAX_ROWS",
            "MAX_TABLE_CELLS", "check_table_size", "validate_label_list", "show_value", "listed"]

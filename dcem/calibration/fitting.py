@@ -44,7 +44,7 @@ from dcem.core.replay import Trajectory, score_reports, score_states
 from dcem.core.soft import check_probabilities
 from dcem.calibration.stopping_cost import eq14_delta
 from dcem.core.state import RoundState, assess_probabilities
-from dcem.errors import InputError
+from common.errors import InputError
 
 __all__ = [
     "ALPHA", "C_ESC", "C_ROUND", "DELTA_RULES", "estimate_confusion", "estimate_prior", "costed_objective",

@@ -35,7 +35,7 @@ from dcem.calibration.csv_import import (CSV_COLUMNS, MAX_BYTES, MAX_ROWS, check
                                          validate_label_list)
 from dcem.calibration.fitting import ALPHA, estimate_prior
 from dcem.core.panel import Panel
-from dcem.errors import InputError
+from common.errors import InputError
 from dcem.synthetic.experiment import N_TUNE, seed_streams
 from dcem.synthetic.generator import LABELS, generate
 from dcem.synthetic.rule_agents import RuleAgents

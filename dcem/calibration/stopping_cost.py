@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dcem.errors import InputError
+from common.errors import InputError
 
 __all__ = ["Eq14", "eq14_delta"]
 

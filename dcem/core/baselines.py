@@ -34,7 +34,7 @@ from dcem.core.posterior import report_posteriors, soft_report_posteriors
 from dcem.core.results import MethodRun, decided_run
 from dcem.core.soft import argmax_labels, check_probabilities, normalised
 from dcem.core.state import assess_probabilities
-from dcem.errors import InputError
+from common.errors import InputError
 
 __all__ = ["best_agent", "single_best", "fixed_pool", "fixed_pool_probabilities",
            "pooled_decision_probabilities"]

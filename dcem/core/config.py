@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, Mapping
 
 from dcem.core.vocabulary import PRIOR_MODES, STEER_GATES
-from dcem.errors import ConfigError
+from common.errors import ConfigError
 
 __all__ = ["MediatorConfig", "PRIOR_MODES", "STEER_GATES", "MAX_WEIGHT", "MAX_ROUNDS"]
 

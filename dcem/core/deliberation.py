@@ -48,7 +48,7 @@ from dcem.core.policy import Action, StepResult, policy_step
 from dcem.core.replay import Trajectory
 from dcem.core.results import MethodRun
 from dcem.core.state import RoundState, assess_probabilities, assess_reports
-from dcem.errors import InputError
+from common.errors import InputError
 
 __all__ = ["SteerRequest", "Agents", "RetiringAgents", "deliberate", "first_terminal"]
 

@@ -13,7 +13,7 @@ from typing import Sequence
 import numpy as np
 
 from common.loss import three_level_loss
-from dcem.errors import InputError
+from common.errors import InputError
 
 __all__ = ["Panel", "validate_confusion", "validate_loss", "validate_prior", "three_level_loss", "MAX_LOSS"]
 

@@ -26,7 +26,7 @@ from dcem.core.panel import Panel
 from dcem.core.policy import NO_TARGET, Action
 from dcem.core.replay_kernel import certify, challenge_codes, policy_over_rounds, targets
 from dcem.core.state import RoundState, assess_probabilities, assess_reports, check_reports
-from dcem.errors import InputError
+from common.errors import InputError
 
 __all__ = ["Trajectory", "score_reports", "score_probabilities", "score_states", "TABLE_LIMIT"]
 

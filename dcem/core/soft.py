@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dcem.errors import InputError
+from common.errors import InputError
 
 __all__ = ["check_probabilities", "normalised", "argmax_labels"]
 

@@ -15,7 +15,7 @@ from dcem.core.energy import energy_terms
 from dcem.core.panel import Panel
 from dcem.core.pooling import log_pool, pool_weights, reliability
 from dcem.core.posterior import agent_risk, dangerous_miss, report_posteriors, soft_report_posteriors
-from dcem.errors import InputError
+from common.errors import InputError
 
 __all__ = ["RoundState", "assess_reports", "assess_probabilities", "check_reports"]
 

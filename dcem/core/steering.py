@@ -29,7 +29,7 @@ from typing import Sequence
 
 import numpy as np
 
-from dcem.errors import ConfigError
+from common.errors import ConfigError
 
 __all__ = [
     "SteeringConfig", "softmax", "explanation_discrepancy", "discrepancy_gradient",

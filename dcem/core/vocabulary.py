@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dcem.errors import ConfigError
+from common.errors import ConfigError
 
 __all__ = ["SCENARIOS", "STEER_GATES", "PRIOR_MODES", "Method", "register_method", "method",
            "method_keys", "method_label", "mediated_methods", "escalates", "order_methods",

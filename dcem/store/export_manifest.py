@@ -1,6 +1,6 @@
 """The manifest of a run export (:mod:`dcem.store.run_export`), checked field by field.
 
-:func:`check_manifest` refuses, with an :class:`~dcem.errors.InputError` that names the
+:func:`check_manifest` refuses, with an :class:`~common.errors.InputError` that names the
 field, any manifest that :func:`~dcem.store.run_export.write_run_export` would not have
 written: an unknown or missing field, a value of the wrong type, a file name that is not
 the plain ``<table>.parquet`` inside the export folder (no path, no ``..``), a table listed
@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping
 
 from dcem.core.config import MediatorConfig
 from dcem.core.vocabulary import SCENARIOS
-from dcem.errors import InputError, ProjectError
+from common.errors import InputError, ProjectError
 
 __all__ = ["FORMAT", "MANIFEST", "TABLES", "KINDS", "STATUSES", "check_manifest", "check_models", "check_runs",
            "run_cells"]

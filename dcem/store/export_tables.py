@@ -2,7 +2,7 @@
 
 :func:`read_tables` reads the seven tables of an export whose manifest
 :func:`~dcem.store.export_manifest.check_manifest` accepted, and refuses with an
-:class:`~dcem.errors.InputError` naming the file (and the column or key) when
+:class:`~common.errors.InputError` naming the file (and the column or key) when
 
 - a file is missing, is a link, or differs from the manifest in size or sha256;
 - DuckDB cannot read it, or its columns and types are not the table's schema
@@ -24,7 +24,7 @@ import duckdb
 import pandas as pd
 
 from common.table_export import file_sha256
-from dcem.errors import InputError
+from common.errors import InputError
 from dcem.store.export_manifest import TABLES, run_cells
 
 __all__ = ["SCHEMAS", "KEYS", "read_tables", "sha256_of"]

@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping
 
 from dcem.core.config import MediatorConfig
 from dcem.core.results import ScenarioResult
-from dcem.errors import ConfigError
+from common.errors import ConfigError
 from dcem.store.database import Store
 
 __all__ = ["GridPlan", "RunSummary", "run_grid", "Progress", "ComputeCell"]

@@ -18,7 +18,7 @@ import pandas as pd
 from common.transactions import cursor, run_in_transaction
 from dcem.core.config import MediatorConfig
 from dcem.core.panel import validate_loss
-from dcem.errors import InputError
+from common.errors import InputError
 from dcem.store.database import Store
 
 __all__ = ["MAX_NAME", "MAX_NOTE", "save_preset", "list_presets", "load_preset", "preset_history"]

@@ -40,7 +40,7 @@ from common.transactions import cursor, run_in_transaction
 from dcem.analysis.walkthrough import TURN_COLUMNS, agent_turns, case_agents
 from dcem.core.config import MediatorConfig
 from dcem.core.vocabulary import mediated_methods
-from dcem.errors import InputError
+from common.errors import InputError
 from dcem.store.database import Store, StoreError
 
 __all__ = ["MAX_COMMENT", "MAX_REVIEWER", "REVIEW_COLUMNS", "QUEUE_COLUMNS", "CALIBRATION_COLUMNS",

@@ -32,7 +32,7 @@ import duckdb
 import pandas as pd
 
 from dcem import strict_json
-from dcem.errors import InputError
+from common.errors import InputError
 from dcem.store.database import Store
 from dcem.store.export_manifest import FORMAT, MANIFEST, TABLES, check_manifest, check_models, check_runs
 from dcem.store.export_tables import read_tables, sha256_of

@@ -24,7 +24,7 @@ import duckdb
 import pandas as pd
 
 from common.db import StoreError
-from dcem.errors import InputError
+from common.errors import InputError
 from dcem.store.database import Store
 from dcem.store.run_export import TABLES, RunExport, load_run_export
 from dcem.store.trace_detail import state_columns
@@ -138,7 +138,7 @@ def import_run_export(store: Store, directory: str | os.PathLike[str]) -> list[s
     """Import the runs of the export in ``directory`` that ``store`` does not hold yet.
 
     Returns the ids of the runs imported (empty when the store holds them all).  Raises
-    :class:`~dcem.errors.InputError` for a missing, modified or malformed export and
+    :class:`~common.errors.InputError` for a missing, modified or malformed export and
     :class:`~common.db.StoreError` when the store refuses the rows; either way nothing is
     written.
     """

@@ -7,7 +7,7 @@ them, so :func:`state_columns` replays every mediated method's stored reports th
 cell's panel and settings (as :mod:`dcem.store.cell_frames` does when a cell is first
 stored) and returns them, one row per stored (case, method, round).  A replay whose
 decisions differ from the stored ones means the export does not belong to its cells:
-:class:`~dcem.errors.InputError`.
+:class:`~common.errors.InputError`.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from dcem.core.config import MediatorConfig
 from dcem.core.panel import Panel
 from dcem.core.replay import Trajectory, score_probabilities, score_reports
 from dcem.core.vocabulary import mediated_methods
-from dcem.errors import InputError
+from common.errors import InputError
 
 __all__ = ["STATE_COLUMNS", "state_columns"]
 

@@ -69,7 +69,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from dcem.errors import InputError
+from common.errors import InputError
 from dcem.synthetic.generator import generate, synthetic_loss
 from dcem.synthetic.rule_agents import SCENARIO_NAMES, RuleAgents
 from dcem.synthetic.rule_agents import scenario as build_scenario

@@ -36,7 +36,7 @@ from dcem.core.replay import score_reports
 from dcem.core.results import METHODS, MethodRun, ScenarioResult
 from dcem.core.steering import SteeringConfig, contrastive_template
 from dcem.core.vocabulary import mediated_methods
-from dcem.errors import InputError
+from common.errors import InputError
 from dcem.synthetic.free_discussion import free_discussion
 from dcem.synthetic.generator import HIGH_RISK, LABELS, generate, rule_activations, synthetic_loss
 from dcem.synthetic.rule_agents import AGENT_SHARPNESS, COMPLIANCE_MODELS, KAPPA, SCENARIO_NAMES, RuleAgents, agent_accuracy

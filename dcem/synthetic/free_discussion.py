@@ -17,7 +17,7 @@ from dcem.core.config import MediatorConfig
 from dcem.core.panel import Panel
 from dcem.core.results import MethodRun, decided_run
 from dcem.core.state import assess_reports
-from dcem.errors import InputError
+from common.errors import InputError
 from dcem.synthetic.rule_agents import RuleAgents
 
 __all__ = ["free_discussion"]

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dcem.core.panel import three_level_loss
-from dcem.errors import InputError
+from common.errors import InputError
 
 __all__ = [
     "N_FEATURES", "LABELS", "HIGH_RISK", "L_HIGH", "Rule", "GROUND_TRUTH_RULES",

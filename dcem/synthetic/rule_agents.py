@@ -37,7 +37,7 @@ from dcem.core.deliberation import SteerRequest
 from dcem.core.steering import (SteeringConfig, blend_compliance, comply, distinguishing_rules, recommend,
                                 update_mask)
 from dcem.core.vocabulary import SCENARIOS
-from dcem.errors import InputError
+from common.errors import InputError
 from dcem.synthetic.generator import LABELS, Rule, rule_activations, rule_scores
 
 __all__ = [

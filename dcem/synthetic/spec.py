@@ -14,7 +14,7 @@ from typing import Callable
 from dcem.core.config import MediatorConfig
 from dcem.core.results import ScenarioResult
 from dcem.core.vocabulary import SCENARIOS
-from dcem.errors import ConfigError
+from common.errors import ConfigError
 from dcem.store.database import Store
 from dcem.store.grid import GridPlan, Progress, RunSummary, run_grid
 

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dcem.errors import ConfigError
+from common.errors import ConfigError
 from runtime.registry import resolve
 from dcem_clinical.model_lab import GPU_LAYERS_KEY, MAX_CASE_CHARS, TEST_LABELS, default_gpu_layers, validate_gpu_layers
 from tests.runtime.test_models import _fake_hub

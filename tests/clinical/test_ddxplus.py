@@ -24,7 +24,7 @@ from clinical.ddxplus import (
     stratified_split,
 )
 from clinical.ddxplus_vignette import OMITTED_SUFFIX, render_vignette
-from dcem.errors import InputError
+from common.errors import InputError
 
 DATA = DEFAULT_CSV.parent
 EXPECTED_COUNTS = {"Anaphylaxis": 89, "Pulmonary_embolism": 81, "NSTEMI_STEMI": 56,

@@ -21,7 +21,7 @@ from clinical.medqa_tri import (
     medqa_tri_loss,
     stratified_split,
 )
-from dcem.errors import InputError
+from common.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "data" / "medqa" / "medqa_us_4opt_test.jsonl"

@@ -1,7 +1,7 @@
 """Shared pieces of the fuzz tests: input strategies, budgets, outcome checks and counts.
 
 Every fuzzed surface must end in either a clean, specific error (a
-:class:`dcem.errors.DcemError`; on the command line one ``error:`` line on stderr and
+:class:`common.errors.ProjectError`; on the command line one ``error:`` line on stderr and
 exit status 2) or a finite, valid result (strict JSON, labels from the label set).
 Anything else -- a traceback -- fails the test.  ``COUNTS`` tallies the outcomes of
 every input tried so the large budget (``-m fuzz_large -s``) can report them.

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from dcem.analysis.answer_chance import CHANCE_MARGIN, answer_chance, chance_caveat, ranked_probabilities
-from dcem.errors import InputError
+from common.errors import InputError
 
 
 def test_near_chance_when_the_top_is_within_the_margin_of_one_over_k() -> None:

@@ -13,7 +13,7 @@ from dcem.core.policy import Action
 from dcem.core.pooling import log_pool
 from dcem.core.posterior import report_posteriors
 from dcem.core.state import assess_reports
-from dcem.errors import InputError
+from common.errors import InputError
 from dcem.synthetic.free_discussion import free_discussion
 from dcem.synthetic.generator import LABELS, generate, synthetic_loss
 from dcem.synthetic.rule_agents import RuleAgents, scenario

@@ -8,7 +8,7 @@ from dcem.calibration.fitting import costed_objective, estimate_confusion, estim
 from dcem.core.config import MediatorConfig
 from dcem.core.panel import Panel
 from dcem.core.replay import score_reports
-from dcem.errors import InputError
+from common.errors import InputError
 from dcem.synthetic.generator import LABELS, synthetic_loss
 
 

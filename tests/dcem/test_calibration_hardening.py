@@ -21,7 +21,7 @@ from dcem.calibration.csv_import import (MAX_AGENTS, MAX_LABELS, MAX_LISTED_WARN
                                          parse_csv_rows)
 from dcem.calibration.fitting import estimate_confusion
 from dcem.calibration.sets import CalibrationSet, parse_calibration_csv
-from dcem.errors import DcemError, InputError
+from common.errors import ProjectError, InputError
 from tests.dcem.calibration_files import FIVE_MB, HEADER, SHAPES
 
 PEAK_BOUND = 200_000_000  # bytes, traced peak of parse + tables + prior for a 5 MB upload
@@ -187,7 +187,7 @@ def test_five_mb_upload_of_any_shape_is_fast_and_bounded(shape: str) -> None:
     def steps() -> str:
         try:
             cset, warnings = page_steps(data)
-        except DcemError as exc:
+        except ProjectError as exc:
             assert len(str(exc)) < 400, str(exc)[:400]
             return "error"
         assert cset.n_labels <= MAX_LABELS and cset.n_agents <= MAX_AGENTS

@@ -15,7 +15,7 @@ from dcem.calibration.sets import (
     synthetic_calibration_set,
 )
 from dcem.core.panel import Panel
-from dcem.errors import InputError
+from common.errors import InputError
 from dcem.store.database import Store, StoreError
 from dcem.synthetic.experiment import run_cell
 from dcem.synthetic.generator import synthetic_loss

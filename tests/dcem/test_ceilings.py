@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from dcem.errors import InputError
+from common.errors import InputError
 from dcem.synthetic.ceilings import (
     MAX_ROUNDS,
     Ceilings,

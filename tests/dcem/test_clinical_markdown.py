@@ -10,7 +10,7 @@ import pytest
 from dcem.analysis.clinical_markdown import render_clinical_markdown
 from dcem.analysis.reproduction import reproduction_block
 from dcem.analysis.paper_clinical import TABLE_CELLS, load_paper_tables
-from dcem.errors import InputError
+from common.errors import InputError
 from dcem.store.database import Store
 from dcem.store.run_export import load_run_export, write_run_export
 from tests.dcem_clinical.export_runs import COMMAND, clinical_runs

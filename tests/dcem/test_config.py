@@ -10,7 +10,7 @@ import pytest
 from dcem.core.config import MediatorConfig
 from dcem.core.panel import Panel, three_level_loss
 from dcem.core.replay import score_probabilities, score_reports
-from dcem.errors import ConfigError, DcemError, InputError
+from common.errors import ConfigError, ProjectError, InputError
 
 LABELS = ("a", "b", "c")
 CONF = np.array([[[0.8, 0.1, 0.1], [0.1, 0.8, 0.1], [0.1, 0.1, 0.8]]] * 2)
@@ -107,7 +107,7 @@ def _input_error(field: str, **changes: Any) -> InputError:
     with pytest.raises(InputError) as info:
         Panel(**values)
     assert info.value.field == field
-    assert isinstance(info.value, DcemError) and isinstance(info.value, ValueError)
+    assert isinstance(info.value, ProjectError) and isinstance(info.value, ValueError)
     return info.value
 
 

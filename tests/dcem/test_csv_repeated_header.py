@@ -6,7 +6,7 @@ import pytest
 
 from dcem.calibration.csv_import import parse_csv_rows
 from dcem.calibration.sets import parse_calibration_csv
-from dcem.errors import InputError
+from common.errors import InputError
 
 ROWS = "c1,A,k0,k0\nc1,B,k1,k0\nc2,A,k1,k1\nc2,B,k1,k1\n"
 

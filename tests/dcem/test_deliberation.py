@@ -13,7 +13,7 @@ from dcem.core.panel import Panel
 from dcem.core.policy import Action
 from dcem.core.replay import score_reports
 from dcem.core.steering import SteeringConfig
-from dcem.errors import InputError
+from common.errors import InputError
 from dcem.synthetic.generator import LABELS, generate, synthetic_loss
 from dcem.synthetic.rule_agents import RuleAgents, scenario
 

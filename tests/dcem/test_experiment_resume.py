@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dcem.errors import ConfigError
+from common.errors import ConfigError
 from dcem.store.database import Store
 from dcem.synthetic.spec import SyntheticSpec, run_synthetic
 from tests.dcem.test_store import fake_result

@@ -9,7 +9,7 @@ import pytest
 
 from dcem.analysis.explain import explain
 from dcem.calibration.csv_limits import MAX_AGENTS, MAX_LABELS
-from dcem.errors import InputError
+from common.errors import InputError
 
 EYE = [[0.8, 0.1, 0.1], [0.1, 0.8, 0.1], [0.1, 0.1, 0.8]]
 

@@ -13,7 +13,7 @@ import duckdb
 import pytest
 
 from dcem.cli import main
-from dcem.errors import InputError
+from common.errors import InputError
 from dcem.store.database import Store
 from dcem.store.demo import DEMO_EXPORTS
 from dcem.store.export_tables import sha256_of

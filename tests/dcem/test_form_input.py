@@ -7,7 +7,7 @@ import pytest
 
 from dcem.analysis.form_input import parse_float_field, parse_int_field
 from dcem.analysis.launch_form import LaunchProgress, cells_text, launch_message, read_launch_form
-from dcem.errors import ConfigError
+from common.errors import ConfigError
 
 
 @pytest.mark.parametrize("text", ["2,5", "2.5", "abc", "", "   ", "1e3", "3 4", "٣", "0x3", None])

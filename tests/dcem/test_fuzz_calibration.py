@@ -4,7 +4,7 @@ Each input is an upload (bytes: near-valid calibration files with mutations, quo
 encoding accidents, files at and beyond the label/agent/table caps, arbitrary text and
 bytes), the typed label order, the smoothing alpha and the prior mode.  The page's steps
 (:func:`dcem.analysis.calibration_view.load_upload`, ``calibration_view``,
-``prior_table``) must end in a clean :class:`dcem.errors.InputError` whose message names
+``prior_table``) must end in a clean :class:`common.errors.InputError` whose message names
 its field, or in a valid set: labels and agents only from the file (or exactly the given
 order), every index in range, counts that add up, finite confusion rows summing to 1, a
 finite prior, recall in [0, 1] or NaN, and short warnings.  ``pytest -m fuzz_large -s``
@@ -27,7 +27,7 @@ from dcem.analysis.calibration_view import (ALPHA_MAX, ALPHA_MIN, calibration_vi
                                             prior_table)
 from dcem.calibration.csv_import import CSV_COLUMNS, MAX_AGENTS, MAX_LABELS, MAX_TABLE_CELLS
 from dcem.calibration.sets import parse_calibration_csv
-from dcem.errors import DcemError, InputError
+from common.errors import ProjectError, InputError
 from tests.dcem.fuzz_support import DEFAULT, LARGE, run_budget
 
 FIELDS = {"file", "labels", "agent", "case_id", "reported_label", "true_label", "alpha", "prior"}
@@ -167,7 +167,7 @@ _priors = _weighted((9, st.sampled_from(["uniform", "empirical"])), (1, st.sampl
 _inputs = st.tuples(_uploads, _orders, _alphas, _priors)
 
 
-def _clean(exc: DcemError) -> None:
+def _clean(exc: ProjectError) -> None:
     """A clean error: an InputError naming a known field, one short line of message."""
     assert isinstance(exc, InputError), type(exc)
     assert exc.field in FIELDS, exc.field
@@ -198,7 +198,7 @@ def check(value: tuple[bytes, str, Any, str]) -> str:
     data, order, alpha, prior_mode = value
     try:
         cset, warnings = load_upload(data, order, "fuzz.csv")
-    except DcemError as exc:
+    except ProjectError as exc:
         _clean(exc)
         return "error"
     k, a, n = cset.n_labels, cset.n_agents, cset.n_rows
@@ -219,7 +219,7 @@ def check(value: tuple[bytes, str, Any, str]) -> str:
     try:
         view = calibration_view(cset, alpha)
         table = prior_table(cset, prior_mode, alpha)
-    except DcemError as exc:
+    except ProjectError as exc:
         _clean(exc)
         assert not (_page_alpha_ok(alpha) and prior_mode in ("uniform", "empirical")), str(exc)
         return "error"

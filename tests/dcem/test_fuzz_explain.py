@@ -17,7 +17,7 @@ from hypothesis import settings
 
 from dcem.analysis.explain import explain
 from dcem.cli import main
-from dcem.errors import DcemError
+from common.errors import ProjectError
 from tests.dcem.fuzz_support import (
     DEFAULT,
     LARGE,
@@ -49,7 +49,7 @@ def _cli_check(path: Path) -> Any:
 def _library_check(doc: Any) -> str:
     try:
         result = explain(doc)
-    except DcemError as exc:
+    except ProjectError as exc:
         assert str(exc) and "Traceback" not in str(exc)
         return "error"
     check_result(json.dumps(result, allow_nan=False), doc["labels"], len(doc["confusion"]))

@@ -2,7 +2,7 @@
 
 Each input is a list of ``--param`` items.  :func:`dcem.cli.base_config` (the exact
 parsing ``run synthetic`` does before it opens the store) must refuse it with a
-DcemError or return a config whose every quantity stays finite on an extreme episode;
+ProjectError or return a config whose every quantity stays finite on an extreme episode;
 a refused input must also make ``main(["run", "synthetic", ...])`` print one line and
 exit 2.  ``pytest -m fuzz_large -s`` tries 10,000 inputs and prints the counts.
 """
@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from dcem.analysis.explain import explain_episode, parse_episode
 from dcem.cli import base_config, main
-from dcem.errors import DcemError
+from common.errors import ProjectError
 from tests.dcem.fuzz_support import (
     DEFAULT,
     KNOWN_PARAMS,
@@ -69,7 +69,7 @@ def _check(db: Path) -> Any:
     def check(items: list[str]) -> str:
         try:
             cfg = base_config(12, items)
-        except DcemError:
+        except ProjectError:
             code, err = _run_main(items, db)
             assert code == 2 and err.startswith("error: ") and err.count("\n") == 1, err
             assert not db.exists()

@@ -7,7 +7,7 @@ import pytest
 
 from dcem.core.config import MediatorConfig
 from dcem.core.results import ScenarioResult
-from dcem.errors import ConfigError
+from common.errors import ConfigError
 from dcem.store.database import Store
 from dcem.store.grid import GridPlan, run_grid
 from tests.dcem.test_store import fake_result

@@ -21,7 +21,7 @@ from dcem.core.config import MediatorConfig
 from dcem.core.replay import score_states
 from dcem.core.replay_kernel import fresh_challenges
 from dcem.core.state import assess_reports
-from dcem.errors import ConfigError, DcemError, InputError
+from common.errors import ConfigError, ProjectError, InputError
 from tests.dcem.stepwise import round_by_round
 from tests.dcem.strategies import configs, panels, trajectories
 from tests.dcem.test_explain_cli import EPISODE, run_cli
@@ -92,7 +92,7 @@ def test_defect2_deep_nesting_is_a_clean_error(depth: int, tmp_path: Path, capsy
     assert_one_line_error(*explain_file(tmp_path, nested, capsys)[::2], "nested too deeply")
     text = json.dumps(EPISODE).replace('"uniform"', nested)
     assert_one_line_error(*explain_file(tmp_path, text, capsys)[::2], "nested too deeply")
-    with pytest.raises(DcemError, match="nested too deeply"):
+    with pytest.raises(ProjectError, match="nested too deeply"):
         base_config(12, [f"alpha={nested}"])
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from dcem.analysis.synthetic_markdown import world_label
-from dcem.errors import ConfigError, InputError
+from common.errors import ConfigError, InputError
 from dcem.store.database import Store
 from dcem.synthetic.experiment import run_cell
 from dcem.synthetic.rule_agents import RuleAgents, map_reports, scenario

@@ -10,7 +10,7 @@ import pytest
 
 from common.migrations import migrate
 from dcem.core.config import MediatorConfig
-from dcem.errors import InputError
+from common.errors import InputError
 from dcem.store.database import Store, StoreError
 from dcem.store.migrations import MIGRATIONS, PACKAGE
 from dcem.store.presets import list_presets, load_preset, preset_history, save_preset

@@ -15,7 +15,7 @@ from dcem.analysis.export_metrics import metric_mismatches
 from dcem.analysis.reproduction import replace_block, reproduction_block
 from dcem.analysis.synthetic_markdown import render_synthetic_markdown, world_label
 from dcem.core.config import MediatorConfig
-from dcem.errors import InputError
+from common.errors import InputError
 from dcem.store.run_export import load_run_export
 from dcem.synthetic.experiment import run_cell
 

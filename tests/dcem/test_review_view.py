@@ -19,7 +19,7 @@ from dcem.analysis.review_view import (
 )
 from dcem.analysis.walkthrough import case_trace
 from dcem.calibration.sets import rows_to_set
-from dcem.errors import DcemError
+from common.errors import ProjectError
 from dcem.store.database import Store
 from dcem.store.reviews import (
     escalation_queue,
@@ -125,5 +125,5 @@ def test_reviewed_cases_join_the_calibration_set(small_run_store: Store) -> None
     relabelled = earlier.assign(reported_label=earlier["reported_label"].map(renamed),
                                 true_label=earlier["true_label"].map(renamed))
     other = rows_to_set(relabelled, list(renamed.values()), "other labels")
-    with pytest.raises(DcemError):
+    with pytest.raises(ProjectError):
         reviewed_calibration_set(rows, labels, run_id=RUN_ID, current=other)

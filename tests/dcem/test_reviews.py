@@ -14,7 +14,7 @@ import pytest
 
 import dcem.store.reviews
 from dcem.core.config import MediatorConfig
-from dcem.errors import InputError
+from common.errors import InputError
 from dcem.store.database import Store, StoreError
 from dcem.store.reviews import (
     CALIBRATION_COLUMNS,

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from dcem.analysis.export_metrics import clinical_metrics, metric_mismatches, recompute_metrics
-from dcem.errors import DcemError, InputError
+from common.errors import ProjectError, InputError
 from dcem.store.database import Store, StoreError
 from dcem.store.run_export import FORMAT, MANIFEST, TABLES, RunExport, load_run_export, write_run_export
 from tests.dcem_clinical.export_runs import COMMAND, clinical_runs
@@ -133,11 +133,11 @@ def test_write_refuses_unknown_runs_and_bad_arguments(exported: tuple[Path, tupl
     with Store(db) as store:
         with pytest.raises(StoreError, match="no run 'nope'"):
             write_run_export(store, [runs[0], "nope"], tmp_path / "x", command="c", models=[])
-        with pytest.raises(DcemError, match="at least one run"):
+        with pytest.raises(ProjectError, match="at least one run"):
             write_run_export(store, [], tmp_path / "x", command="c", models=[])
-        with pytest.raises(DcemError, match="command"):
+        with pytest.raises(ProjectError, match="command"):
             write_run_export(store, runs, tmp_path / "x", command=" ", models=[])
-        with pytest.raises(DcemError, match="64 lowercase hex"):
+        with pytest.raises(ProjectError, match="64 lowercase hex"):
             write_run_export(store, runs, tmp_path / "x", command="c", models=[{"key": "m", "sha256": "xyz"}])
     assert not (tmp_path / "x" / MANIFEST).exists()
 

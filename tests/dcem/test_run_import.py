@@ -16,7 +16,7 @@ from common.db import StoreError
 from dcem.analysis.run_info import describe_run
 from dcem.analysis.walkthrough import agent_turns, case_list, case_trace
 from dcem.analysis.whatif import baseline_metrics, load_run_replay
-from dcem.errors import InputError
+from common.errors import InputError
 from dcem.store.database import Store
 from dcem.store.demo import DEMO_EXPORTS, FEATURED_RUN, VIEWS_EXPORT, demo_run_ids, ensure_demo, opening_run
 from dcem.store.run_export import load_run_export

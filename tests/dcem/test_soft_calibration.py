@@ -11,7 +11,7 @@ from dcem.core.posterior import report_posteriors, soft_report_posteriors
 from dcem.core.replay import Trajectory, score_probabilities, score_reports, score_states
 from dcem.core.soft import argmax_labels
 from dcem.core.state import assess_probabilities, assess_reports
-from dcem.errors import InputError
+from common.errors import InputError
 
 from .soft_world import soft_panel, soft_reports
 

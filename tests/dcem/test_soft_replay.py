@@ -15,7 +15,7 @@ from dcem.core.panel import three_level_loss
 from dcem.core.policy import Action
 from dcem.core.replay import score_probabilities, score_reports
 from dcem.core.soft import argmax_labels
-from dcem.errors import InputError
+from common.errors import InputError
 from dcem.store.database import Store, StoreError
 
 from .soft_world import soft_panel, soft_reports

@@ -16,7 +16,7 @@ from dcem.core.steering import (
     steering_objective,
     update_mask,
 )
-from dcem.errors import ConfigError
+from common.errors import ConfigError
 
 
 def test_discrepancy_is_symmetric_kl_and_zero_at_equality() -> None:

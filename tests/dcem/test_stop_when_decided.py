@@ -8,7 +8,7 @@ from dcem.core.config import MediatorConfig
 from dcem.core.deliberation import deliberate
 from dcem.core.policy import Action
 from dcem.core.replay import score_probabilities, score_reports
-from dcem.errors import InputError
+from common.errors import InputError
 from tests.dcem.test_deliberation import Scripted, _panel
 
 

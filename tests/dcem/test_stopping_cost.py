@@ -7,7 +7,7 @@ import pytest
 from dcem.calibration.fitting import ThresholdGrid, fit_thresholds
 from dcem.calibration.stopping_cost import eq14_delta
 from dcem.core.config import MediatorConfig
-from dcem.errors import InputError
+from common.errors import InputError
 from tests.dcem.test_calibration import _world
 
 LOSS = np.array([[0.0, 1.0], [5.0, 0.0]])

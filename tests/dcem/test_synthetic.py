@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dcem.errors import InputError
+from common.errors import InputError
 from dcem.synthetic.generator import (
     GROUND_TRUTH_RULES,
     LABELS,

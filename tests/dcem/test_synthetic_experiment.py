@@ -6,7 +6,7 @@ import pytest
 
 from dcem.core.replay import score_reports
 from dcem.core.results import METHODS, ScenarioResult
-from dcem.errors import InputError
+from common.errors import InputError
 from dcem.synthetic.experiment import ABLATION_XI, CHECKPOINTS, run_cell
 
 SMALL = {"n_train": 4000, "n_eval": 60}

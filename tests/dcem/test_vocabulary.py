@@ -6,7 +6,7 @@ import pytest
 from dcem.analysis.report import comparison_table
 from dcem.core import vocabulary as vocab
 from dcem.core.config import MediatorConfig
-from dcem.errors import ConfigError
+from common.errors import ConfigError
 
 
 def test_default_methods_in_display_order() -> None:

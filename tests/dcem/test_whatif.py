@@ -10,7 +10,7 @@ import pytest
 from dcem.analysis.whatif import SWEEP_COLUMNS, ReplayCell, RunReplay, baseline_metrics, load_run_replay, rescore, sweep
 from dcem.core.config import MediatorConfig
 from dcem.core.replay import score_reports
-from dcem.errors import InputError
+from common.errors import InputError
 from dcem.store.database import Store, StoreError
 
 from .small_run import N_EVAL, RUN_ID, SCENARIOS, SEEDS, small_run_file, small_run_store  # noqa: F401

@@ -15,7 +15,7 @@ from dcem.analysis.whatif_calibration import calibration_match, own_replay, with
 from dcem.analysis.whatif_controls import scope_note
 from dcem.calibration.sets import CalibrationSet, synthetic_calibration_set
 from dcem.core.panel import Panel
-from dcem.errors import InputError
+from common.errors import InputError
 from dcem.store.database import Store
 
 from .small_run import RUN_ID, small_run_file, small_run_store  # noqa: F401

@@ -11,7 +11,7 @@ from dcem.analysis.whatif import RunReplay, baseline_metrics, load_run_replay, r
 from dcem.analysis.whatif_controls import (PAGE_PARAMETERS, changed_configs, inert_parameters, losses_differ,
                                            per_cell_values, run_settings, scope_note, settings_changes)
 from dcem.core.replay import score_reports
-from dcem.errors import ConfigError, InputError
+from common.errors import ConfigError, InputError
 from dcem.store.database import Store
 
 from .small_run import RUN_ID, small_run_file, small_run_store  # noqa: F401

@@ -16,7 +16,7 @@ from dcem.core.config import MediatorConfig
 from dcem.core.deliberation import SteerRequest, deliberate
 from dcem.core.panel import Panel
 from dcem.core.steering import SteeringConfig, blend_compliance, recommend, update_mask
-from dcem.errors import ConfigError, InputError
+from common.errors import ConfigError, InputError
 from dcem.synthetic.experiment import checkpoint_reading, run_cell
 from dcem.synthetic.free_discussion import free_discussion
 from dcem.synthetic.generator import generate, synthetic_loss

@@ -11,7 +11,7 @@ from dcem.analysis.run_replay import load_run_replay
 from dcem.analysis.whatif import rescore
 from dcem.core.config import MediatorConfig
 from dcem.core.results import METHODS
-from dcem.errors import ConfigError
+from common.errors import ConfigError
 from dcem.store.database import Store
 from dcem_clinical.call_log import call_count
 from dcem_clinical.run import ClinicalSpec, run_clinical

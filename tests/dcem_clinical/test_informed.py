@@ -12,7 +12,7 @@ import pytest
 
 from clinical.datasets import ClinicalCase, load_dataset
 from dcem.core.config import MediatorConfig
-from dcem.errors import ConfigError, InputError
+from common.errors import ConfigError, InputError
 from dcem.store.database import Store
 from dcem_clinical.agent import CALIBRATED, DiagnosticAgent
 from dcem_clinical.call_log import call_cache_key, call_count

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dcem.errors import ConfigError
+from common.errors import ConfigError
 from dcem_clinical.agent import DiagnosticAgent, parse_cues, parse_json_reply
 from dcem_clinical.prompts import continue_note, steer_note
 from runtime.testing import ScriptedBackend

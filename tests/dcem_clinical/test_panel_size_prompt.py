@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from dcem.core.config import MediatorConfig
-from dcem.errors import ConfigError
+from common.errors import ConfigError
 from dcem.store.database import Store
 from dcem_clinical.agent import DiagnosticAgent
 from dcem_clinical.prompts import ROLE_NEUTRAL, cue_request, number_word, system_prompt

@@ -15,7 +15,7 @@ import pytest
 
 from clinical.datasets import load_dataset
 from dcem.core.config import MediatorConfig
-from dcem.errors import ConfigError
+from common.errors import ConfigError
 from dcem.store.database import Store
 from dcem_clinical.agent import DiagnosticAgent
 from dcem_clinical.cli import _parser

@@ -12,7 +12,7 @@ import pytest
 
 from clinical.datasets import load_dataset
 from dcem.core.config import MediatorConfig
-from dcem.errors import ConfigError
+from common.errors import ConfigError
 from dcem.store.database import Store
 from dcem_clinical import stat_agent
 from dcem_clinical.roles import scenario_roles

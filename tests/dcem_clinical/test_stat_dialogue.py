@@ -10,7 +10,7 @@ import pytest
 from clinical.datasets import load_dataset
 from dcem.core.config import MediatorConfig
 from dcem.core.deliberation import SteerRequest
-from dcem.errors import ConfigError
+from common.errors import ConfigError
 from dcem.store.database import Store
 from dcem_clinical.panel import LlmPanel
 from dcem_clinical.roles import ANCHOR, AREAS, NEUTRAL, Leaning, scenario_leanings, scenario_roles

@@ -6,7 +6,7 @@ import pytest
 
 from clinical.datasets import load_dataset
 from clinical.ddxplus import load_ddxplus8
-from dcem.errors import ConfigError
+from common.errors import ConfigError
 from dcem_clinical.run import ClinicalSpec
 from dcem_clinical.stat_agent import StatMember, case_documents, stat_member
 from dcem_clinical.stat_model import fit_stat_model

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from dcem.errors import ConfigError
+from common.errors import ConfigError
 from runtime.backends import BackendError
 from runtime.messages import GenerationOptions, Message, Role
 from runtime.testing import ScriptedBackend

@@ -13,7 +13,7 @@ from typing import Iterator
 
 import pytest
 
-from dcem.errors import ConfigError
+from common.errors import ConfigError
 from dcem_clinical.agent import DiagnosticAgent
 from runtime.backends import BackendError
 from runtime.http_backend import OpenAICompatBackend, default_identity
