@@ -70,5 +70,6 @@ def measured_text(key: str, model_file: str, measured: dict[str, Measured], data
         return (f"No shipped run measures {key} on {dataset} reading the whole case, so this answer has no "
                 "measured accuracy beside it.")
     return (f"Measured: {key} is right on {found.accuracy:.1%} of {dataset} calibration cases in the shipped runs "
-            f"({found.answers} answers over {found.cells} cells, whole case read; chance is {found.chance:.1%}). "
+            f"({found.answers} answers over {found.cells} cells, whole case read, prompted as those runs did, some "
+            f"with solved examples; chance is {found.chance:.1%}). "
             "One answer here says little beside that.")
