@@ -34,7 +34,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from clinical.datasets import ClinicalCase, ClinicalDataset
-from dcem.analysis.metrics import evaluate_run
+from dcem.core.metrics import evaluate_run
 from dcem.calibration.fitting import ALPHA, ThresholdGrid, estimate_confusion, estimate_prior, fit_thresholds
 from dcem.core.baselines import best_agent, fixed_pool_probabilities, pooled_decision_probabilities, single_best
 from dcem.core.config import MediatorConfig

@@ -3,8 +3,8 @@ import streamlit as st
 
 from dcem.analysis.calibration_view import CALIB_SET_KEY, SET_PURPOSE, load_upload, set_caption
 from dcem.calibration.csv_import import MAX_AGENTS, MAX_LABELS
-from dcem.calibration.sets import (CSV_COLUMNS, example_csv, stored_run_calibration_set,
-                                   synthetic_calibration_set)
+from dcem.analysis.calibration_sources import example_csv, stored_run_calibration_set, synthetic_calibration_set
+from dcem.calibration.sets import CSV_COLUMNS
 from common.errors import ProjectError
 from dcem.core.vocabulary import SCENARIOS
 from studio.calibration_inputs import alpha_field, seed_field, show_matrices

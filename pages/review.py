@@ -14,7 +14,8 @@ from dcem.analysis.review_view import (
 from dcem.analysis.calibration_view import CALIB_SET_KEY
 from dcem.analysis.run_compare import to_csv_bytes
 from dcem.analysis.run_info import describe_run, is_llm_run
-from dcem.analysis.walkthrough import case_agents, case_text, case_trace
+from dcem.analysis.walkthrough import case_trace
+from dcem.store.case_reads import case_agents, case_text
 from common.errors import ProjectError
 from dcem.store.reviews import (
     escalation_queue,

@@ -12,7 +12,7 @@ from typing import Mapping, Sequence
 import streamlit as st
 
 from dcem.analysis.few_shot_view import EXAMPLES_NOTE, NOT_STORED_NOTE, agent_examples, examples_heading
-from dcem.analysis.walkthrough import few_shot_agents
+from dcem.store.case_reads import few_shot_agents
 from dcem.store.database import Store
 from studio.literal import literal
 

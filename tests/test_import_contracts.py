@@ -28,7 +28,7 @@ def lint(cwd: Path) -> subprocess.CompletedProcess[str]:
 def test_lint_imports_passes_on_the_project() -> None:
     out = lint(ROOT)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "Contracts: 7 kept, 0 broken." in out.stdout
+    assert "Contracts: 8 kept, 0 broken." in out.stdout
 
 
 @pytest.fixture(scope="module")
@@ -46,17 +46,21 @@ VIOLATIONS = [
     ("runtime/fleet.py", "import dcem.core.policy", "Layers"),
     ("clinical/splits.py", "import runtime.backends", "Layers"),
     ("dcem/core/energy.py", "import sag", "Layers"),
-    ("dcem/core/energy.py", "import studio.charts", "Layers"),
+    ("dcem/core/energy.py", "import studio.literal", "Layers"),
     ("dcem_clinical/roles.py", "import sag", "Layers"),
     ("common/terminal.py", "import dcem.core.config", "Layers"),
     ("dcem/analysis/report.py", "import streamlit", "Nothing below the UI imports Streamlit or the pages"),
     ("runtime/registry.py", "import pages", "Nothing below the UI imports Streamlit or the pages"),
-    ("dcem/analysis/metrics.py", "import llama_cpp", "dcem loads no model and calls no model server"),
+    ("dcem/core/metrics.py", "import llama_cpp", "dcem loads no model and calls no model server"),
     ("clinical/ddxplus.py", "import huggingface_hub", "Clinical data loads no model"),
     ("runtime/registry.py", "import training.config", "Layers"),
     ("training/__init__.py", "import dcem.core.energy", "The training package knows no experiment"),
     ("runtime/registry.py", "import torch", "Only training code imports the training libraries"),
     ("studio/literal.py", "import peft", "Only training code imports the training libraries"),
+    ("sag/ask.py", "import sag.cli", "No library module imports a command line"),
+    ("dcem/store/reviews.py", "import dcem.analysis.walkthrough", "Inside dcem"),
+    ("dcem/synthetic/experiment.py", "import dcem.analysis.report", "Inside dcem"),
+    ("dcem/calibration/sets.py", "import dcem.store.database", "Inside dcem"),
 ]
 
 

@@ -3,7 +3,7 @@
 For every (run, scenario, seed, method) :func:`recompute_metrics` recomputes from the
 exported per-case outcomes and the cell's loss matrix and high-cost classes
 
-- the Appendix E metrics of :func:`dcem.analysis.metrics.episode_metrics` (risk,
+- the Appendix E metrics of :func:`dcem.core.metrics.episode_metrics` (risk,
   system_risk R_L^sys, accuracy, high_risk_miss, harmful_consensus H.C.,
   certified_rate, escalation_rate, avg_rounds), i.e. the numbers of Tables 6, 7 and 1;
 - for the mediated methods of clinical runs, the action mix (``mix_continue`` ... ``mix_escalate``): the
@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dcem.analysis.metrics import episode_metrics
+from dcem.core.metrics import episode_metrics
 from dcem.core.policy import Action
 from dcem.core.vocabulary import mediated_methods
 from dcem.store.run_export import RunExport

@@ -2,7 +2,7 @@
 the dashboard shows (the glossary, table headers and tooltips read them from here).
 
 Definitions follow the policy contract (:mod:`dcem.core.policy`), the energy
-(:mod:`dcem.core.energy`) and the Appendix E metrics (:mod:`dcem.analysis.metrics`).
+(:mod:`dcem.core.energy`) and the Appendix E metrics (:mod:`dcem.core.metrics`).
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ mediator table is memoised on the replay (it depends only on the panel, the loss
 configuration fields the policy does not read), the gathers are per cell, and cells that
 share the policy's scalar settings (horizon, t_max, window, escalation, delta, eps_low)
 go through one call of :func:`dcem.core.replay_kernel.policy_over_rounds`.  Metrics are pooled
-over cases with :func:`dcem.analysis.metrics.episode_metrics`.
+over cases with :func:`dcem.core.metrics.episode_metrics`.
 
 Cells with probability-vector reports (``ReplayCell.probabilities``) are scored as
 :func:`dcem.core.replay.score_probabilities` does; their per-round mediator states depend on
@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from dcem.analysis.metrics import episode_metrics
+from dcem.core.metrics import episode_metrics
 from dcem.analysis.run_replay import RunReplay
 from dcem.core.config import MediatorConfig
 from dcem.core.energy import windowed_descent

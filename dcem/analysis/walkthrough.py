@@ -24,7 +24,6 @@ from dcem.core.vocabulary import mediated_methods
 from dcem.store.database import Store, StoreError
 
 __all__ = ["CaseTrace", "case_list", "filter_cases", "case_trace", "steer_message", "ex_post_confusion",
-           "TURN_COLUMNS", "AGENT_COLUMNS", "case_text", "case_agents", "few_shot_agents", "agent_turns",
            "probability_table"]
 
 
@@ -153,108 +152,6 @@ def ex_post_confusion(store: Store, run_id: str, scenario: str, method: str = "d
     for a in range(n_agents):
         np.add.at(out, (rounds, a, truth, reports[:, a]), 1)
     return out
-
-
-# ---------------------------------------------------------------- language-model runs
-TURN_COLUMNS = ["round", "agent", "agent_name", "note", "reply", "label", "probabilities", "error", "cached"]
-AGENT_COLUMNS = ["agent", "name", "model", "role", "calibration_accuracy"]
-
-
-def _cell_row(store: Store, run_id: str, case_id: str) -> tuple[list[str], dict]:
-    row = store.con.execute(
-        "SELECT k.labels, k.info_json FROM cases c JOIN cells k ON k.run_id = c.run_id "
-        "AND k.scenario = c.scenario AND k.seed = c.seed WHERE c.run_id = ? AND c.case_id = ?",
-        [run_id, case_id]).fetchone()
-    if row is None:
-        raise StoreError(f"run {run_id!r} has no case {case_id!r}")
-    try:
-        info = json.loads(row[1]) if row[1] else {}
-    except ValueError:
-        info = {}
-    return list(row[0]), info if isinstance(info, dict) else {}
-
-
-def _agent_name(agents: list, a: int) -> str:
-    if a < len(agents) and isinstance(agents[a], dict) and agents[a].get("name"):
-        return str(agents[a]["name"])
-    return f"Agent {a + 1}"
-
-
-def case_text(store: Store, run_id: str, case_id: str) -> str | None:
-    """The case text the agents of a language-model run read; None when none is stored."""
-    row = store.con.execute("SELECT text FROM case_texts WHERE run_id = ? AND case_id = ?",
-                            [run_id, case_id]).fetchone()
-    return None if row is None else str(row[0])
-
-
-def case_agents(store: Store, run_id: str, case_id: str) -> pd.DataFrame:
-    """The panel of a case's cell: one row per agent (columns :data:`AGENT_COLUMNS`).
-
-    For a language-model run: name, model, role sentence and calibration accuracy from
-    the cell's info; empty when the cell does not name its agents (synthetic runs).
-    """
-    _, info = _cell_row(store, run_id, case_id)
-    agents = info.get("agents") or []
-    if not isinstance(agents, list) or not agents:
-        return pd.DataFrame(columns=AGENT_COLUMNS)
-    roles = info.get("roles") or []
-    acc = info.get("calibration_accuracy") or []
-    rows = []
-    for a, agent in enumerate(agents):
-        model = agent.get("model") if isinstance(agent, dict) else agent
-        rows.append({"agent": a, "name": _agent_name(agents, a), "model": None if model is None else str(model),
-                     "role": str(roles[a]) if a < len(roles) else None,
-                     "calibration_accuracy": float(acc[a]) if a < len(acc) and acc[a] is not None else None})
-    return pd.DataFrame(rows, columns=AGENT_COLUMNS)
-
-
-def few_shot_agents(store: Store, run_id: str, case_id: str) -> dict[int, int]:
-    """Agent index -> k for the agents of a case's cell that showed k solved examples per
-    prompt (retrieval few-shot, recorded in the cell's agent information); empty when none did."""
-    _, info = _cell_row(store, run_id, case_id)
-    agents = info.get("agents") if isinstance(info.get("agents"), list) else []
-    out = {}
-    for a, agent in enumerate(agents):
-        few = agent.get("few_shot") if isinstance(agent, dict) else None
-        k = few.get("k") if isinstance(few, dict) else None
-        if isinstance(k, int) and not isinstance(k, bool) and k > 0:
-            out[a] = k
-    return out
-
-
-def agent_turns(store: Store, run_id: str, case_id: str, method: str) -> pd.DataFrame:
-    """Every stored agent turn of a case under ``method``, by round then agent.
-
-    Columns :data:`TURN_COLUMNS`: the mediator note the agent received before answering
-    (None in round 1), its raw reply, the parsed label (a string, None when unusable),
-    its probability vector (list of floats over the cell's labels, or None), the error
-    (None when the turn succeeded) and whether the call log answered it.  Empty for runs
-    without agent turns (synthetic runs).
-    """
-    labels, info = _cell_row(store, run_id, case_id)
-    agents = info.get("agents") if isinstance(info.get("agents"), list) else []
-    df = store.con.execute(
-        "SELECT round, agent, note, reply, label, probabilities, error, cached FROM agent_turns "
-        "WHERE run_id = ? AND case_id = ? AND method = ? ORDER BY round, agent", [run_id, case_id, method]).df()
-    if df.empty:
-        return pd.DataFrame(columns=TURN_COLUMNS)
-
-    def text(value: object) -> str | None:
-        return None if value is None or (isinstance(value, float) and np.isnan(value)) else str(value)
-
-    def obj(values: list) -> pd.Series:  # object dtype keeps None (a string dtype would turn it into NaN)
-        return pd.Series(values, dtype=object)
-
-    return pd.DataFrame({
-        "round": df["round"].astype(int).to_numpy(), "agent": df["agent"].astype(int).to_numpy(),
-        "agent_name": obj([_agent_name(agents, int(a)) for a in df["agent"]]),
-        "note": obj([text(v) for v in df["note"]]), "reply": obj([text(v) for v in df["reply"]]),
-        "label": obj([None if pd.isna(v) or not 0 <= int(v) < len(labels) else labels[int(v)]
-                      for v in df["label"]]),
-        "probabilities": obj([None if p is None or (isinstance(p, float) and np.isnan(p)) else
-                              [float(x) for x in p] for p in df["probabilities"]]),
-        "error": obj([text(v) for v in df["error"]]), "cached": df["cached"].astype(bool).to_numpy()},
-        columns=TURN_COLUMNS)
 
 
 def probability_table(turns: pd.DataFrame, labels: Sequence[str]) -> pd.DataFrame:

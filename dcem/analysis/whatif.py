@@ -47,7 +47,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from dcem.analysis.metrics import METRIC_NAMES
+from dcem.core.metrics import METRIC_NAMES
 from dcem.analysis.run_replay import ReplayCell, RunReplay, load_run_replay
 from dcem.analysis.run_scoring import (
     ROUND_ACTIONS,
@@ -83,7 +83,7 @@ class WhatIfResult:
         decision, decision_label, rounds, certified, budget, loss (L[decision, truth]),
         energy (at the outcome round), lowest_energy (of the played rounds), and the case's
         cell's eps_safe and eps_low
-    metrics : Appendix E metrics pooled over all cases (:func:`dcem.analysis.metrics.episode_metrics`)
+    metrics : Appendix E metrics pooled over all cases (:func:`dcem.core.metrics.episode_metrics`)
     per_scenario : one row per scenario: scenario, n_cases and every metric
     outcome_mix : share of cases per terminal action (STOP_AND_DECIDE, STOP_AND_ESCALATE,
         PENDING = no terminal action within the stored rounds)

@@ -9,7 +9,7 @@ cells both use this one), and a cell whose configuration has ``prior="empirical"
 the set's empirical prior (:func:`dcem.calibration.fitting.estimate_prior`, same alpha);
 a ``"uniform"`` cell keeps its uniform prior.  Each cell keeps its loss, its fitted
 thresholds and its recorded reports.  A set built from the run's own calibration data
-(:func:`dcem.calibration.sets.synthetic_calibration_set` with the cell's scenario, seed
+(:func:`dcem.analysis.calibration_sources.synthetic_calibration_set` with the cell's scenario, seed
 and ``n_train``) therefore reproduces that cell exactly.
 
 A set fits a run when it has the run's labels (in the same order, or the same names in

@@ -12,13 +12,10 @@ Sources:
   columns ignored with a warning), one row per (case, agent), one true label per case.
   Without an explicit label list the labels are the sorted union of true and reported
   labels.  Full rules in :mod:`dcem.calibration.csv_import` and ``docs/calibration_csv.md``;
-* the synthetic world, :func:`synthetic_calibration_set`: exactly the round-1 reports
-  a synthetic run used to estimate its confusion matrices;
-* a stored run, :func:`stored_run_calibration_set`: the round-1 reports of the
-  ``dcem`` method on the run's EVALUATION cases.  This is an ex-post view of how the
-  agents behaved on the evaluated cases, not the held-out calibration data of the run;
-* :func:`example_csv`: a small deterministic example file for a download button
-  (also saved as ``data/examples/calibration_example.csv``).
+* a complete (case, agent) report matrix, :func:`from_matrix`;
+* the synthetic world, a stored run and the example file:
+  :mod:`dcem.analysis.calibration_sources` (they read the synthetic world and the store,
+  which sit above this module).
 
 Rows of different sources combine with :meth:`CalibrationSet.merge` (for example
 reviewed cases added to a calibration file).
@@ -26,7 +23,7 @@ reviewed cases added to a calibration file).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -36,22 +33,11 @@ from dcem.calibration.csv_import import (CSV_COLUMNS, MAX_BYTES, MAX_ROWS, check
 from dcem.calibration.fitting import ALPHA, estimate_prior
 from dcem.core.panel import Panel
 from common.errors import InputError
-from dcem.synthetic.experiment import N_TUNE, seed_streams
-from dcem.synthetic.generator import LABELS, generate
-from dcem.synthetic.rule_agents import RuleAgents
-from dcem.synthetic.rule_agents import scenario as build_scenario
 
-if TYPE_CHECKING:
-    from dcem.store.database import Store
 
-__all__ = ["CSV_COLUMNS", "CalibrationSet", "parse_calibration_csv", "example_csv",
-           "synthetic_calibration_set", "stored_run_calibration_set", "rows_to_set", "smoothed_confusion",
-           "recall_from_counts", "EXAMPLE_SCENARIO",
-           "EXAMPLE_SEED", "EXAMPLE_CASES"]
+__all__ = ["CSV_COLUMNS", "CalibrationSet", "parse_calibration_csv", "rows_to_set", "from_matrix",
+           "smoothed_confusion", "recall_from_counts"]
 
-EXAMPLE_SCENARIO = "S2"
-EXAMPLE_SEED = 20240
-EXAMPLE_CASES = 30
 
 
 def _index_array(value: object, n_max: int, field: str) -> np.ndarray:
@@ -316,7 +302,7 @@ def _agent_labels(n_agents: int) -> tuple[str, ...]:
     return tuple(f"agent {a + 1}" for a in range(n_agents))
 
 
-def _from_matrix(case_ids: Sequence[str], truth: np.ndarray, reports: np.ndarray,
+def from_matrix(case_ids: Sequence[str], truth: np.ndarray, reports: np.ndarray,
                  labels: tuple[str, ...], source: str) -> CalibrationSet:
     """Rows case-major from a complete (N, A) report matrix."""
     n, n_agents = reports.shape
@@ -325,65 +311,3 @@ def _from_matrix(case_ids: Sequence[str], truth: np.ndarray, reports: np.ndarray
                           np.repeat(np.asarray(truth, dtype=np.int64), n_agents),
                           np.tile(np.arange(n_agents, dtype=np.int64), n),
                           np.asarray(reports, dtype=np.int64).reshape(-1), source)
-
-
-def synthetic_calibration_set(scenario: str, seed: int, n: int = 2000) -> CalibrationSet:
-    """The calibration rows a synthetic run with ``n_train = n`` estimated its confusions from.
-
-    Reproduces :func:`dcem.synthetic.experiment.run_cell` exactly: the same seed streams
-    generate ``n`` training samples, the last ``min(1000, n // 5)`` are the tuning part
-    and the rest (the estimation part) get the unsteered agents' round-1 reports.  So
-    ``confusion()`` and ``prior("empirical")`` equal the panel of
-    ``run_cell(scenario, seed, n_train=n)`` (whose default ``n_train`` is 20000).
-    Labels ``k0, k1, k2``; agents ``agent 1, agent 2``; case ids
-    ``"<scenario>-s<seed>-cal-<i>"``.
-    """
-    scen = build_scenario(scenario)
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise InputError("seed", f"must be a non-negative integer, got {seed!r}")
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 10:
-        raise InputError("n", f"must be an integer >= 10, got {n!r}")
-    streams = seed_streams(int(seed))
-    train = generate(int(n), np.random.default_rng(streams["data"]))
-    n_est = int(n) - min(N_TUNE, int(n) // 5)
-    est = train.subset(slice(0, n_est))
-    reports = RuleAgents(scen, est.features, np.random.default_rng(streams["calibration"])).report(1)
-    case_ids = [f"{scenario}-s{seed}-cal-{i:05d}" for i in range(n_est)]
-    source = (f"synthetic {scenario}, seed {seed}: round-1 reports on the {n_est} "
-              f"confusion-estimation cases of a run with n_train={n}")
-    return _from_matrix(case_ids, est.labels, reports, LABELS, source)
-
-
-def stored_run_calibration_set(store: Store, run_id: str, scenario: str, seed: int) -> CalibrationSet:
-    """Ex-post set from a stored run: round-1 reports of the ``dcem`` traces vs the truth.
-
-    These are the agents' first answers on the run's EVALUATION cases (round 1 comes
-    before any steer), not the held-out calibration data the run estimated its panel
-    from; confusions estimated here describe how the agents did on the evaluated cases.
-    Raises :class:`dcem.store.database.StoreError` when the cell is missing and
-    :class:`InputError` when it has no ``dcem`` traces.
-    """
-    cell = store.load_cell(run_id, scenario, int(seed))
-    if "dcem" not in cell.reports:
-        raise InputError("run_id", f"run {run_id!r} cell {scenario}/seed {seed} has no 'dcem' traces")
-    first = cell.reports["dcem"][:, 0, :]
-    source = (f"run {run_id} {scenario}/seed {seed}: round-1 dcem reports on the "
-              f"{len(cell.case_ids)} evaluation cases (ex post, not the run's calibration data)")
-    return _from_matrix(cell.case_ids, cell.truth, first, tuple(cell.panel.labels), source)
-
-
-def example_csv() -> str:
-    """A small valid example file: 30 synthetic cases, 2 agents, labels k0, k1, k2.
-
-    Deterministic (scenario :data:`EXAMPLE_SCENARIO`, seed :data:`EXAMPLE_SEED`);
-    ``data/examples/calibration_example.csv`` holds the same text.  Regenerate it with
-    ``python -c "from dcem.calibration.sets import example_csv; import sys;
-    sys.stdout.write(example_csv())" > data/examples/calibration_example.csv``.
-    """
-    data_seq, report_seq = np.random.SeedSequence(EXAMPLE_SEED).spawn(2)
-    data = generate(EXAMPLE_CASES, np.random.default_rng(data_seq))
-    reports = RuleAgents(build_scenario(EXAMPLE_SCENARIO), data.features,
-                         np.random.default_rng(report_seq)).report(1)
-    case_ids = [f"case-{i + 1:02d}" for i in range(EXAMPLE_CASES)]
-    cset = _from_matrix(case_ids, data.labels, reports, LABELS, "example")
-    return cset.to_csv()

@@ -24,7 +24,7 @@ class MethodRun:
 
     Baselines (:mod:`dcem.core.baselines`), live deliberation
     (:func:`dcem.core.deliberation.deliberate`) and the experiments all return it;
-    :func:`dcem.analysis.metrics.evaluate_run` adds the metrics against the truth.
+    :func:`dcem.core.metrics.evaluate_run` adds the metrics against the truth.
 
     Attributes
     ----------
@@ -38,7 +38,7 @@ class MethodRun:
     certified, budget : bool ndarrays of shape (N,)
     steer_features : dict mapping (case index, round) to the feature/rule names S(t)
         of the DIFFERENTIAL_STEER issued in that round (mediated methods only).
-    metrics : dict of Appendix E metrics (see :func:`dcem.analysis.metrics.evaluate_run`);
+    metrics : dict of Appendix E metrics (see :func:`dcem.core.metrics.evaluate_run`);
         empty until the run is evaluated against the truth.
     probabilities : float ndarray (N, T, A, K) of the agents' probability reports when the
         agents report vectors (language-model agents), else None; ``reports`` are then the

@@ -37,7 +37,7 @@ import pandas as pd
 
 from common.db import BUSY_TIMEOUT_S, retry_busy
 from common.transactions import cursor, run_in_transaction
-from dcem.analysis.walkthrough import TURN_COLUMNS, agent_turns, case_agents
+from dcem.store.case_reads import TURN_COLUMNS, agent_turns, case_agents
 from dcem.core.config import MediatorConfig
 from dcem.core.vocabulary import mediated_methods
 from common.errors import InputError

@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from dcem.analysis.metrics import evaluate_run, single_agent_high_risk_miss
+from dcem.core.metrics import evaluate_run, single_agent_high_risk_miss
 from dcem.calibration import fitting as calibration
 from dcem.calibration.fitting import ALPHA, estimate_confusion, estimate_prior
 from dcem.core.baselines import fixed_pool, single_best

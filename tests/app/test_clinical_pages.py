@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from dcem.store.reviews import review_history
 from dcem.store.database import Store
-from dcem.analysis.walkthrough import case_text
+from dcem.store.case_reads import case_text
 
 ROOT = Path(__file__).resolve().parents[2]
 

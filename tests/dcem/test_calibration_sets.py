@@ -7,13 +7,8 @@ import numpy as np
 import pytest
 
 from dcem.calibration.fitting import estimate_confusion, estimate_prior
-from dcem.calibration.sets import (
-    CalibrationSet,
-    example_csv,
-    parse_calibration_csv,
-    stored_run_calibration_set,
-    synthetic_calibration_set,
-)
+from dcem.analysis.calibration_sources import example_csv, stored_run_calibration_set, synthetic_calibration_set
+from dcem.calibration.sets import CalibrationSet, parse_calibration_csv
 from dcem.core.panel import Panel
 from common.errors import InputError
 from dcem.store.database import Store, StoreError

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from common.migrations import applied_migrations, migrate
-from dcem.analysis.metrics import episode_metrics
+from dcem.core.metrics import episode_metrics
 from dcem.core.config import MediatorConfig
 from dcem.core.panel import Panel, three_level_loss
 from dcem.core.policy import Action

@@ -13,7 +13,8 @@ import pytest
 from dcem.analysis.whatif import RunReplay, load_run_replay, rescore
 from dcem.analysis.whatif_calibration import calibration_match, own_replay, with_calibration
 from dcem.analysis.whatif_controls import scope_note
-from dcem.calibration.sets import CalibrationSet, synthetic_calibration_set
+from dcem.analysis.calibration_sources import synthetic_calibration_set
+from dcem.calibration.sets import CalibrationSet
 from dcem.core.panel import Panel
 from common.errors import InputError
 from dcem.store.database import Store

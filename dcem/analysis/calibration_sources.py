@@ -1,0 +1,84 @@
+"""Calibration sets built from this project's own runs: the rows a synthetic run estimated
+its confusions from, a stored run's round-1 reports (ex post), and the small example file.
+They read the synthetic world and the store, so they sit above both; the set itself and
+its CSV reading are :mod:`dcem.calibration.sets`."""
+from __future__ import annotations
+
+import numpy as np
+
+from common.errors import InputError
+from dcem.calibration.sets import CalibrationSet, from_matrix
+from dcem.store.database import Store
+from dcem.synthetic.experiment import N_TUNE, seed_streams
+from dcem.synthetic.generator import LABELS, generate
+from dcem.synthetic.rule_agents import RuleAgents
+from dcem.synthetic.rule_agents import scenario as build_scenario
+
+__all__ = ["synthetic_calibration_set", "stored_run_calibration_set", "example_csv", "EXAMPLE_SCENARIO",
+           "EXAMPLE_SEED", "EXAMPLE_CASES"]
+
+EXAMPLE_SCENARIO = "S2"
+EXAMPLE_SEED = 20240
+EXAMPLE_CASES = 30
+
+
+def synthetic_calibration_set(scenario: str, seed: int, n: int = 2000) -> CalibrationSet:
+    """The calibration rows a synthetic run with ``n_train = n`` estimated its confusions from.
+
+    Reproduces :func:`dcem.synthetic.experiment.run_cell` exactly: the same seed streams
+    generate ``n`` training samples, the last ``min(1000, n // 5)`` are the tuning part
+    and the rest (the estimation part) get the unsteered agents' round-1 reports.  So
+    ``confusion()`` and ``prior("empirical")`` equal the panel of
+    ``run_cell(scenario, seed, n_train=n)`` (whose default ``n_train`` is 20000).
+    Labels ``k0, k1, k2``; agents ``agent 1, agent 2``; case ids
+    ``"<scenario>-s<seed>-cal-<i>"``.
+    """
+    scen = build_scenario(scenario)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InputError("seed", f"must be a non-negative integer, got {seed!r}")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 10:
+        raise InputError("n", f"must be an integer >= 10, got {n!r}")
+    streams = seed_streams(int(seed))
+    train = generate(int(n), np.random.default_rng(streams["data"]))
+    n_est = int(n) - min(N_TUNE, int(n) // 5)
+    est = train.subset(slice(0, n_est))
+    reports = RuleAgents(scen, est.features, np.random.default_rng(streams["calibration"])).report(1)
+    case_ids = [f"{scenario}-s{seed}-cal-{i:05d}" for i in range(n_est)]
+    source = (f"synthetic {scenario}, seed {seed}: round-1 reports on the {n_est} "
+              f"confusion-estimation cases of a run with n_train={n}")
+    return from_matrix(case_ids, est.labels, reports, LABELS, source)
+
+
+def stored_run_calibration_set(store: Store, run_id: str, scenario: str, seed: int) -> CalibrationSet:
+    """Ex-post set from a stored run: round-1 reports of the ``dcem`` traces vs the truth.
+
+    These are the agents' first answers on the run's EVALUATION cases (round 1 comes
+    before any steer), not the held-out calibration data the run estimated its panel
+    from; confusions estimated here describe how the agents did on the evaluated cases.
+    Raises :class:`dcem.store.database.StoreError` when the cell is missing and
+    :class:`InputError` when it has no ``dcem`` traces.
+    """
+    cell = store.load_cell(run_id, scenario, int(seed))
+    if "dcem" not in cell.reports:
+        raise InputError("run_id", f"run {run_id!r} cell {scenario}/seed {seed} has no 'dcem' traces")
+    first = cell.reports["dcem"][:, 0, :]
+    source = (f"run {run_id} {scenario}/seed {seed}: round-1 dcem reports on the "
+              f"{len(cell.case_ids)} evaluation cases (ex post, not the run's calibration data)")
+    return from_matrix(cell.case_ids, cell.truth, first, tuple(cell.panel.labels), source)
+
+
+def example_csv() -> str:
+    """A small valid example file: 30 synthetic cases, 2 agents, labels k0, k1, k2.
+
+    Deterministic (scenario :data:`EXAMPLE_SCENARIO`, seed :data:`EXAMPLE_SEED`);
+    ``data/examples/calibration_example.csv`` holds the same text.  Regenerate it with
+    ``python -c "from dcem.analysis.calibration_sources import example_csv; import sys;
+    sys.stdout.write(example_csv())" > data/examples/calibration_example.csv``.
+    """
+    data_seq, report_seq = np.random.SeedSequence(EXAMPLE_SEED).spawn(2)
+    data = generate(EXAMPLE_CASES, np.random.default_rng(data_seq))
+    reports = RuleAgents(build_scenario(EXAMPLE_SCENARIO), data.features,
+                         np.random.default_rng(report_seq)).report(1)
+    case_ids = [f"case-{i + 1:02d}" for i in range(EXAMPLE_CASES)]
+    cset = from_matrix(case_ids, data.labels, reports, LABELS, "example")
+    return cset.to_csv()
