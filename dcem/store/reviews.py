@@ -299,7 +299,7 @@ def last_answers(store: Store, run_id: str, case_id: str, method: str = "dcem") 
     """Each agent's last answer of a case: its turn in the round the outcome was reached.
 
     One row per agent (columns :data:`LAST_ANSWER_COLUMNS`): the turn (see
-    :func:`dcem.analysis.walkthrough.agent_turns`) plus the agent's model, the probability of the
+    :func:`dcem.store.case_reads.agent_turns`) plus the agent's model, the probability of the
     label it answered and its runner-up label with that label's probability.  Empty for
     runs without agent turns (synthetic runs); :class:`StoreError` for an unknown case.
     """
