@@ -17,7 +17,7 @@ held waits and retries with bounded, jittered back-off (:func:`common.db.retry_b
 
 For a run of language-model agents, :func:`last_answers` gives each agent's answer in the
 round the case ended (label, probability, runner-up, any error) so a reviewer can read it
-beside the case text (:func:`dcem.analysis.walkthrough.case_text`).
+beside the case text (:func:`dcem.store.case_reads.case_text`).
 
 Reviewed cases can be fed back into calibration: :func:`reviewed_as_calibration_rows`
 gives rows in the calibration CSV layout (case_id, agent, reported_label, true_label),
