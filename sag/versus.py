@@ -18,7 +18,7 @@ from common.errors import InputError
 from common.intervals import paired_bootstrap, wilson_interval
 from training.views import CONSTANT_SHARE, best_constant
 
-__all__ = ["VersusRow", "versus_rows", "run_rows", "versus_markdown", "versus_frame"]
+__all__ = ["option_chance", "VersusRow", "versus_rows", "run_rows", "versus_markdown", "versus_frame"]
 
 
 @dataclass(frozen=True)
@@ -38,10 +38,14 @@ class VersusRow:
     difference: tuple[float, float, float] | None
 
 
+def option_chance(options_json: pd.Series) -> pd.Series:
+    """Each item's chance: 1 / its number of options (``options_json``: the items' options)."""
+    return options_json.map(lambda text: 1.0 / max(len(json.loads(text)), 1))
+
+
 def _chance(items: pd.DataFrame, ids: list[str]) -> float:
     """Mean over the items of 1 / their number of options."""
-    offered = items.set_index("item_id").loc[ids, "options_json"]
-    return float(np.mean([1.0 / len(json.loads(text)) for text in offered]))
+    return float(option_chance(items.set_index("item_id").loc[ids, "options_json"]).mean())
 
 
 def versus_rows(outcomes: Mapping[str, pd.DataFrame], items: pd.DataFrame, base: str, *,

@@ -40,13 +40,14 @@ def show_comparison(db: SagStore, runs: pd.DataFrame, order: list[str], labels: 
         st.session_state["ag_cmp_a"] = run_id
     a, b = st.columns(2)
     run_a = a.selectbox("Run A", order, format_func=labels.get, key="ag_cmp_a")
-    answered = set(db.outcomes(run_a)["item_id"])
-    partner = partner_run(runs[runs["run_id"].isin(order)], run_a,
-                          shared=lambda other: len(answered & set(db.outcomes(other)["item_id"])))
+    outcomes_a = db.outcomes(run_a)
     if st.session_state.get("ag_cmp_for") != run_a or st.session_state.get("ag_cmp_b") not in order:
-        st.session_state["ag_cmp_b"], st.session_state["ag_cmp_for"] = partner, run_a
+        answered = set(outcomes_a["item_id"])
+        st.session_state["ag_cmp_b"] = partner_run(runs[runs["run_id"].isin(order)], run_a,
+                                                   shared=lambda other: len(answered & set(db.outcomes(other)["item_id"])))
+        st.session_state["ag_cmp_for"] = run_a
     run_b = b.selectbox("Run B", order, format_func=labels.get, key="ag_cmp_b")
-    outcomes = {run_a: db.outcomes(run_a), run_b: db.outcomes(run_b)}
+    outcomes = {run_a: outcomes_a, run_b: db.outcomes(run_b)}
     comparison = compare_runs(outcomes[run_a], outcomes[run_b])
     st.write(comparison.caption)
     if not comparison.n_common or run_a == run_b:

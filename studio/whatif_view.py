@@ -99,11 +99,10 @@ def _moving_parameter(replay: RunReplay, valid: ValidSettings, options: list[str
     """The first parameter whose sweep moves the escalated share or the harmful consensus
     (the page opens on a curve, not on a point), else the first one."""
     for parameter in options:
-        grid = sweep_grid(replay, parameter, {k: v for k, v in valid.changes.items() if k != parameter},
-                          *_sweep_bounds(replay, parameter))
+        others = {k: v for k, v in valid.changes.items() if k != parameter}
+        grid = sweep_grid(replay, parameter, others, *_sweep_bounds(replay, parameter))
         if len(grid) > 1:
-            curve = sweep(replay, parameter=parameter, values=grid, changes={
-                k: v for k, v in valid.changes.items() if k != parameter}, loss=valid.loss)
+            curve = sweep(replay, parameter=parameter, values=grid, changes=others, loss=valid.loss)
             if curve.loc[curve["valid"], ["escalation_rate", "harmful_consensus"]].nunique().max() > 1:
                 return parameter
     return options[0]

@@ -10,7 +10,6 @@ missing metric (a suite that did not run it) and a null value.
 """
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -21,8 +20,10 @@ from common.errors import InputError, ProjectError
 from common.intervals import wilson_interval
 from sag.config import GroupConfig
 from sag.evaluation.tables import BENCH_COLUMNS, DOMINANT_COLUMNS, dominant_cells, render_report, unfinished_note
+from sag.versus import option_chance
 
-__all__ = ["benchmark_chance", "refusal_reading", "BLEU_COLUMN", "NO_EVAL_HINT", "SETTINGS", "CONDITIONS", "check_scored", "pct", "accuracy_frame", "metric_frames",
+__all__ = ["benchmark_chance", "refusal_reading", "BLEU_COLUMN", "NO_EVAL_HINT", "SETTINGS", "CONDITIONS",
+           "check_scored", "pct", "accuracy_frame", "metric_frames",
            "roc_points", "robustness_points", "consistency_points", "size_backbone_points", "parts_of",
            "items_behind", "source_choices", "summary_line", "seed_report"]
 
@@ -272,7 +273,7 @@ def benchmark_chance(items: pd.DataFrame) -> dict[str, float]:
     benchmark)."""
     if items.empty:
         return {}
-    share = items["options_json"].map(lambda text: 1.0 / max(len(json.loads(text)), 1))
+    share = option_chance(items["options_json"])
     return {str(b): float(v) for b, v in share.groupby(items["benchmark"]).mean().items()}
 
 

@@ -125,7 +125,8 @@ def test_the_overview_reads_system_risk_beside_the_share_decided(chromium, demo_
     page = chromium.new_page(viewport={"width": 1400, "height": 1600})
     page.goto(demo_url)
     notes = page.get_by_text("count only the cases a method decided itself", exact=False)
-    notes.first.wait_for(timeout=60_000)
+    notes.nth(1).wait_for(timeout=120_000)  # both tables drawn
+    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=60_000)
     assert notes.count() == 2  # under Table 6 and Table 1
     assert "an escalated case counts 0" in notes.first.inner_text() and "D-CEM decided" in notes.first.inner_text()
     page.close()
