@@ -1,0 +1,208 @@
+"""One experiment model: a run is a list of units, and one runner plays the units not yet stored.
+
+Every experiment of the project runs this way (the synthetic and clinical D-CEM grids, a
+Small Agent Group run, every part of a group evaluation):
+
+* a **spec** (a frozen, validated dataclass) hashes to the run id, so the same command
+  finds the same run;
+* the run is a tuple of :class:`Unit` (a D-CEM (scenario, seed) cell, a SAG item, ...),
+  each with a key unique in the run and a picklable payload;
+* a :class:`Job` is the picklable recipe of the computation; ``job.open()`` builds, in
+  the process that computes (this one, or a Ray worker), the :class:`Worker` that holds
+  what is expensive to build (loaded models, retrieval indexes) and computes one unit;
+* :func:`run_units` skips the units the store already has, hands the others to an
+  executor (:class:`InProcess` by default, :class:`common.ray_work.RayExecutor` for
+  ``--executor ray``), and writes each result through a :class:`Sink`, one transaction
+  per unit, in this process only: DuckDB has one writer.
+
+A unit whose computation raises is a failure, recorded with its message through
+``sink.fail``, and the run goes on (a run stops early only after ``stop_after`` failures
+in a row).  Progress is ``progress(done, total, label)`` in weighted units, called at the
+start and after each unit (and on each ``tick`` a unit reports in process); ``cancel()``
+is polled between units and stops the run cleanly.  A run killed at any moment keeps
+every finished unit and no half of one, and the same command resumes it.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence
+
+from common.errors import ConfigError, ProjectError
+
+__all__ = ["Unit", "Failure", "WorkSummary", "Job", "Worker", "Sink", "Executor", "InProcess", "run_units",
+           "Progress", "Cancel", "failure_of", "check_units"]
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[int, int, str], None]  # (done, total, label)
+Cancel = Callable[[], bool]
+Tick = Callable[[], None]
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One piece of a run: ``key`` is unique in the run, ``payload`` is what the worker
+    needs (picklable), ``weight`` the progress units it counts for (its turns, say)."""
+
+    key: str
+    label: str
+    payload: Any
+    weight: int = 1
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A unit that raised: its message, and ``detail`` (picklable) when the error carries one."""
+
+    message: str
+    detail: Any = None
+
+
+@dataclass(frozen=True)
+class WorkSummary:
+    """What one call of :func:`run_units` did.
+
+    computed : units stored now; skipped : units the store had before; failed : (key,
+    message) of the units that raised this time; stopped : why the run stopped early (too
+    many failures in a row), when it did; complete : every unit is stored.
+    """
+
+    run_id: str
+    resumed: bool
+    computed: int
+    skipped: int
+    total: int
+    complete: bool
+    failed: tuple[tuple[str, str], ...] = ()
+    stopped: str | None = None
+    seconds: float = 0.0
+
+
+class Worker(Protocol):
+    def compute(self, payload: Any, tick: Tick) -> Any: ...
+
+
+class Job(Protocol):
+    """The picklable recipe of a run's computation; ``open`` builds the worker where it runs."""
+
+    def open(self) -> Worker: ...
+
+
+class Sink(Protocol):
+    """Where results go; every call is one transaction of the driver's store."""
+
+    def save(self, unit: Unit, result: Any) -> None: ...
+
+    def fail(self, unit: Unit, failure: Failure) -> None: ...
+
+
+class Executor(Protocol):
+    """Computes units and yields each (unit, result or :class:`Failure`) as it finishes."""
+
+    def run(self, job: Job, units: Sequence[Unit], tick: Callable[[Unit], None],
+            cancel: Cancel | None) -> Iterator[tuple[Unit, Any]]: ...
+
+
+def failure_of(exc: BaseException) -> Failure:
+    """The failure a raising unit is recorded with: the message, and the error's
+    ``unit_detail`` (a record the sink understands) when it has one."""
+    message = str(exc).strip()
+    if not isinstance(exc, ProjectError):  # the project's errors already say what is wrong where
+        message = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    return Failure(message, getattr(exc, "unit_detail", None))
+
+
+class InProcess:
+    """Computes the units one after another in this process; the job opens on the first unit."""
+
+    def __init__(self) -> None:
+        self.worker: Worker | None = None
+
+    def run(self, job: Job, units: Sequence[Unit], tick: Callable[[Unit], None],
+            cancel: Cancel | None) -> Iterator[tuple[Unit, Any]]:
+        for unit in units:
+            if cancel is not None and cancel():
+                return
+            if self.worker is None:
+                self.worker = job.open()  # an error here (a model that will not load) stops the run
+            try:
+                result: Any = self.worker.compute(unit.payload, lambda unit=unit: tick(unit))
+            except Exception as exc:  # noqa: BLE001 - a unit that raises is recorded, not fatal
+                log.info("unit %s failed: %s", unit.key, exc)
+                result = failure_of(exc)
+            yield unit, result
+
+
+def check_units(units: Sequence[Unit]) -> None:
+    if not units:
+        raise ConfigError("units", "a run needs at least one unit")
+    keys = [u.key for u in units]
+    if len(set(keys)) != len(keys):
+        twice = next(k for k in keys if keys.count(k) > 1)
+        raise ConfigError("units", f"the unit {twice!r} is listed twice")
+    bad = [u for u in units if isinstance(u.weight, bool) or not isinstance(u.weight, int) or u.weight < 1]
+    if bad:
+        raise ConfigError("units", f"unit {bad[0].key!r} has weight {bad[0].weight!r}; weights are whole numbers >= 1")
+
+
+class _Counter:
+    """Weighted progress: whole units done, plus the ticks of units under way."""
+
+    def __init__(self, units: Sequence[Unit], done: set[str], progress: Progress | None) -> None:
+        self.progress, self.total = progress, sum(u.weight for u in units)
+        self.finished = sum(u.weight for u in units if u.key in done)
+        self.partial: dict[str, int] = {}
+
+    def report(self, label: str) -> None:
+        if self.progress is not None:
+            now = self.finished + sum(self.partial.values())
+            self.progress(min(now, self.total), self.total, label)
+
+    def tick(self, unit: Unit) -> None:
+        self.partial[unit.key] = min(self.partial.get(unit.key, 0) + 1, unit.weight - 1)
+        self.report(unit.label)
+
+    def unit_done(self, unit: Unit) -> None:
+        self.partial.pop(unit.key, None)
+        self.finished += unit.weight
+        self.report(unit.label)
+
+
+def run_units(sink: Sink, units: Sequence[Unit], job: Job, *, run_id: str, done: Iterable[str] = (),
+              resumed: bool = False, executor: Executor | None = None, progress: Progress | None = None,
+              cancel: Cancel | None = None, stop_after: int | None = None) -> WorkSummary:
+    """Compute and store every unit whose key is not in ``done``; see the module docstring."""
+    start = time.perf_counter()
+    check_units(units)
+    done = {k for k in done if any(u.key == k for u in units)}
+    todo = [u for u in units if u.key not in done]
+    counter = _Counter(units, done, progress)
+    counter.report("resuming" if done else "starting")
+    computed, in_a_row, stopped = 0, 0, None
+    failed: list[tuple[str, str]] = []
+    results = (executor or InProcess()).run(job, todo, counter.tick, cancel)
+    try:
+        for unit, result in results:
+            if isinstance(result, Failure):
+                sink.fail(unit, result)
+                failed.append((unit.key, result.message))
+                in_a_row += 1
+                left = len(todo) - computed - len(failed)
+                if stop_after is not None and in_a_row >= stop_after and left > 0:
+                    stopped = f"stopped after {in_a_row} units in a row failed; {left} not tried"
+                    break
+            else:
+                sink.save(unit, result)
+                computed, in_a_row = computed + 1, 0
+            counter.unit_done(unit)
+    finally:
+        close = getattr(results, "close", None)
+        if close is not None:
+            close()
+    complete = computed == len(todo)
+    if not complete:
+        log.info("run %s stopped with %d of %d units stored", run_id, len(done) + computed, len(units))
+    return WorkSummary(run_id, resumed, computed, len(done), len(units), complete, tuple(failed), stopped,
+                       time.perf_counter() - start)
