@@ -1,6 +1,7 @@
 """The command-line kit the project's three command lines share (``python -m dcem``,
 ``python -m dcem_clinical``, ``python -m sag``): a progress bar on stderr, running a
-command with one-line errors and a clean Ctrl-C, and the ``merge`` sub-command.
+command with one-line errors and a clean Ctrl-C, the ``merge`` sub-command, and where a
+long command's units run (``--executor process|ray``, :func:`add_executor_arguments`).
 
 Bad input exits with status 2 and a one-line message on stderr, never a traceback; an
 interrupted command exits with status 130 after saying how to resume.
@@ -8,18 +9,20 @@ interrupted command exits with status 130 after saying how to resume.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import sys
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from common.cli_args import EXIT_USAGE, Parser, float_in, int_in, one_line
 from common.errors import ProjectError
 
 __all__ = ["EXIT_INTERRUPTED", "Parser", "int_in", "float_in", "progress_bar", "fail", "run_command",
-           "add_merge_command"]
+           "add_merge_command", "add_executor_arguments", "executor_from_args", "report_failed_units", "EXIT_FAILED"]
 
 EXIT_INTERRUPTED = 130
+EXIT_FAILED = 1  # some units failed (recorded with their messages); the same command retries them
 
 
 def progress_bar(desc: str, unit: str, *, quiet: bool,
@@ -83,3 +86,47 @@ def add_merge_command(sub: Any, checks: Callable[[], Sequence[Any]]) -> None:
     p.add_argument("source", nargs="+", help="store file(s) to merge in; only read, and refused while in use")
     p.add_argument("--db", default=None, help="the store to merge into (default: $DCEM_DB or data/dcem.duckdb)")
     p.set_defaults(func=_cmd_merge, verbose=False, merge_checks=checks)
+
+
+def add_executor_arguments(p: argparse.ArgumentParser) -> None:
+    """``--executor``, ``--ray-address``, ``--workers``, ``--worker-threads``, ``--worker-gpus``."""
+    g = p.add_argument_group("where the units run")
+    g.add_argument("--executor", choices=("process", "ray"), default="process",
+                   help="process: one after another in this process (default); ray: on Ray workers that keep their "
+                        "models loaded, results written here (see docs/cluster.md)")
+    g.add_argument("--ray-address", default=None,
+                   help="the Ray cluster to join (HOST:PORT of `ray start --head`); default: a local Ray instance")
+    g.add_argument("--workers", type=int_in(1, 1024), default=2, help="Ray workers (default 2)")
+    g.add_argument("--worker-threads", type=int_in(1, 256), default=1,
+                   help="CPU threads of each Ray worker, also its llama.cpp threads (default 1)")
+    g.add_argument("--worker-gpus", type=float_in(0.0, 64.0), default=0.0,
+                   help="GPUs each Ray worker reserves, for llama.cpp offload (default 0)")
+
+
+@contextlib.contextmanager
+def executor_from_args(args: argparse.Namespace) -> Iterator[Any]:
+    """The executor the flags ask for (None: in process); a Ray executor ends with the block."""
+    from common.ray_work import check_executor
+
+    name, address = getattr(args, "executor", "process"), getattr(args, "ray_address", None)
+    check_executor(name, address)
+    if name != "ray":
+        yield None
+        return
+    from common.ray_work import RayExecutor
+
+    with RayExecutor(workers=args.workers, threads=args.worker_threads, gpus=args.worker_gpus,
+                     address=address) as executor:
+        yield executor
+
+
+def report_failed_units(summary: Any, unit: str) -> int:
+    """Say which units failed (stderr) and return :data:`EXIT_FAILED`, or 0 when none did."""
+    if summary.stopped:
+        sys.stderr.write(f"error: {summary.stopped}\n")
+    if not summary.failed:
+        return EXIT_FAILED if summary.stopped else 0
+    key, message = summary.failed[0]
+    sys.stderr.write(f"error: {len(summary.failed)} {unit}(s) failed and were recorded (first: {key}: "
+                     f"{one_line(message)}); run the same command again to retry them\n")
+    return EXIT_FAILED

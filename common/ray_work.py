@@ -54,14 +54,14 @@ class UnitActor:
     """A Ray worker: opens a job once and computes its units (wrapped by ``ray.remote``)."""
 
     def __init__(self) -> None:
-        self.job: Job | None = None
+        self.key: str | None = None
         self.worker: Worker | None = None
 
     def compute(self, job: Job, payload: Any) -> Any:
-        if self.worker is None or job != self.job:
-            self.worker, self.job = job.open(), job
+        if self.worker is None or job.key != self.key:
+            self.worker, self.key = job.open(None), job.key
         try:
-            return self.worker.compute(payload, lambda: None)
+            return self.worker.compute_unit(payload, lambda: None)
         except Exception as exc:  # noqa: BLE001 - recorded as the unit's failure by the driver
             return failure_of(exc)
 

@@ -81,13 +81,21 @@ class WorkSummary:
 
 
 class Worker(Protocol):
-    def compute(self, payload: Any, tick: Tick) -> Any: ...
+    def compute_unit(self, payload: Any, tick: Tick) -> Any: ...
 
 
 class Job(Protocol):
-    """The picklable recipe of a run's computation; ``open`` builds the worker where it runs."""
+    """The picklable recipe of a run's computation.
 
-    def open(self) -> Worker: ...
+    ``open(here)`` builds the worker where it runs: ``here`` is the driver's store when the
+    worker runs in the driver's process (it may log model calls there directly), None in a
+    remote worker.  ``key`` names the job: a worker process keeps one opened job per key.
+    """
+
+    @property
+    def key(self) -> str: ...
+
+    def open(self, here: Any = None) -> Worker: ...
 
 
 class Sink(Protocol):
@@ -115,10 +123,12 @@ def failure_of(exc: BaseException) -> Failure:
 
 
 class InProcess:
-    """Computes the units one after another in this process; the job opens on the first unit."""
+    """Computes the units one after another in this process; the job opens on the first unit
+    (``here``, the driver's store, is handed to ``job.open``), unless an opened ``worker`` is given."""
 
-    def __init__(self) -> None:
-        self.worker: Worker | None = None
+    def __init__(self, here: Any = None, *, worker: Worker | None = None) -> None:
+        self.here = here
+        self.worker = worker  # opened already, when the caller built its models before storing anything
 
     def run(self, job: Job, units: Sequence[Unit], tick: Callable[[Unit], None],
             cancel: Cancel | None) -> Iterator[tuple[Unit, Any]]:
@@ -126,9 +136,9 @@ class InProcess:
             if cancel is not None and cancel():
                 return
             if self.worker is None:
-                self.worker = job.open()  # an error here (a model that will not load) stops the run
+                self.worker = job.open(self.here)  # an error here (a model that will not load) stops the run
             try:
-                result: Any = self.worker.compute(unit.payload, lambda unit=unit: tick(unit))
+                result: Any = self.worker.compute_unit(unit.payload, lambda unit=unit: tick(unit))
             except Exception as exc:  # noqa: BLE001 - a unit that raises is recorded, not fatal
                 log.info("unit %s failed: %s", unit.key, exc)
                 result = failure_of(exc)
@@ -161,7 +171,7 @@ class _Counter:
             self.progress(min(now, self.total), self.total, label)
 
     def tick(self, unit: Unit) -> None:
-        self.partial[unit.key] = min(self.partial.get(unit.key, 0) + 1, unit.weight - 1)
+        self.partial[unit.key] = min(self.partial.get(unit.key, 0) + 1, unit.weight)
         self.report(unit.label)
 
     def unit_done(self, unit: Unit) -> None:
@@ -191,7 +201,7 @@ def run_units(sink: Sink, units: Sequence[Unit], job: Job, *, run_id: str, done:
                 in_a_row += 1
                 left = len(todo) - computed - len(failed)
                 if stop_after is not None and in_a_row >= stop_after and left > 0:
-                    stopped = f"stopped after {in_a_row} units in a row failed; {left} not tried"
+                    stopped = f"stopped after {in_a_row} units in a row failed; {left} units not tried"
                     break
             else:
                 sink.save(unit, result)

@@ -12,7 +12,8 @@ from typing import Any, Sequence
 
 from dcem import strict_json
 from common.cli_args import MAX_SAMPLES, MAX_SCALE, MAX_SEED, MAX_SEEDS
-from common.cli_kit import Parser, add_merge_command, float_in, int_in, progress_bar, run_command
+from common.cli_kit import (Parser, add_executor_arguments, add_merge_command, executor_from_args, float_in, int_in,
+                            progress_bar, report_failed_units, run_command)
 from dcem.core.config import MAX_ROUNDS, MediatorConfig
 from common.errors import ProjectError
 
@@ -72,15 +73,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
         base_config=base_config(args.t_max, args.param))
     bar, progress = progress_bar("synthetic", "cell", quiet=args.quiet,
                                  total=len(spec.scenarios) * len(spec.seeds))
-    with Store(args.db) as store:
+    with Store(args.db) as store, executor_from_args(args) as executor:
         try:
-            summary = run_synthetic(store, spec, run_id=args.run_id, progress=progress)
+            summary = run_synthetic(store, spec, run_id=args.run_id, progress=progress, executor=executor)
         finally:
             bar.close()
     state = "resumed" if summary.resumed else "new"
     print(f"run {summary.run_id} ({state}): {summary.computed} cells computed, "
           f"{summary.skipped} already stored, {summary.total} in all")
-    return 0
+    return report_failed_units(summary, "cell")
 
 
 def _run_kind(store: Any, run_id: str) -> tuple[str, dict[str, Any]]:
@@ -296,6 +297,7 @@ def _run_parser(sub: Any) -> None:
                    help="mediator parameter default before fitting, e.g. alpha=0.5 (repeatable)")
     p.add_argument("--run-id", default=None, help="name the run (default: a hash of the settings)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_executor_arguments(p)
     p.set_defaults(func=_cmd_run)
 
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import argparse
 from typing import Sequence
 
-from common.cli_kit import Parser, add_merge_command, float_in, int_in, progress_bar, run_command
+from common.cli_kit import (Parser, add_executor_arguments, add_merge_command, executor_from_args, float_in, int_in,
+                            progress_bar, report_failed_units, run_command)
 from dcem.core.config import MAX_ROUNDS
 from dcem_clinical.train_cli import add_train_command
 from runtime.factory import MAX_GPU_LAYERS, MAX_THREADS, N_CTX_RANGE
@@ -53,17 +54,18 @@ def _cmd_run(args: argparse.Namespace) -> int:
                         layout=args.layout, stat_dialogue=_stat_dialogue(args), delta_rule=args.delta,
                         base_config=MediatorConfig(prior="empirical", t_max=args.t_max))
     bar, progress = progress_bar(f"{spec.dataset}", "turn", quiet=args.quiet)
-    with Store(args.db) as store:
+    threads = args.threads or (args.worker_threads if args.executor == "ray" else None)
+    with Store(args.db) as store, executor_from_args(args) as executor:
         try:
-            summary = run_clinical(store, spec, n_gpu_layers=args.n_gpu_layers, n_threads=args.threads,
-                                   progress=progress)
+            summary = run_clinical(store, spec, n_gpu_layers=args.n_gpu_layers, n_threads=threads,
+                                   progress=progress, executor=executor)
         finally:
             bar.close()
     state = "resumed" if summary.resumed else "new"
     print(f"run {summary.run_id} ({state}): {summary.computed} cells computed, "
           f"{summary.skipped} already stored, {summary.total} in all; "
           f"report: python -m dcem report --run {summary.run_id}")
-    return 0
+    return report_failed_units(summary, "cell")
 
 
 def _cmd_models(args: argparse.Namespace) -> int:
@@ -190,6 +192,7 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
                    help=f"CPU threads per model, 1 to {MAX_THREADS} (default: all cores)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--db", default=None, help="DuckDB file (default: $DCEM_DB or data/dcem.duckdb)")
+    add_executor_arguments(p)
     p.set_defaults(func=_cmd_run)
 
 

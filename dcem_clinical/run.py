@@ -24,7 +24,8 @@ from dcem.core.results import ScenarioResult
 from dcem.core.vocabulary import SCENARIOS
 from common.errors import ConfigError
 from dcem.store.database import Store
-from dcem.store.grid import GridPlan, Progress, RunSummary, run_grid
+from dcem.store.grid import CellSink, GridPlan, Progress, run_grid
+from common.work import Executor, InProcess, Unit, WorkSummary
 from dcem_clinical.agent import MODES
 from dcem_clinical.cell import CellSettings, Member, run_clinical_cell, turns_per_cell
 from dcem_clinical.few_shot import FewShotConfig
@@ -33,9 +34,10 @@ from dcem_clinical.stat_agent import is_stat_key, stat_key_help, stat_member
 from dcem_clinical.stat_dialogue import StatDialogue
 from dcem_clinical.stat_views import split_view
 from runtime.backends import Backend, BackendError
+from runtime.call_shipping import NewCalls, append_calls, logged_calls, memory_log
 from runtime.factory import check_load_options, make_backend
 
-__all__ = ["ClinicalSpec", "run_clinical", "make_backend", "DEFAULT_AGENTS", "MAX_AGENTS", "SPLIT"]
+__all__ = ["ClinicalSpec", "ClinicalJob", "run_clinical", "make_backend", "DEFAULT_AGENTS", "MAX_AGENTS", "SPLIT"]
 
 SPLIT = "paragraph"  # evaluation blocks of in-process models (module docstring)
 
@@ -161,16 +163,69 @@ class ClinicalSpec:
                             member_views=tuple(split_view(a, self.dataset)[1] for a in self.agents))
 
 
+@dataclass(frozen=True, eq=False)
+class ClinicalJob:
+    """The clinical grid's computation: a cell per unit, with the members loaded once per worker.
+
+    backends : members given by the caller (else built from ``spec.agents`` when a cell
+    needs them); calls : the run's logged calls, shipped to a remote worker, which computes
+    against an in-memory store and returns each cell with the calls it made
+    (:mod:`runtime.call_shipping`).
+    """
+
+    spec: ClinicalSpec
+    n_gpu_layers: int | None = None
+    n_threads: int | None = None
+    backends: tuple[Member, ...] | None = None
+    calls: object = None  # a pandas frame of logged calls, for a remote worker
+
+    @property
+    def key(self) -> str:
+        return self.spec.run_id()
+
+    def open(self, here: Store | None = None) -> "_ClinicalWorker":
+        return _ClinicalWorker(self, here)
+
+
+class _ClinicalWorker:
+    def __init__(self, job: ClinicalJob, here: Store | None) -> None:
+        self.job, self.remote = job, here is None
+        self.store = here if here is not None else memory_log(job.calls, Store)  # type: ignore[arg-type]
+        self.new = NewCalls(self.store) if self.remote else None
+        self.dataset = load_dataset(job.spec.dataset)
+        # opened when the first cell needs the members: a model that cannot load stops the run
+        self.loaded: list[Member] = (list(job.backends) if job.backends is not None else
+                                     _build_backends(job.spec, n_gpu_layers=job.n_gpu_layers, n_threads=job.n_threads))
+
+    def compute_unit(self, payload: tuple[str, int], tick: Callable[[], None]) -> object:
+        spec = self.job.spec
+        result = run_clinical_cell(self.store, spec.run_id(), self.dataset, payload[0], payload[1], self.loaded,
+                                   spec.settings(), tick)
+        return (result, self.new.take()) if self.new is not None else result
+
+
+class _ClinicalSink(CellSink):
+    """A remote cell comes with the calls it made: they are appended before the cell."""
+
+    def save(self, unit: Unit, result: object) -> None:
+        if isinstance(result, tuple):
+            append_calls(self.store, result[1])
+            result = result[0]
+        super().save(unit, result)  # type: ignore[arg-type]
+
+
 def run_clinical(store: Store, spec: ClinicalSpec, *, backends: Sequence[Member] | None = None,
                  n_gpu_layers: int | None = None, n_threads: int | None = None,
-                 progress: Progress | None = None, cancel: Callable[[], bool] | None = None) -> RunSummary:
+                 progress: Progress | None = None, cancel: Callable[[], bool] | None = None,
+                 executor: Executor | None = None) -> WorkSummary:
     """Run every (scenario, seed) cell of ``spec`` not yet stored (see :mod:`dcem.store.grid`).
 
     backends : one member per ``spec.agents`` entry, an LLM backend or a
     :class:`~dcem_clinical.stat_agent.StatMember` (default: built from ``spec.agents`` when a
     cell needs them; the same key twice shares one loaded model).  progress(done_turns,
-    total_turns, label) is called after every agent turn (cache hits included); cancel()
-    is polled between cells.
+    total_turns, label) is called after every agent turn in process (after every cell on
+    Ray); cancel() is polled between cells; executor : where the cells run (this process
+    by default).
     """
     if backends is not None and len(backends) != len(spec.agents):
         raise ConfigError("agents", f"{len(backends)} backends for {len(spec.agents)} members")
@@ -182,14 +237,11 @@ def run_clinical(store: Store, spec: ClinicalSpec, *, backends: Sequence[Member]
     plan = GridPlan(run_id=spec.run_id(), kind="clinical", spec=spec.to_dict(), config=spec.base_config,
                     seeds=spec.seeds, cells=tuple((s, k) for s in spec.scenarios for k in spec.seeds),
                     units_per_cell=per_cell, label=f"{spec.dataset} ")
-    loaded: list[Member] = list(backends) if backends is not None else []
-
-    def compute(scenario: str, seed: int, tick: Callable[[], None]) -> ScenarioResult:
-        if not loaded:  # load models only when a cell needs them
-            loaded.extend(_build_backends(spec, n_gpu_layers=n_gpu_layers, n_threads=n_threads))
-        return run_clinical_cell(store, spec.run_id(), dataset, scenario, seed, loaded, spec.settings(), tick)
-
-    return run_grid(store, plan, compute, progress=progress, cancel=cancel)
+    remote = executor is not None and not isinstance(executor, InProcess)
+    job = ClinicalJob(spec, n_gpu_layers, n_threads, tuple(backends) if backends is not None else None,
+                      logged_calls(store, run_ids=[plan.run_id]) if remote else None)
+    return run_grid(store, plan, job, executor=executor or InProcess(store), sink=_ClinicalSink(store, plan.run_id),
+                    progress=progress, cancel=cancel)
 
 
 def _build_backends(spec: ClinicalSpec, *, n_gpu_layers: int | None, n_threads: int | None) -> list[Member]:

@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Sequence
 from common.db import StoreError, default_db_path
 from common.errors import ConfigError
 from common.terminal import escape_controls
-from common.cli_kit import Parser, add_merge_command, int_in, progress_bar, run_command
+from common.cli_kit import (Parser, add_executor_arguments, add_merge_command, executor_from_args, int_in, progress_bar,
+                            run_command)
 from sag.train_cli import add_train_command
 from runtime.factory import MAX_GPU_LAYERS, MAX_THREADS
 from sag.failures import EXIT_FAILED
@@ -48,18 +49,17 @@ __all__ = ["main"]
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from sag.run import SagRunSpec, run_sag
-    from sag.runners import batch_width, build_runners
+    from sag.runners import RunnerRecipe
     from sag.store.tables import SagStore
 
     spec = SagRunSpec(args.benchmark, group_from_args(args), n_items=args.items, seed=args.seed)
     prepared = spec.prepare()  # the items and the group are checked before the store is opened (or created)
     bar, progress = progress_bar(f"{spec.cfg.name} on {Path(args.benchmark).name}", "item", quiet=args.quiet)
-    with SagStore(args.db) as store:
+    threads = args.threads or (args.worker_threads if args.executor == "ray" else None)
+    recipe = RunnerRecipe(n_threads=threads, n_gpu_layers=args.n_gpu_layers, batched=not args.sequential)
+    with SagStore(args.db) as store, executor_from_args(args) as executor:
         try:
-            summary = run_sag(store, spec, progress=progress, prepared=prepared,
-                              runners=lambda cfg: build_runners(cfg.models(), n_threads=args.threads,
-                                                                n_gpu_layers=args.n_gpu_layers,
-                                                                batched=not args.sequential, width=batch_width(cfg)))
+            summary = run_sag(store, spec, progress=progress, prepared=prepared, runners=recipe, executor=executor)
         finally:
             bar.close()
     state = "resumed" if summary.resumed else "new"
@@ -240,6 +240,7 @@ def _parser() -> Parser:
     run.add_argument("--n-cal", dest="n_cal", type=int, help="calibration items of the dcem method (default 20)")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     _common(run)
+    add_executor_arguments(run)
     run.set_defaults(func=_cmd_run)
     ev = sub.add_parser("eval", help="the clinical-utility suite for several groups (resumable)")
     from sag.evaluation.command import add_eval_arguments
@@ -247,6 +248,7 @@ def _parser() -> Parser:
     add_eval_arguments(ev)
     ev.add_argument("--n-cal", dest="n_cal", type=int, help="calibration items of the dcem method (default 20)")
     _common(ev, group=False)
+    add_executor_arguments(ev)
     ev.set_defaults(func=_cmd_eval)
     report = sub.add_parser("report", help="accuracy with 95%% intervals, rounds, calls, tokens, time per item")
     report.add_argument("--run", default=None, help="one run id (default: all runs)")

@@ -48,6 +48,11 @@ class ItemFailed(Exception):
         self.failure = failure
         super().__init__(f"item {failure.item_id!r}: {failure.reason}")
 
+    @property
+    def unit_detail(self) -> FailedItem:
+        """What the runner records for the failed unit (:func:`common.work.failure_of`)."""
+        return self.failure
+
     @classmethod
     def from_turns(cls, item_id: str, failed: Sequence[GroupMessage],
                    messages: Sequence[GroupMessage]) -> "ItemFailed":

@@ -14,7 +14,7 @@ import hashlib
 import json
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
@@ -23,12 +23,14 @@ import numpy as np
 from clinical.questions import BENCHMARKS, QuestionItem, is_file, load_benchmark, load_jsonl_items, sample_items
 from clinical.training_split import drop_train
 from common.errors import ConfigError
-from runtime.call_log import CallLog
+from common.work import Executor, Failure, InProcess, Unit, run_units
+from runtime.call_shipping import logged_calls
 from runtime.turns import TurnRunner
 from sag.config import AgentRole, GroupConfig
 from sag.debate import Searcher
-from sag.failures import FailedItem, ItemFailed
-from sag.group import answer_item, calibrate, check_fixed_options
+from sag.failures import FailedItem
+from sag.group import Calibration, CalibrationFailed, check_fixed_options
+from sag.item_job import CALIBRATION_UNIT, ItemJob, ItemSink, item_units
 from sag.results import ItemResult
 from sag.store.tables import SagStore
 
@@ -163,51 +165,14 @@ def default_retrievers(names: tuple[str, ...]) -> Mapping[str, Searcher]:
 def run_sag(store: SagStore, spec: SagRunSpec, *, runners: RunnerFactory | Mapping[str, TurnRunner] | None = None,
             retrievers: RetrieverFactory | Mapping[str, Searcher] | None = None,
             progress: Progress | None = None, cancel: Callable[[], bool] | None = None,
-            prepared: tuple[Sequence[QuestionItem], Sequence[QuestionItem]] | None = None) -> SagRunSummary:
+            prepared: tuple[Sequence[QuestionItem], Sequence[QuestionItem]] | None = None,
+            executor: Executor | None = None) -> SagRunSummary:
     """Answer every item of the run not yet stored; see the module docstring.  ``prepared``:
     the items :meth:`SagRunSpec.prepare` drew (read again when not given)."""
     evaluation, calibration = prepared if prepared is not None else spec.prepare()
     return run_items(store, spec.run_id(evaluation), benchmark=spec.benchmark, cfg=spec.cfg, seed=spec.seed,
                      evaluation=evaluation, calibration=calibration, runners=runners, retrievers=retrievers,
-                     progress=progress, cancel=cancel)
-
-
-class _Player:
-    """Answers a run's items in turn, storing each answer or failure (:func:`run_items`)."""
-
-    def __init__(self, store: SagStore, run_id: str, answer: Callable[[QuestionItem], ItemResult]) -> None:
-        self.store, self.run_id, self.answer = store, run_id, answer
-        self.failed: list[FailedItem] = []
-        self.calls = self.cached = 0
-
-    def items(self, todo: Sequence[QuestionItem], cancel: Callable[[], bool] | None,
-              progress: Callable[[int, str], None] | None) -> str | None:
-        """Play ``todo``; why the run stopped early (items failing in a row), or None."""
-        in_a_row = answered = 0
-        for n, item in enumerate(todo):
-            if cancel is not None and cancel():
-                log.info("run %s cancelled after %d items", self.run_id, n)
-                return None
-            try:
-                result = self.answer(item)
-            except ItemFailed as exc:
-                self._failed(exc.failure)
-                in_a_row += 1
-                if in_a_row >= STOP_AFTER_FAILURES and n + 1 < len(todo):
-                    return f"stopped after {in_a_row} items in a row got no answer; {len(todo) - n - 1} items not tried"
-                continue
-            in_a_row, answered = 0, answered + 1
-            self.store.save_item(self.run_id, result)
-            self.calls, self.cached = self.calls + result.model_calls, self.cached + result.cached_calls
-            if progress is not None:
-                progress(answered, item.item_id)
-        return None
-
-    def _failed(self, failure: FailedItem) -> None:
-        self.store.save_failure(self.run_id, failure)
-        self.failed.append(failure)
-        log.info("item %s of run %s got no answer: %s", failure.item_id, self.run_id, failure.reason)
-        self.calls, self.cached = self.calls + failure.model_calls, self.cached + failure.cached_calls
+                     progress=progress, cancel=cancel, executor=executor)
 
 
 def run_items(store: SagStore, run_id: str, *, benchmark: str, cfg: GroupConfig, seed: int,
@@ -215,10 +180,11 @@ def run_items(store: SagStore, run_id: str, *, benchmark: str, cfg: GroupConfig,
               runners: RunnerFactory | Mapping[str, TurnRunner] | None = None,
               retrievers: RetrieverFactory | Mapping[str, Searcher] | None = None,
               progress: Progress | None = None, cancel: Callable[[], bool] | None = None,
-              calibration_cfg: GroupConfig | None = None) -> SagRunSummary:
+              calibration_cfg: GroupConfig | None = None, executor: Executor | None = None) -> SagRunSummary:
     """Answer the items of run ``run_id`` not yet stored (the D-CEM method first calibrates
     on ``calibration``, played with ``calibration_cfg``, by default ``cfg``); a finished run
-    answers nothing and loads no model."""
+    answers nothing and loads no model.  executor : where the units run (this process by
+    default; see :mod:`sag.item_job`)."""
     start = time.perf_counter()
     evaluation, calibration = tuple(evaluation), tuple(calibration)
     if cfg.method == "dcem":
@@ -226,30 +192,39 @@ def run_items(store: SagStore, run_id: str, *, benchmark: str, cfg: GroupConfig,
     store.check_items(run_id, evaluation)  # an item edited since the run began: refused before any model loads
     done = store.done_items(run_id)
     todo = [it for it in evaluation if it.item_id not in done]
-    calls = cached = 0
-    failed: list[FailedItem] = []
-    stopped: str | None = None
-    if todo:  # models and indexes are built before anything is stored: a model that fails stores nothing
-        models = runners if isinstance(runners, Mapping) else (runners or default_runners)(cfg)
-        make = retrievers or default_retrievers
-        corpora = retrievers if isinstance(retrievers, Mapping) else make(corpora_of(cfg))  # type: ignore[operator]
+    job = ItemJob(run_id, cfg, calibration_cfg or cfg, runners=runners, retrievers=retrievers)
+    remote = executor is not None and not isinstance(executor, InProcess)
+    if todo and not remote:  # models and indexes are built before anything is stored
+        executor = InProcess(store, worker=job.open(store))
     resumed = store.ensure_run(run_id, benchmark=benchmark, cfg=cfg, items=evaluation, seed=seed)
+    sink, stopped = ItemSink(store, run_id), None
     if todo:
-        call_log = CallLog(store)
-        cal = None
-        if cfg.method == "dcem":
-            cal = calibrate(calibration, calibration_cfg or cfg, models, corpora, log=call_log, run_id=run_id,
-                            progress=(lambda d, n: progress(d, n, "calibration")) if progress else None)
-            store.set_calibration(run_id, cal.to_dict())
-            calls, cached = cal.model_calls, cal.cached_calls
-        play = _Player(store, run_id, lambda item: answer_item(item, cfg, models, corpora, log=call_log,
-                                                               run_id=run_id, calibration=cal))
-        stopped = play.items(todo, cancel, (lambda n, label: progress(len(done) + n, len(evaluation), label))
-                             if progress is not None else None)
-        failed, calls, cached = play.failed, calls + play.calls, cached + play.cached
+        if remote:
+            job = replace(job, calls=logged_calls(store, run_ids=[run_id],
+                                                  case_ids=[it.item_id for it in calibration + tuple(todo)]))
+        cal = _calibrate(sink, job, calibration, executor, progress) if cfg.method == "dcem" else None
+        summary = run_units(sink, item_units(evaluation, cal), job, run_id=run_id, done=done, executor=executor,
+                            progress=progress, cancel=cancel, stop_after=STOP_AFTER_FAILURES)
+        stopped = summary.stopped and summary.stopped.replace("units in a row failed", "items in a row got no "
+                                                              "answer").replace("units not tried", "items not tried")
     if store.done_items(run_id) >= {it.item_id for it in evaluation}:
         store.finish_run(run_id)
-    elif failed:
+    elif sink.failed:
         store.mark_failed(run_id)
-    return SagRunSummary(run_id, len(evaluation), len(store.done_items(run_id)) - len(done), calls, cached,
-                         time.perf_counter() - start, resumed, tuple(failed), stopped)
+    return SagRunSummary(run_id, len(evaluation), len(store.done_items(run_id)) - len(done), sink.calls, sink.cached,
+                         time.perf_counter() - start, resumed, tuple(sink.failed), stopped)
+
+
+def _calibrate(sink: ItemSink, job: ItemJob, items: tuple[QuestionItem, ...], executor: Executor | None,
+               progress: Progress | None) -> Calibration:
+    """The D-CEM variant's calibration, computed as one unit (answered from the call log when repeated)."""
+    unit = Unit(CALIBRATION_UNIT, "calibration", (CALIBRATION_UNIT, items))
+    if progress is not None:
+        progress(0, len(items), "calibration")
+    for _unit, result in (executor or InProcess()).run(job, [unit], lambda _u: None, None):
+        if isinstance(result, Failure):
+            raise CalibrationFailed("calibration", result.message)
+        sink.save(unit, result)
+    if sink.calibration is None:
+        raise CalibrationFailed("calibration", "the calibration was not computed (the run was stopped)")
+    return sink.calibration

@@ -8,14 +8,15 @@ to its server fleet concurrently (:func:`runtime.fleet_turns.turn_runner` gives 
 """
 from __future__ import annotations
 
-from typing import Sequence
+from dataclasses import dataclass
+from typing import Mapping, Sequence
 
 from runtime.factory import make_backend
 from runtime.fleet_turns import turn_runner
 from runtime.turns import SequentialTurns, TurnRunner
 from sag.config import GroupConfig
 
-__all__ = ["build_runners", "runner_for", "batch_width", "DEFAULT_N_CTX", "MAX_AGENTS_PER_BATCH"]
+__all__ = ["RunnerRecipe", "build_runners", "runner_for", "batch_width", "DEFAULT_N_CTX", "MAX_AGENTS_PER_BATCH"]
 
 DEFAULT_N_CTX = 4096  # tokens per sequence: the longest transcript of a SAG-15 item fits
 MAX_AGENTS_PER_BATCH = 8  # sequences decoded together; larger steps run in chunks (KV memory)
@@ -59,3 +60,17 @@ def _batched(backend: object, n_ctx: int, width: int) -> TurnRunner:
     except ImportError:  # the batched runner is optional
         return SequentialTurns(backend)
     return BatchedLlamaTurns(backend, n_ctx=n_ctx, n_seq_max=width + 1)
+
+
+@dataclass(frozen=True)
+class RunnerRecipe:
+    """How a command builds a group's runners (picklable and hashable: a Ray worker builds
+    them itself and keeps them for every job that asks for the same ones)."""
+
+    n_threads: int | None = None
+    n_gpu_layers: int | None = None
+    batched: bool = True
+
+    def __call__(self, cfg: GroupConfig) -> Mapping[str, TurnRunner]:
+        return build_runners(cfg.models(), n_threads=self.n_threads, n_gpu_layers=self.n_gpu_layers,
+                             batched=self.batched, width=batch_width(cfg))

@@ -89,6 +89,22 @@ class Store(Database):
         self.con.execute("UPDATE runs SET status = 'finished', finished_at = ? WHERE run_id = ?",
                          [_now(), run_id])
 
+    def mark_failed(self, run_id: str) -> None:
+        """A run that ended with failed cells: not finished; the same command retries them."""
+        self.con.execute("UPDATE runs SET status = 'failed' WHERE run_id = ? AND status <> 'finished'", [run_id])
+
+    def save_cell_failure(self, run_id: str, scenario: str, seed: int, message: str) -> None:
+        self.con.execute("INSERT INTO cell_failures VALUES (?, ?, ?, ?, ?)", [run_id, scenario, int(seed), message,
+                                                                              _now()])
+
+    def cell_failures(self, run_id: str) -> pd.DataFrame:
+        """The failures of cells still missing from the run (newest message per cell)."""
+        return self.con.execute(
+            "SELECT scenario, seed, arg_max(message, failed_at) AS message, max(failed_at) AS failed_at "
+            "FROM cell_failures f WHERE run_id = ? AND NOT EXISTS (SELECT 1 FROM cells c WHERE c.run_id = f.run_id "
+            "AND c.scenario = f.scenario AND c.seed = f.seed) GROUP BY scenario, seed ORDER BY scenario, seed",
+            [run_id]).df()
+
     def runs(self) -> pd.DataFrame:
         """All runs, newest first."""
         return self.con.execute(

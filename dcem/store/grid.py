@@ -1,13 +1,15 @@
-"""One resumable grid runner for every experiment that stores (scenario, seed) cells.
+"""The D-CEM grids (synthetic and clinical) on the one runner: a (scenario, seed) cell is a unit.
 
 A run is identified by a hash of its specification, so repeating a command resumes it:
 finished cells are skipped, never duplicated, and a finished run does nothing.  Each cell
 is written in one transaction (:meth:`Store.save_cell`), so a run killed at any moment
-(``kill -9`` included) keeps every finished cell and no half of one.
+(``kill -9`` included) keeps every finished cell and no half of one.  A cell that raises
+is recorded in ``cell_failures`` with its message and the run goes on; the run is then
+marked failed (not finished) and the same command retries the missing cells.
 
+Cells run in this process by default, or on Ray (``executor``): see :mod:`common.work`.
 Progress is counted in units (one per cell, or one per agent turn when a cell reports
-finer steps through its ``tick``); ``progress(done, total, label)`` is called once at the
-start and after every unit, and ``cancel()`` is polled between cells.
+finer steps through its ``tick``).
 """
 from __future__ import annotations
 
@@ -15,29 +17,17 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
+from common.errors import ConfigError
+from common.work import Cancel, Executor, Failure, InProcess, Job, Progress, Unit, WorkSummary, run_units
 from dcem.core.config import MediatorConfig
 from dcem.core.results import ScenarioResult
-from common.errors import ConfigError
 from dcem.store.database import Store
 
-__all__ = ["GridPlan", "RunSummary", "run_grid", "Progress", "ComputeCell"]
+__all__ = ["GridPlan", "run_grid", "Progress", "ComputeCell", "CellSink", "ClosureJob", "cell_units"]
 
 log = logging.getLogger(__name__)
 
-Progress = Callable[[int, int, str], None]
 ComputeCell = Callable[[str, int, Callable[[], None]], ScenarioResult]
-
-
-@dataclass(frozen=True)
-class RunSummary:
-    """What one call of :func:`run_grid` did: cells computed now, cells already stored."""
-
-    run_id: str
-    resumed: bool
-    computed: int
-    skipped: int
-    total: int
-    complete: bool
 
 
 @dataclass(frozen=True)
@@ -71,51 +61,64 @@ class GridPlan:
         return f"{self.label}{scenario} seed {seed}"
 
 
-class _Counter:
-    """Progress units done so far, reported after each step."""
-
-    def __init__(self, plan: GridPlan, done_cells: int, progress: Progress | None) -> None:
-        self.per_cell, self.progress = plan.units_per_cell, progress
-        self.total = plan.units_per_cell * len(plan.cells)
-        self.base = plan.units_per_cell * done_cells
-        self.units = self.base
-
-    def report(self, label: str) -> None:
-        if self.progress is not None:
-            self.progress(min(self.units, self.total), self.total, label)
-
-    def tick(self, label: str) -> None:
-        self.units += 1
-        self.report(label)
-
-    def cell_done(self, cells_done: int, label: str) -> None:
-        self.units = self.per_cell * cells_done
-        self.report(label)
+def cell_key(scenario: str, seed: int) -> str:
+    return f"{scenario}/seed {seed}"
 
 
-def run_grid(store: Store, plan: GridPlan, compute: ComputeCell, *, progress: Progress | None = None,
-             cancel: Callable[[], bool] | None = None) -> RunSummary:
+def cell_units(plan: GridPlan) -> list[Unit]:
+    return [Unit(cell_key(s, k), plan.cell_label(s, k), (s, k), plan.units_per_cell) for s, k in plan.cells]
+
+
+class CellSink:
+    """Writes a finished cell (one transaction) or a cell's failure into the store."""
+
+    def __init__(self, store: Store, run_id: str) -> None:
+        self.store, self.run_id = store, run_id
+
+    def save(self, unit: Unit, result: ScenarioResult) -> None:
+        self.store.save_cell(self.run_id, result)
+
+    def fail(self, unit: Unit, failure: Failure) -> None:
+        scenario, seed = unit.payload
+        log.warning("cell %s of run %s failed: %s", unit.key, self.run_id, failure.message)
+        self.store.save_cell_failure(self.run_id, scenario, seed, failure.message)
+
+
+@dataclass(frozen=True)
+class ClosureJob:
+    """A job from a function of this process (``compute(scenario, seed, tick)``): runs in process only."""
+
+    compute: ComputeCell
+
+    @property
+    def key(self) -> str:
+        return repr(self.compute)
+
+    def open(self, here: Any = None) -> "ClosureJob":
+        return self
+
+    def compute_unit(self, payload: tuple[str, int], tick: Callable[[], None]) -> ScenarioResult:
+        return self.compute(payload[0], payload[1], tick)
+
+
+def run_grid(store: Store, plan: GridPlan, job: Job | ComputeCell, *, executor: Executor | None = None,
+             sink: CellSink | None = None, progress: Progress | None = None,
+             cancel: Cancel | None = None) -> WorkSummary:
     """Compute and store every cell of ``plan`` not yet stored under its run id.
 
-    compute(scenario, seed, tick) returns the cell's :class:`ScenarioResult`; it may call
-    ``tick()`` once per progress unit.  Returns a :class:`RunSummary`; ``complete`` is
-    False when ``cancel()`` stopped the run between cells.
+    job : a picklable :class:`common.work.Job` whose worker computes a ``(scenario, seed)``
+    payload (required for Ray), or a function ``compute(scenario, seed, tick)`` run in
+    process.  Returns the run's :class:`common.work.WorkSummary`.
     """
+    if not hasattr(job, "open"):
+        job = ClosureJob(job)  # type: ignore[arg-type]
     resumed = store.ensure_run(plan.run_id, kind=plan.kind, spec=dict(plan.spec), config=plan.config,
                                seeds=list(plan.seeds))
-    done = store.done_cells(plan.run_id)
-    already = sum(1 for c in plan.cells if c in done)
-    counter = _Counter(plan, already, progress)
-    counter.report("resuming" if already else "starting")
-    computed, total = 0, len(plan.cells)
-    for scenario, seed in (c for c in plan.cells if c not in done):
-        if cancel is not None and cancel():
-            log.info("run %s cancelled after %d of %d cells", plan.run_id, already + computed, total)
-            return RunSummary(plan.run_id, resumed, computed, total - computed, total, False)
-        label = plan.cell_label(scenario, seed)
-        result = compute(scenario, seed, lambda label=label: counter.tick(label))
-        store.save_cell(plan.run_id, result)
-        computed += 1
-        counter.cell_done(already + computed, label)
-    store.finish_run(plan.run_id)
-    return RunSummary(plan.run_id, resumed, computed, total - computed, total, True)
+    done = {cell_key(s, k) for s, k in store.done_cells(plan.run_id)}
+    summary = run_units(sink or CellSink(store, plan.run_id), cell_units(plan), job, run_id=plan.run_id, done=done,
+                        resumed=resumed, executor=executor or InProcess(store), progress=progress, cancel=cancel)
+    if summary.complete:
+        store.finish_run(plan.run_id)
+    elif summary.failed:
+        store.mark_failed(plan.run_id)
+    return summary

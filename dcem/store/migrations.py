@@ -165,10 +165,23 @@ _M004 = [
     "ALTER TABLE agent_turns ADD COLUMN examples_json VARCHAR",
 ]
 
+# a cell whose computation raised: the message, kept apart from the cells (common.work)
+_M005 = [
+    """CREATE TABLE cell_failures (
+        run_id VARCHAR NOT NULL,
+        scenario VARCHAR NOT NULL,
+        seed INTEGER NOT NULL,
+        message VARCHAR NOT NULL,
+        failed_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (run_id, scenario, seed, failed_at)
+    )""",
+]
+
 PACKAGE = "dcem"
 MIGRATIONS: list[Migration] = [
     ("001_runs_cells_cases_traces_outcomes_metrics", _M001),
     ("002_presets_reviews", _M002),
     ("003_llm_traces_case_texts_agent_turns", _M003),
     ("004_agent_turn_examples", _M004),
+    ("005_cell_failures", _M005),
 ]

@@ -16,9 +16,10 @@ from dcem.core.results import ScenarioResult
 from dcem.core.vocabulary import SCENARIOS
 from common.errors import ConfigError
 from dcem.store.database import Store
-from dcem.store.grid import GridPlan, Progress, RunSummary, run_grid
+from common.work import Executor, WorkSummary
+from dcem.store.grid import GridPlan, Progress, run_grid
 
-__all__ = ["SyntheticSpec", "RunSummary", "run_synthetic", "WORLDS", "WORLD_NAMES", "WORLD_REPORTS", "COMPLIANCE",
+__all__ = ["SyntheticSpec", "SyntheticJob", "run_synthetic", "WORLDS", "WORLD_NAMES", "WORLD_REPORTS", "COMPLIANCE",
            "COMPLIANCE_NAMES"]
 
 # Named worlds: the specification's agents (p ∝ exp(s), App. B.7) and the sharpened
@@ -101,22 +102,38 @@ class SyntheticSpec:
         return "syn-" + hashlib.sha256(blob).hexdigest()[:12]
 
 
-def run_synthetic(store: Store, spec: SyntheticSpec, *, run_id: str | None = None,
-                  progress: Progress | None = None, cancel: Callable[[], bool] | None = None) -> RunSummary:
-    """Run every (scenario, seed) cell of ``spec`` not yet stored under ``run_id``.
+@dataclass(frozen=True)
+class SyntheticJob:
+    """The synthetic grid's computation (picklable, so it runs on Ray too): a cell per unit."""
 
-    progress(done, total, label) is called after each cell (and once at the start);
-    cancel() is polled between cells and stops the run cleanly when it returns True.
-    """
-    from dcem.synthetic.experiment import run_cell  # the world is heavy; import on use
+    spec: SyntheticSpec
 
-    plan = GridPlan(run_id=run_id or spec.run_id(), kind="synthetic", spec=spec.to_dict(), config=spec.base_config,
-                    seeds=spec.seeds, cells=tuple((s, k) for s in spec.scenarios for k in spec.seeds))
+    @property
+    def key(self) -> str:
+        return self.spec.run_id()
 
-    def compute(scenario: str, seed: int, tick: Callable[[], None]) -> ScenarioResult:
-        return run_cell(scenario, seed, base_config=spec.base_config, xi=spec.xi, t_max=spec.t_max,
+    def open(self, here: object = None) -> "SyntheticJob":
+        return self
+
+    def compute_unit(self, payload: tuple[str, int], tick: Callable[[], None]) -> ScenarioResult:
+        from dcem.synthetic.experiment import run_cell  # the world is heavy; import on use
+
+        spec = self.spec
+        return run_cell(payload[0], payload[1], base_config=spec.base_config, xi=spec.xi, t_max=spec.t_max,
                         free_rounds=spec.free_rounds, n_train=spec.n_train, n_eval=spec.n_eval,
                         ablation=spec.ablation, sharpness=spec.sharpness, kappa=spec.kappa,
                         compliance=spec.compliance, reports=spec.reports)
 
-    return run_grid(store, plan, compute, progress=progress, cancel=cancel)
+
+def run_synthetic(store: Store, spec: SyntheticSpec, *, run_id: str | None = None,
+                  progress: Progress | None = None, cancel: Callable[[], bool] | None = None,
+                  executor: Executor | None = None) -> WorkSummary:
+    """Run every (scenario, seed) cell of ``spec`` not yet stored under ``run_id``.
+
+    progress(done, total, label) is called after each cell (and once at the start);
+    cancel() is polled between cells and stops the run cleanly when it returns True;
+    executor : where the cells run (this process by default; :class:`common.ray_work.RayExecutor`).
+    """
+    plan = GridPlan(run_id=run_id or spec.run_id(), kind="synthetic", spec=spec.to_dict(), config=spec.base_config,
+                    seeds=spec.seeds, cells=tuple((s, k) for s in spec.scenarios for k in spec.seeds))
+    return run_grid(store, plan, SyntheticJob(spec), executor=executor, progress=progress, cancel=cancel)

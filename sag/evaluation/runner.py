@@ -31,6 +31,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from clinical.questions import QuestionItem
 from common.errors import ConfigError
+from common.work import Executor, InProcess
 from runtime.turns import TurnRunner
 from sag.config import GroupConfig
 from sag.debate import Searcher
@@ -153,6 +154,17 @@ class _Once:
         return self.value
 
 
+def _sources(cfg: GroupConfig, runners: Any, retrievers: Any, remote: bool) -> tuple[_Once, Any, Any]:
+    """The group's models and indexes, built once for all parts (in process); a remote worker
+    builds them once itself and keeps them (:mod:`sag.item_job`), so it gets the recipes."""
+    models = _Once(runners if callable(runners) else (lambda _c: runners) if runners is not None else default_runners)
+    indexes = _Once((lambda _c: retrievers) if isinstance(retrievers, Mapping)
+                    else (lambda _c: (retrievers or default_retrievers)(corpora_of(cfg))))
+    if remote:
+        return models, runners, retrievers
+    return models, models, (lambda _names: indexes(None))
+
+
 def _record_peak(store: SagStore, spec: SuiteSpec, cfg: GroupConfig) -> float:
     """Store this process's peak resident memory (MB) with the group's weights; return it."""
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
@@ -164,17 +176,20 @@ def run_group_eval(store: SagStore, spec: SuiteSpec, cfg: GroupConfig, *, subset
                    runners: RunnerFactory | Mapping[str, TurnRunner] | None = None,
                    retrievers: RetrieverFactory | Mapping[str, Searcher] | None = None,
                    progress: Progress | None = None, cancel: Callable[[], bool] | None = None,
-                   measure_memory: bool = True, only: Sequence[str] = ()) -> GroupEvalSummary:
+                   measure_memory: bool = True, only: Sequence[str] = (),
+                   executor: Executor | None = None) -> GroupEvalSummary:
     """Run (or resume) every part of ``spec`` for ``cfg`` (or the parts ``only`` names);
-    see the module docstring."""
+    see the module docstring.  executor : where the items run (this process by default; on
+    Ray the workers keep the group's models loaded from one part to the next, and the
+    driver's peak memory, which holds no model, is not recorded)."""
     start = time.perf_counter()
     subsets = subsets or load_subsets()
     parts = build_parts(spec, subsets)
     chosen = {p.key for p in select_parts(parts, only)}
     total = sum(len(p.items) for p in parts if p.key in chosen)
-    models = _Once(runners if callable(runners) else (lambda _c: runners) if runners is not None else default_runners)
-    indexes = _Once((lambda _c: retrievers) if isinstance(retrievers, Mapping)
-                    else (lambda _c: (retrievers or default_retrievers)(corpora_of(cfg))))
+    remote = executor is not None and not isinstance(executor, InProcess)
+    measure_memory = measure_memory and not remote
+    models, part_runners, part_retrievers = _sources(cfg, runners, retrievers, remote)
     done_before = answered = calls = cached = 0
     failed: list[FailedItem] = []
     skipped = [p.key for p in parts if _cannot_answer(cfg, p, subsets)]
@@ -200,8 +215,8 @@ def run_group_eval(store: SagStore, spec: SuiteSpec, cfg: GroupConfig, *, subset
                 progress(offset + done, total, f"{key} {label}")
 
         summary = run_items(store, run_id, benchmark=f"eval:{part.key}", cfg=pcfg, seed=0, evaluation=part.items,
-                            calibration=cal, calibration_cfg=cfg, runners=models,
-                            retrievers=lambda _names: indexes(None), progress=tick, cancel=cancel)
+                            calibration=cal, calibration_cfg=cfg, runners=part_runners,
+                            retrievers=part_retrievers, progress=tick, cancel=cancel, executor=executor)
         done_before += len(part.items)
         if models.built and measure_memory:  # after every part, so a stopped segment keeps its measurement
             _record_peak(store, spec, cfg)

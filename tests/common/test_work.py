@@ -36,7 +36,7 @@ def test_a_raising_unit_is_recorded_with_its_message_and_the_run_goes_on(tmp_pat
 def test_failures_in_a_row_stop_the_run_and_say_how_many_were_not_tried(tmp_path: Path) -> None:
     sink = TableSink(tmp_path / "w.duckdb")
     summary = run_units(sink, units(6), SquareJob(fail_on=(0, 1, 2, 3)), run_id="r", stop_after=3)
-    assert summary.stopped == "stopped after 3 units in a row failed; 3 not tried"
+    assert summary.stopped == "stopped after 3 units in a row failed; 3 units not tried"
     assert len(summary.failed) == 3 and sink.rows() == []
 
 
@@ -59,7 +59,9 @@ def test_weights_count_ticks_inside_a_unit_and_whole_units_after(tmp_path: Path)
 
 def test_a_job_that_cannot_open_stops_before_anything_is_stored(tmp_path: Path) -> None:
     class Broken:
-        def open(self) -> None:
+        key = "broken"
+
+        def open(self, here: object = None) -> None:
             raise InputError("model", "no such model file")
     sink = TableSink(tmp_path / "w.duckdb")
     with pytest.raises(InputError):

@@ -21,7 +21,11 @@ class SquareJob:
     marks: str = ""
     slow: float = 0.0
 
-    def open(self) -> "SquareWorker":
+    @property
+    def key(self) -> str:
+        return repr(self)
+
+    def open(self, here: Any = None) -> "SquareWorker":
         return SquareWorker(self, os.getpid())
 
 
@@ -30,7 +34,7 @@ class SquareWorker:
     job: SquareJob
     pid: int
 
-    def compute(self, payload: Any, tick: Callable[[], None]) -> dict[str, Any]:
+    def compute_unit(self, payload: Any, tick: Callable[[], None]) -> dict[str, Any]:
         import time
 
         n = int(payload)

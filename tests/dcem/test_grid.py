@@ -55,15 +55,24 @@ def test_cancel_then_resume_stores_each_cell_once(tmp_path: Path) -> None:
         assert n == 2
 
 
-def test_a_cell_that_fails_stores_nothing_of_itself(tmp_path: Path) -> None:
+def test_a_cell_that_fails_is_recorded_with_its_message_and_the_run_goes_on(tmp_path: Path) -> None:
+    attempts: list[int] = []
+
     def broken(scenario: str, seed: int, tick) -> ScenarioResult:  # type: ignore[no-untyped-def]
-        if seed == 1:
+        attempts.append(seed)
+        if seed == 0 and attempts.count(0) == 1:
             raise RuntimeError("agent crashed")
         return fake_result(seed=seed, scenario=scenario, n=4, rounds=3)
     with Store(tmp_path / "g.duckdb") as store:
-        with pytest.raises(RuntimeError):
-            run_grid(store, _plan(), broken)
-        assert store.done_cells("g1") == {("S1", 0)}
+        summary = run_grid(store, _plan(), broken)
+        assert summary.failed == (("S1/seed 0", "RuntimeError: agent crashed"),) and not summary.complete
+        assert store.done_cells("g1") == {("S1", 1)}
+        assert store.cell_failures("g1")[["scenario", "seed", "message"]].values.tolist() == [
+            ["S1", 0, "RuntimeError: agent crashed"]]
+        assert store.runs().set_index("run_id").loc["g1", "status"] == "failed"
+        again = run_grid(store, _plan(), broken)  # the same command retries the missing cell
+        assert again.complete and again.computed == 1 and store.cell_failures("g1").empty
+        assert store.runs().set_index("run_id").loc["g1", "status"] == "finished"
 
 
 @pytest.mark.parametrize("kw, field", [({"cells": ()}, "cells"), ({"cells": (("S1", 0), ("S1", 0))}, "cells"),

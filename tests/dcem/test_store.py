@@ -39,6 +39,7 @@ EXPECTED_COLUMNS = {
     "case_texts": ["run_id", "case_id", "source_id", "text"],
     "agent_turns": ["run_id", "case_id", "method", "round", "agent", "note", "reply", "label",
                     "probabilities", "error", "cached", "cache_key", "examples_json"],
+    "cell_failures": ["run_id", "scenario", "seed", "message", "failed_at"],
 }
 
 

@@ -28,10 +28,9 @@ def _sag(*args: str, db: Path, timeout: int = 600) -> subprocess.CompletedProces
     (["--items", "0"], "items"),
     (["--suite", "speed"], "unknown suite or metric"),
     (["--groups", "vote-9"], "vote-N takes N in"),
-    (["--parts", "consistency/medqa/fast"], "no part of this suite is named 'consistency/medqa/fast'"),
-    (["--parts", "accuracy/med"], "no part of this suite is named 'accuracy/med'"),
-    (["--parts", " , "], "give at least one part"),
-    (["--suite", "accuracy", "--parts", "safety"], "no part of this suite is named 'safety'"),
+    (["--executor", "spark"], "invalid choice: 'spark'"),
+    (["--ray-address", "10.0.0.1:6379"], "a Ray address needs --executor ray"),
+    (["--executor", "ray", "--workers", "0"], "--workers"),
 ])
 def test_bad_eval_arguments_exit_2_with_one_line(tmp_path: Path, args: list[str], message: str) -> None:
     out = run_main("sag", ["eval", *args], env={"DCEM_DB": str(tmp_path / "x.duckdb")})

@@ -1,0 +1,88 @@
+"""SAG runs on Ray (a local instance of 2 CPUs started here): the rows equal the in-process
+rows exactly (scripted agents, the D-CEM variant's calibration, SmolLM2 on two items), a
+rerun makes no model call, and a failed item is recorded with its reason."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from common.ray_work import RayExecutor
+from sag.config import preset
+from sag.run import SagRunSpec, run_sag
+from sag.store.tables import SagStore
+
+from .fakes import ScriptedTurns, constant
+from .test_failed_items import FailOn
+
+pytestmark = pytest.mark.slow
+
+_VOLATILE = {"seconds", "created_at", "finished_at", "failed_at", "duration_s", "call_id", "git_revision"}
+_TABLES = ("sag_runs", "sag_items", "sag_messages", "sag_outcomes", "sag_mediator", "sag_failures", "llm_calls")
+
+
+def rows(path: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of the run's tables, timing columns left out, sorted."""
+    out: dict[str, list[tuple[Any, ...]]] = {}
+    with SagStore(path, read_only=True) as store:
+        for table in _TABLES:
+            cols = [r[0] for r in store.con.execute(f"DESCRIBE {table}").fetchall() if r[0] not in _VOLATILE]
+            data = store.con.execute(f"SELECT {', '.join(cols)} FROM {table}").fetchall()
+            out[table] = sorted(data, key=repr)
+    return out
+
+
+@pytest.fixture(scope="module")
+def ray_executor() -> Iterator[RayExecutor]:
+    with RayExecutor(workers=2, threads=1) as ex:
+        yield ex
+
+
+def _scripted(cfg: Any, runner: Any) -> dict[str, Any]:
+    return {m: runner for m in cfg.models()}
+
+
+@pytest.mark.parametrize("group", ["sag-6", "sag-6-dcem"])
+def test_scripted_rows_through_ray_equal_the_in_process_rows(tmp_path: Path, ray_executor: RayExecutor,
+                                                             group: str) -> None:
+    cfg = preset(group).with_changes(t_max=1, **({"n_cal": 6} if group.endswith("dcem") else {}))
+    spec = SagRunSpec("medqa", cfg, n_items=5, seed=3)
+    runner = ScriptedTurns(constant("B"))
+    with SagStore(tmp_path / "here.duckdb") as store:
+        here = run_sag(store, spec, runners=_scripted(cfg, runner), retrievers={})
+    with SagStore(tmp_path / "ray.duckdb") as store:
+        there = run_sag(store, spec, runners=_scripted(cfg, runner), retrievers={}, executor=ray_executor)
+        again = run_sag(store, spec, runners=_scripted(cfg, runner), retrievers={}, executor=ray_executor)
+    assert (here.answered_now, there.answered_now) == (5, 5)
+    assert (there.model_calls, there.cached_calls) == (here.model_calls, here.cached_calls)
+    assert (again.answered_now, again.model_calls) == (0, 0)
+    assert rows(tmp_path / "ray.duckdb") == rows(tmp_path / "here.duckdb")
+
+
+def test_a_failed_item_on_ray_is_recorded_with_its_reason_and_the_run_goes_on(tmp_path: Path,
+                                                                             ray_executor: RayExecutor) -> None:
+    cfg = preset("sag-6").with_changes(t_max=1)
+    spec = SagRunSpec("medqa", cfg, n_items=4, seed=2)
+    broken = spec.prepare()[0][1]
+    with SagStore(tmp_path / "s.duckdb") as store:
+        summary = run_sag(store, spec, runners=_scripted(cfg, FailOn([broken.question])), retrievers={},
+                          executor=ray_executor)
+        failures = store.failures(summary.run_id)
+        status = store.runs()["status"].iloc[0]
+    assert summary.answered_now == 3 and [f.item_id for f in summary.failed] == [broken.item_id]
+    assert list(failures["item_id"]) == [broken.item_id] and "connection refused" in failures["reason"].iloc[0]
+    assert status == "failed"
+
+
+def test_smollm2_rows_through_ray_equal_the_in_process_rows(tmp_path: Path, ray_executor: RayExecutor) -> None:
+    cfg = preset("single").with_changes(t_max=1)
+    spec = SagRunSpec("medqa", cfg, n_items=2, seed=5)
+    with SagStore(tmp_path / "here.duckdb") as store:
+        here = run_sag(store, spec, retrievers={})
+    with SagStore(tmp_path / "ray.duckdb") as store:
+        there = run_sag(store, spec, retrievers={}, executor=ray_executor)
+        again = run_sag(store, spec, retrievers={}, executor=ray_executor)
+    assert here.model_calls > 0 and there.model_calls == here.model_calls
+    assert (again.answered_now, again.model_calls) == (0, 0)
+    assert rows(tmp_path / "ray.duckdb") == rows(tmp_path / "here.duckdb")
