@@ -10,6 +10,7 @@ from dcem.analysis.report import COMPARISON_METRICS, comparison_table
 from dcem.analysis.run_compare import (changed_outcomes, export_tables, metric_deltas, round_curves,
                               settings_diff, to_csv_bytes, to_parquet_bytes)
 from studio.experiment_charts import comparison_figure, round_curve_figure
+from studio.executor_choice import executor_choice
 from studio.experiment_launch import (launch_spec, queue_launch, run_pending, settle_launch, show_cell_count,
                                       show_last_launch)
 from studio.experiment_tables import changed_view, deltas_view
@@ -47,10 +48,11 @@ with st.expander("Launch a synthetic experiment", expanded=False):
     show_cell_count(db, form, spec, ablation)
     st.caption("Finished cells are saved as they complete. Pressing Stop (or any other control) "
                "interrupts between cells; launching the same settings again resumes.")
+    where = executor_choice("exp_executor")
     run_pressed = st.button("Run", type="primary", key="exp_run", disabled=spec is None)
     launch_slot = st.container()
     if run_pressed and spec is not None:
-        queue_launch(spec)
+        queue_launch(spec, where)
 show_last_launch()
 
 run_id = pick_run(db, key="exp_view_run")

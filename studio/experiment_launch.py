@@ -19,6 +19,7 @@ from dcem.analysis.launch_form import LaunchForm, LaunchProgress, cells_text, la
 from common.errors import ProjectError
 from dcem.store.database import Store
 from dcem.synthetic import spec as synthetic_spec
+from studio.executor_choice import executor_for
 from studio.widgets import set_current_run
 
 __all__ = ["LAUNCH", "PENDING", "launch", "launch_spec", "show_last_launch", "show_cell_count", "queue_launch",
@@ -61,23 +62,24 @@ def _record(progress: LaunchProgress) -> None:
         set_current_run(progress.run_id)
 
 
-def queue_launch(spec: synthetic_spec.SyntheticSpec) -> None:
-    """Run was pressed: the launch starts once the whole page is drawn (:func:`run_pending`)."""
-    st.session_state[PENDING] = spec
+def queue_launch(spec: synthetic_spec.SyntheticSpec, executor: str = "process") -> None:
+    """Run was pressed: the launch starts once the whole page is drawn (:func:`run_pending`);
+    ``executor``: where its cells run (:mod:`studio.executor_choice`)."""
+    st.session_state[PENDING] = (spec, executor)
 
 
 def run_pending(db: Store, slot: DeltaGenerator) -> None:
     """The launch Run asked for, in ``slot`` (the rest of the page stays on screen while it
     runs); when it ends, the page is drawn again on the new run with the outcome."""
-    spec = st.session_state.pop(PENDING, None)
-    if not isinstance(spec, synthetic_spec.SyntheticSpec):
+    pending = st.session_state.pop(PENDING, None)
+    if not isinstance(pending, tuple) or not isinstance(pending[0], synthetic_spec.SyntheticSpec):
         return
     with slot:
-        launch(db, spec)
+        launch(db, pending[0], executor=pending[1])
     st.rerun()
 
 
-def launch(db: Store, spec: synthetic_spec.SyntheticSpec) -> None:
+def launch(db: Store, spec: synthetic_spec.SyntheticSpec, *, executor: str = "process") -> None:
     """Run ``spec`` into ``db`` with a progress bar and a Stop button, recording its
     progress in the session after every cell."""
     run_id = spec.run_id()
@@ -96,7 +98,9 @@ def launch(db: Store, spec: synthetic_spec.SyntheticSpec) -> None:
         bar.progress(done / total, text=f"{done} of {total} cells ({label})")  # Stop raises here
 
     try:
-        summary = synthetic_spec.run_synthetic(db, spec, progress=progress, cancel=running.stop.is_set)
+        with executor_for(executor) as where:
+            summary = synthetic_spec.run_synthetic(db, spec, progress=progress, cancel=running.stop.is_set,
+                                                   executor=where)
     finally:
         running.left.set()
     if summary.complete:  # else stopped between cells: the last record counts the stored cells

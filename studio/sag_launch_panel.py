@@ -23,6 +23,7 @@ from sag.launch_fields import (ITEMS_FIELD, ITEMS_RANGE, ROUNDS_FIELD, ROUNDS_RA
 from sag.run import SagRunSpec
 from sag.trained_adapters import adapter_choices
 from sag.store.tables import SagStore
+from studio.executor_choice import executor_choice
 from studio.sag_session import launch_run
 from studio.literal import literal
 from studio.store_scope import open_for_run
@@ -100,13 +101,14 @@ def checked_spec(benchmark: str, group: str, fields: SagLaunchFields,
 
 
 def launch_button(db: SagStore, spec: SagRunSpec | None) -> None:
-    """Run (disabled while ``spec`` is None): launches ``spec`` and shows its outcome, then
-    selects the new run for the views below."""
+    """Where the items run, and Run (disabled while ``spec`` is None): launches ``spec`` and
+    shows its outcome, then selects the new run for the views below."""
+    where = executor_choice("ag_executor")
     pressed = st.button("Run", type="primary", key="ag_launch_run", disabled=spec is None)
     if not pressed or spec is None:
         return
     try:
-        summary = launch_run(db, spec)
+        summary = launch_run(db, spec, executor=where)
     except ProjectError as exc:
         st.error(f"The run could not be made: {literal(exc)}")
     else:

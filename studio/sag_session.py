@@ -21,6 +21,7 @@ from sag.config import GroupConfig
 from sag.debate import Searcher
 from sag.launch import progress_update
 from sag.run import SagRunSpec, SagRunSummary, default_runners, run_sag
+from studio.executor_choice import executor_for
 from sag.store.tables import SagStore
 from studio.store_scope import open_for_run
 from studio.literal import literal
@@ -65,10 +66,11 @@ def _counted(runners: Any, played: Callable[[int], None]) -> Callable[[GroupConf
     return factory
 
 
-def launch_run(db: SagStore, spec: SagRunSpec) -> SagRunSummary:
+def launch_run(db: SagStore, spec: SagRunSpec, *, executor: str = "process") -> SagRunSummary:
     """Run ``spec`` into the store with a progress bar counting the items and the turns
     played; the models come from the session's hook (:data:`MODELS_KEY`) or, by default,
-    are loaded for the run.  A :class:`~common.errors.ProjectError` (bad settings, a model
+    are loaded for the run.  On Ray (``executor="ray"``) the workers load the models and
+    the bar counts items only.  A :class:`~common.errors.ProjectError` (bad settings, a model
     that cannot load) removes the bar and is raised for the page to show."""
     hook: ModelsHook | None = st.session_state.get(MODELS_KEY)
     bar = st.progress(0.0, text="loading the models and retrieval indexes")
@@ -86,6 +88,9 @@ def launch_run(db: SagStore, spec: SagRunSpec) -> SagRunSummary:
         show()
 
     try:
+        if executor == "ray":
+            with executor_for(executor) as where:
+                return run_sag(db, spec, progress=progress, executor=where)
         runners, retrievers = hook(spec.cfg) if hook is not None else (None, None)
         return run_sag(db, spec, runners=_counted(runners, played), retrievers=retrievers, progress=progress)
     except ProjectError:
