@@ -1,6 +1,7 @@
 """D-CEM Studio entry point: navigation and the shared sidebar only."""
 import streamlit as st
 
+from studio.export_import import import_panel
 from studio.store_scope import run_scope
 
 st.set_page_config(page_title="D-CEM Studio", layout="wide")
@@ -17,9 +18,10 @@ pages = [
     st.Page("pages/models.py", title="Models"),
     st.Page("pages/glossary.py", title="Glossary"),
 ]
-with st.sidebar:
-    st.markdown("**D-CEM Studio**")
-    st.caption("Research and teaching tool, not clinical advice. "
-               "An escalated case is handed to a human reviewer.")
 with run_scope():  # the page run holds the result store only while it runs
+    with st.sidebar:
+        st.markdown("**D-CEM Studio**")
+        st.caption("Research and teaching tool, not clinical advice. "
+                   "An escalated case is handed to a human reviewer.")
+        import_panel()
     st.navigation(pages).run()

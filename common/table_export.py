@@ -18,7 +18,7 @@ import pandas as pd
 
 from common.errors import InputError
 
-__all__ = ["MANIFEST", "file_sha256", "export_folders", "write_table", "write_manifest", "read_manifest", "read_tables",
+__all__ = ["MANIFEST", "export_format", "file_sha256", "export_folders", "write_table", "write_manifest", "read_manifest", "read_tables",
            "check_out_folder"]
 
 MANIFEST = "manifest.json"
@@ -65,6 +65,17 @@ def write_manifest(folder: Path, manifest: dict[str, Any]) -> Path:
     tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     os.replace(tmp, path)
     return path
+
+
+def export_format(folder: Path) -> str | None:
+    """The ``format`` a folder's manifest names (None when there is no readable manifest
+    with a format: :func:`read_manifest` then says what is wrong)."""
+    try:
+        manifest = json.loads((Path(folder) / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    found = manifest.get("format") if isinstance(manifest, dict) else None
+    return found if isinstance(found, str) else None
 
 
 def read_manifest(folder: Path, fmt: str) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
@@ -134,14 +135,13 @@ def _stored_runs(db: str | None, names: list[str]) -> tuple[dict[str, str], dict
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from sag.run_export import write_run_export
-    from sag.store.tables import SagStore
+    from sag.evaluation.store_export import write_store_export
 
-    with SagStore(args.db, create=False) as store:
-        path = write_run_export(store, list(args.runs), Path(args.out),
-                                command=args.command_text or f"python -m sag export {' '.join(args.runs)} --out {args.out}")
-    print(escape_controls(f"wrote {path.parent}: {len(args.runs)} run(s); "
-                          f"`python -m sag compare BASE RUN --export {args.out}` compares them"))
+    path = write_store_export(args.db or default_db_path(), Path(args.out), run_ids=list(args.runs),
+                              command=args.command_text or f"python -m sag export {' '.join(args.runs)} --out {args.out}")
+    print(escape_controls(f"wrote {path.parent}: {len(args.runs)} run(s), every debate and its call log; "
+                          f"`python -m sag compare BASE RUN --export {args.out}` compares them, "
+                          f"`python -m sag report --from-export {args.out}` reports them"))
     return 0
 
 
@@ -172,6 +172,8 @@ def _report_eval(args: argparse.Namespace) -> int:
 
     if args.export is not None:  # a path that cannot be written stops the command before any work
         check_target(args.export)
+    if args.from_export is not None and Path(args.from_export).is_dir():
+        return _report_export_folder(args)
     if args.from_export is not None:
         data = load_export(args.from_export)
     else:
@@ -182,6 +184,32 @@ def _report_eval(args: argparse.Namespace) -> int:
         write_export(data, args.export)
         print(f"wrote {args.export}", file=sys.stderr)
     print(render_report(data, level=args.level), end="")
+    return 0
+
+
+def _report_export_folder(args: argparse.Namespace) -> int:
+    """``report --from-export FOLDER``: an evaluation's tables when the export holds one
+    (``--eval ID`` picks one of several), else each run's summary; no store is opened."""
+    from common.table_export import export_format
+    from sag.evaluation.export import build_export, latest_eval_id
+    from sag.evaluation.store_export import FORMAT, import_store_export
+    from sag.evaluation.tables import render_report
+    from sag.report import format_table, summarise
+    from sag.run_export import read_run_export
+    from sag.store.tables import SagStore
+
+    folder = Path(args.from_export)
+    if export_format(folder) != FORMAT:  # the older runs export: outcomes only
+        print(format_table(summarise(read_run_export(folder).outcomes)))
+        return 0
+    with tempfile.TemporaryDirectory(prefix="sag-report-") as tmp, SagStore(Path(tmp) / "r.duckdb") as store:
+        import_store_export(store, folder)
+        if store.con.execute("SELECT count(*) FROM sag_eval_parts").fetchone()[0]:
+            eval_id = latest_eval_id(store) if args.eval in (None, "latest") else args.eval
+            print(render_report(build_export(store, eval_id, command=args.command_text or ""), level=args.level),
+                  end="")
+            return 0
+        print(format_table(summarise(store.outcomes(), store.failures())))
     return 0
 
 
@@ -254,7 +282,8 @@ def _parser() -> Parser:
     report.add_argument("--run", default=None, help="one run id (default: all runs)")
     report.add_argument("--eval", nargs="?", const="latest", default=None,
                         help="the evaluation suite's tables beside the seed's (default: the latest evaluation)")
-    report.add_argument("--from-export", dest="from_export", help="print the tables of an export file")
+    report.add_argument("--from-export", dest="from_export", help="print the tables of an export: a folder "
+                        "(python -m sag export or export-store) or an evaluation's JSON file")
     report.add_argument("--export", help="also write the scored evaluation to this JSON file")
     report.add_argument("--level", type=int, choices=range(1, 6), default=1,
                         help="Markdown heading level of the report's title (sections one below)")

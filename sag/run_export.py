@@ -1,7 +1,11 @@
-"""SAG runs as a compact export: what ``python -m sag compare`` and a report need, without
-the store.
+"""SAG runs read from an export, as ``python -m sag compare``, reports and pages need them.
 
-``write_run_export`` writes, for some runs of a store, ``<out>/manifest.json`` (format,
+An export is read in either form: the one ``python -m sag export`` writes now (every
+table of the runs and their call log, :mod:`sag.evaluation.store_export`; its rows are
+loaded into a temporary store and read like a store), or the older runs export this module
+wrote, kept readable.  Either way :func:`read_run_export` returns the same four frames.
+
+The older form: ``write_run_export`` writes, for some runs of a store, ``<out>/manifest.json`` (format,
 date, the command that made it, one entry per run: id, benchmark, group, method, seed,
 status, items in the run and answered, the group's config) and four Parquet tables:
 
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -28,7 +33,8 @@ from typing import Any, Sequence
 import pandas as pd
 
 from common.errors import InputError
-from common.table_export import check_out_folder, read_manifest, read_tables, write_manifest, write_table
+from common.table_export import (check_out_folder, export_format, read_manifest, read_tables, write_manifest,
+                                 write_table)
 from sag.store.tables import SagStore
 
 __all__ = ["FORMAT", "TABLES", "RunExport", "write_run_export", "read_run_export"]
@@ -106,9 +112,29 @@ def write_run_export(store: SagStore, run_ids: Sequence[str], out: Path, *, comm
     return write_manifest(out, manifest)
 
 
+def _from_store_export(folder: Path) -> RunExport:
+    """The runs of an export in the store form, read through a temporary store."""
+    from sag.evaluation.store_export import import_store_export, read_store_manifest
+
+    manifest = read_store_manifest(folder)
+    with tempfile.TemporaryDirectory(prefix="sag-runs-") as tmp, SagStore(Path(tmp) / "runs.duckdb") as store:
+        import_store_export(store, folder)
+        run_ids = [str(r) for r in manifest.get("runs") or store.runs()["run_id"]]
+        answered = [r for r in run_ids if not store.outcomes(r).empty]
+        if not answered:
+            raise InputError("export", f"{folder} holds no answered SAG item")
+        frames = _tables(store, answered)
+    return RunExport(folder, manifest, frames["runs"], frames["items"], frames["outcomes"], frames["answers"])
+
+
 def read_run_export(folder: Path) -> RunExport:
-    """The export in ``folder``, every file checked against its manifest."""
+    """The export in ``folder`` (either form, see the module docstring), every file checked
+    against its manifest."""
+    from sag.evaluation.store_export import FORMAT as STORE_FORMAT
+
     folder = Path(folder)
+    if export_format(folder) == STORE_FORMAT:
+        return _from_store_export(folder)
     manifest = read_manifest(folder, FORMAT)
     runs = manifest.get("runs")
     if not isinstance(runs, list) or not runs or not all(isinstance(r, dict) and "run_id" in r for r in runs):

@@ -1,11 +1,13 @@
-"""A SAG evaluation's store as a compact export: every table in zstd-compressed Parquet.
+"""SAG runs and evaluations as a compact export: their tables in zstd-compressed Parquet.
 
-The store an evaluation was made in holds every debate (each message, passage, flag and
-mediator round), every outcome, the evaluation's parts and costs, and the call log that
-lets the same evaluation run again without asking a model.  :func:`write_store_export`
-writes all of it as ``<table>.parquet`` files beside a ``manifest.json`` (format
-:data:`FORMAT`: each file's rows, size and sha256, the evaluations it holds and the
-schema migrations of the store it came from), small enough to commit; a packed store
+The one export form of SAG results (``python -m sag export`` for chosen runs,
+``python -m sag export-store`` for a whole store).  A store holds every debate (each
+message, passage, flag and mediator round), every outcome and failure, an evaluation's
+parts and costs, and the call log that lets the same runs play again without asking a
+model.  :func:`write_store_export` writes the rows of the chosen runs (all SAG runs when
+none are named) as ``<table>.parquet`` files beside a ``manifest.json`` (format
+:data:`FORMAT`: each file's rows, size and sha256, the runs and evaluations it holds and
+the schema migrations of the store it came from), small enough to commit; a packed store
 file is not, and git would keep every version of it.
 
 :func:`import_store_export` checks every file against the manifest, loads the tables into
@@ -35,48 +37,81 @@ CALL_LOG = "llm_calls"
 _ZSTD = "(FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 19)"
 
 
-def _tables(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """The SAG tables with rows, then the call log."""
-    names = [str(n) for (n,) in con.execute(
-        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' "
-        "AND table_name LIKE 'sag\\_%' ESCAPE '\\' ORDER BY table_name").fetchall()]
-    return [n for n in names if con.execute(f'SELECT count(*) FROM "{n}"').fetchone()[0]] + [CALL_LOG]
+def _selection(run_ids: Sequence[str] | None) -> str:
+    """The SAG runs an export keeps: the named ones, else every SAG run of the store."""
+    if run_ids is None:
+        return "SELECT run_id FROM sag_runs"
+    return "SELECT unnest(" + _literal(list(run_ids)) + ")"
 
 
-def _source_rows(table: str) -> str:
-    """The rows of ``table`` an export keeps: every SAG row; of the call log, the calls of
-    SAG runs (a store shared with D-CEM runs keeps theirs out)."""
-    if table == CALL_LOG:
-        return f"SELECT * FROM {CALL_LOG} WHERE run_id IN (SELECT run_id FROM sag_runs) ORDER BY run_id, created_at, call_id"
+def _literal(values: Sequence[str]) -> str:
+    return "[" + ", ".join("'" + v.replace("'", "''") + "'" for v in values) + "]"
+
+
+def _source_rows(con: duckdb.DuckDBPyConnection, table: str, runs: str) -> str:
+    """The rows of ``table`` an export keeps: those of the chosen runs (``runs``: a query
+    of run ids); an evaluation's costs go with its parts; of the call log, the calls of
+    those runs (a store shared with D-CEM runs keeps theirs out)."""
+    columns = {str(c) for (c,) in con.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [table]).fetchall()}
+    order = " ORDER BY run_id, created_at, call_id" if table == CALL_LOG else ""
+    if "run_id" in columns:
+        return f'SELECT * FROM "{table}" WHERE run_id IN ({runs}){order}'
+    if table == "sag_eval_cost":
+        return ('SELECT * FROM sag_eval_cost c WHERE EXISTS (SELECT 1 FROM sag_eval_parts p WHERE '
+                f"p.eval_id = c.eval_id AND p.group_name = c.group_name AND p.run_id IN ({runs}))")
     return f'SELECT * FROM "{table}"'
 
 
-def write_store_export(store_path: str | Path, out: str | Path, *, command: str) -> Path:
-    """Export every SAG table of the store file ``store_path`` (read only) into ``out``;
-    returns the manifest's path.  Refuses a store without an evaluation and an ``out``
-    folder holding other files."""
+def _tables(con: duckdb.DuckDBPyConnection, runs: str) -> list[str]:
+    """The SAG tables with rows of the chosen runs, then the call log."""
+    names = [str(n) for (n,) in con.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' "
+        "AND table_name LIKE 'sag\\_%' ESCAPE '\\' ORDER BY table_name").fetchall()]
+    return [n for n in names if con.execute(f"SELECT count(*) FROM ({_source_rows(con, n, runs)})").fetchone()[0]] \
+        + [CALL_LOG]
+
+
+def write_store_export(store_path: str | Path, out: str | Path, *, command: str,
+                       run_ids: Sequence[str] | None = None) -> Path:
+    """Export the SAG rows of ``run_ids`` (every SAG run when None) of the store file
+    ``store_path`` (read only) into ``out``; returns the manifest's path.  Refuses a store
+    without SAG runs, a run id named twice or not stored, and an ``out`` folder holding
+    other files."""
     out = Path(out)
+    if run_ids is not None and (not run_ids or len(set(run_ids)) != len(run_ids)):
+        raise InputError("runs", "give at least one run id, each once")
     with SagStore(store_path, read_only=True) as store:
         con = store.con
-        if not con.execute("SELECT count(*) FROM sag_eval_parts").fetchone()[0]:
-            raise InputError("store", f"{store_path} holds no SAG evaluation to export")
-        tables = _tables(con)
+        stored = {str(r) for (r,) in con.execute("SELECT run_id FROM sag_runs").fetchall()}
+        if not stored:
+            raise InputError("store", f"{store_path} holds no SAG run to export")
+        unknown = [r for r in (run_ids or ()) if r not in stored]
+        if unknown:
+            raise InputError("runs", f"no SAG run {unknown[0]!r} in {store_path}")
+        runs = _selection(run_ids)
+        tables = _tables(con, runs)
         check_out_folder(out, tuple(f"{t}.parquet" for t in tables))
         out.mkdir(parents=True, exist_ok=True)
-        files = []
-        for table in tables:
-            path = out / f"{table}.parquet"
-            tmp = path.with_name(f".{path.name}.partial")
-            con.execute(f"COPY ({_source_rows(table)}) TO '{tmp}' {_ZSTD}")
-            tmp.replace(path)
-            rows = con.execute(f"SELECT count(*) FROM read_parquet('{path}')").fetchone()[0]
-            files.append({"name": path.name, "table": table, "rows": int(rows), "size_bytes": path.stat().st_size,
-                          "sha256": file_sha256(path)})
-        evaluations = sorted(str(e) for (e,) in con.execute("SELECT DISTINCT eval_id FROM sag_eval_parts").fetchall())
+        files = [_write(con, out, table, _source_rows(con, table, runs)) for table in tables]
+        evaluations = sorted(str(e) for (e,) in con.execute(
+            f"SELECT DISTINCT eval_id FROM sag_eval_parts WHERE run_id IN ({runs})").fetchall())
+        exported = sorted(str(r) for (r,) in con.execute(runs).fetchall())
         migrations = sorted(str(m) for (m,) in con.execute("SELECT name FROM schema_migrations").fetchall())
     manifest = {"format": FORMAT, "created_at": _dt.datetime.now().replace(microsecond=0).isoformat(),
-                "command": command, "evaluations": evaluations, "migrations": migrations, "files": files}
+                "command": command, "runs": exported, "evaluations": evaluations, "migrations": migrations,
+                "files": files}
     return write_manifest(out, manifest)
+
+
+def _write(con: duckdb.DuckDBPyConnection, out: Path, table: str, query: str) -> dict[str, Any]:
+    path = out / f"{table}.parquet"
+    tmp = path.with_name(f".{path.name}.partial")
+    con.execute(f"COPY ({query}) TO '{tmp}' {_ZSTD}")
+    tmp.replace(path)
+    rows = con.execute(f"SELECT count(*) FROM read_parquet('{path}')").fetchone()[0]
+    return {"name": path.name, "table": table, "rows": int(rows), "size_bytes": path.stat().st_size,
+            "sha256": file_sha256(path)}
 
 
 def read_store_manifest(folder: str | Path) -> dict[str, Any]:

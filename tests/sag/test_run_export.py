@@ -1,5 +1,7 @@
-"""SAG runs as a compact export (``python -m sag export``), read back by ``sag compare
---export``: the same table as from the store, every file checked against the manifest."""
+"""SAG runs as a compact export (``python -m sag export``: every table of the runs and their
+call log), read back by ``sag compare --export`` and ``sag report --from-export``: the same
+tables as from the store, every file checked against the manifest.  The older runs export
+(four tables) stays readable."""
 from __future__ import annotations
 
 import json
@@ -10,6 +12,7 @@ import pandas as pd
 import pytest
 
 from common.errors import InputError
+from sag.evaluation.store_export import FORMAT as STORE_FORMAT
 from sag.run_export import FORMAT, TABLES, read_run_export, write_run_export
 from sag.store.tables import SagStore
 
@@ -34,24 +37,57 @@ def exported(stored: tuple[Path, dict[str, str]], tmp_path: Path) -> Path:
     return out
 
 
-def test_the_export_holds_the_runs_and_no_store(stored: tuple[Path, dict[str, str]], exported: Path) -> None:
+@pytest.fixture()
+def legacy(stored: tuple[Path, dict[str, str]], tmp_path: Path) -> Path:
+    """The older runs export of the same two runs."""
     path, ids = stored
-    assert sorted(p.name for p in exported.iterdir()) == sorted(["manifest.json", *(f"{t}.parquet" for t in TABLES)])
+    with SagStore(path, create=False) as store:
+        write_run_export(store, [ids["sag"], ids["majority"]], tmp_path / "legacy", command="python -m sag run ...")
+    return tmp_path / "legacy"
+
+
+def test_the_export_holds_every_table_of_the_runs_and_no_store(stored: tuple[Path, dict[str, str]],
+                                                               exported: Path) -> None:
+    path, ids = stored
     manifest = json.loads((exported / "manifest.json").read_text())
-    assert manifest["format"] == FORMAT and manifest["command"] == "python -m sag run ..."
-    assert [r["run_id"] for r in manifest["runs"]] == [ids["sag"], ids["majority"]]
-    assert all(r["items"] == GROUP_RUN_ITEMS == r["answered"] and r["status"] == "finished" for r in manifest["runs"])
-    export = read_run_export(exported)
+    assert manifest["format"] == STORE_FORMAT and manifest["command"] == "python -m sag run ..."
+    assert manifest["runs"] == sorted([ids["sag"], ids["majority"]]) and manifest["evaluations"] == []
+    tables = {f["table"]: f["rows"] for f in manifest["files"]}
+    assert {"sag_runs", "sag_items", "sag_messages", "sag_outcomes", "llm_calls"} <= set(tables)
+    assert tables["sag_runs"] == 2 and not any(p.suffix == ".duckdb" for p in exported.iterdir())
     with SagStore(path, create=False) as store:
         stored_outcomes = store.outcomes(ids["sag"])
         messages = sum(len(store.messages(ids["sag"], i)) for i in stored_outcomes["item_id"])
+        every = sum(len(store.messages(r, i)) for r in (ids["sag"], ids["majority"])
+                    for i in store.outcomes(r)["item_id"])
+    assert tables["sag_messages"] == every  # every message of the two runs, rationale and passages included
+    export = read_run_export(exported)
     mine = export.outcomes_of(ids["sag"])
     assert list(mine["item_id"]) == list(stored_outcomes["item_id"])
     assert list(mine["answer"]) == list(stored_outcomes["answer"]) == ["B"] * GROUP_RUN_ITEMS
     answers = export.answers[export.answers["run_id"] == ids["sag"]]
-    assert len(answers) == messages and "rationale" not in answers.columns
-    assert set(answers["answer"].dropna()) == {"B", "C"}  # R2 holds C in the scripted debate
+    assert len(answers) == messages and set(answers["answer"].dropna()) == {"B", "C"}  # R2 holds C
     assert len(export.items_of(ids["majority"])) == GROUP_RUN_ITEMS
+
+
+def test_the_older_runs_export_reads_as_before(stored: tuple[Path, dict[str, str]], legacy: Path,
+                                               exported: Path) -> None:
+    path, ids = stored
+    assert sorted(p.name for p in legacy.iterdir()) == sorted(["manifest.json", *(f"{t}.parquet" for t in TABLES)])
+    old, new = read_run_export(legacy), read_run_export(exported)
+    assert old.manifest["format"] == FORMAT
+    for run in (ids["sag"], ids["majority"]):
+        pd.testing.assert_frame_equal(old.outcomes_of(run), new.outcomes_of(run), check_dtype=False)
+    assert len(old.answers) == len(new.answers)
+
+
+def test_report_reads_either_export_as_it_reads_the_store(stored: tuple[Path, dict[str, str]], exported: Path,
+                                                          legacy: Path) -> None:
+    path, ids = stored
+    new = run_cli(["report", "--from-export", str(exported)])
+    old = run_cli(["report", "--from-export", str(legacy)])
+    assert new[0] == old[0] == 0 and new[1] == old[1]
+    assert "sag-6-majority" in new[1] and "dcem" not in new[1]  # the two exported runs, not the third
 
 
 def test_compare_reads_the_export_as_it_reads_the_store(stored: tuple[Path, dict[str, str]], exported: Path) -> None:
@@ -62,7 +98,18 @@ def test_compare_reads_the_export_as_it_reads_the_store(stored: tuple[Path, dict
     assert from_export[1] == from_store[1] and "| C 100% |" in from_export[1]
 
 
-def test_a_changed_missing_or_foreign_file_is_refused(exported: Path, tmp_path: Path) -> None:
+def test_a_changed_store_form_file_is_refused(exported: Path, tmp_path: Path) -> None:
+    changed = tmp_path / "changed-store"
+    shutil.copytree(exported, changed)
+    frame = pd.read_parquet(changed / "sag_outcomes.parquet")
+    frame.loc[0, "answer"] = "A"
+    frame.to_parquet(changed / "sag_outcomes.parquet", index=False)
+    with pytest.raises(InputError, match="sag_outcomes.parquet is missing or changed"):
+        read_run_export(changed)
+
+
+def test_a_changed_missing_or_foreign_file_is_refused(legacy: Path, tmp_path: Path) -> None:
+    exported = legacy
     changed = tmp_path / "changed"
     shutil.copytree(exported, changed)
     frame = pd.read_parquet(changed / "outcomes.parquet")
@@ -91,7 +138,7 @@ def test_the_commands_refuse_in_one_line(stored: tuple[Path, dict[str, str]], ex
     assert "no SAG run 'nope'" in one_error_line(
         *run_cli(["export", ids["sag"], "nope", "--out", str(tmp_path / "x"), "--db", str(path)]))
     assert not (tmp_path / "x").exists()
-    assert "a run is named twice" in one_error_line(
+    assert "each once" in one_error_line(
         *run_cli(["export", ids["sag"], ids["sag"], "--out", str(tmp_path / "x"), "--db", str(path)]))
     busy = tmp_path / "busy"
     busy.mkdir()
@@ -128,6 +175,13 @@ def test_an_unfinished_run_exports_what_it_answered(tmp_path: Path) -> None:
     entry = export.manifest["runs"][0]
     assert (entry["items"], entry["answered"], entry["status"]) == (4, 2, "running")
     assert len(export.outcomes) == 2 and len(export.items) == 4
+    from sag.evaluation.store_export import write_store_export
+
+    write_store_export(path, tmp_path / "store-form", command="", run_ids=[summary.run_id])
+    again = read_run_export(tmp_path / "store-form")
+    entry = again.runs.iloc[0]
+    assert (entry["items"], entry["answered"], entry["status"]) == (4, 2, "running")
+    assert len(again.outcomes) == 2 and len(again.items) == 4
 
 
 def test_shipped_exports_compare_each_group_with_the_first_run(exported: Path, tmp_path: Path,
@@ -146,9 +200,9 @@ def test_shipped_exports_compare_each_group_with_the_first_run(exported: Path, t
     assert list(frame["Most frequent answer"]) == ["B", "C"] and frame.loc[0, "95 % paired bootstrap"] == "base"
     assert frame.loc[1, "Flag"] == "one answer > 50%" and frame.loc[1, "Items"] == GROUP_RUN_ITEMS
     assert group_comparisons("sag-6") == ([], [])  # the base run is compared with nothing
-    (shipped / "heldout-x" / "items.parquet").write_bytes(b"broken")
+    (shipped / "heldout-x" / "sag_items.parquet").write_bytes(b"broken")
     found, problems = group_comparisons("sag-6-majority")
-    assert found == [] and len(problems) == 1 and "heldout-x" in problems[0] and "items.parquet" in problems[0]
+    assert found == [] and len(problems) == 1 and "heldout-x" in problems[0] and "sag_items.parquet" in problems[0]
 
 
 def test_compare_an_export_alone_takes_its_first_run_as_the_base(stored: tuple[Path, dict[str, str]],

@@ -88,12 +88,12 @@ def test_a_changed_or_missing_file_imports_nothing(made: tuple[Path, Path, str],
         import_store_export(store, broken)
 
 
-def test_a_store_without_an_evaluation_or_a_busy_folder_is_refused(made: tuple[Path, Path, str],
+def test_a_store_without_a_run_or_a_busy_folder_is_refused(made: tuple[Path, Path, str],
                                                                    tmp_path: Path) -> None:
     raw, _, _ = made
     with SagStore(tmp_path / "empty.duckdb"):
         pass
-    with pytest.raises(InputError, match="holds no SAG evaluation"):
+    with pytest.raises(InputError, match="holds no SAG run to export"):
         write_store_export(tmp_path / "empty.duckdb", tmp_path / "out", command="")
     busy = tmp_path / "busy"
     busy.mkdir()
