@@ -1,7 +1,7 @@
 """Calibration sets: load agents' labelled reports and inspect their confusion matrices."""
 import streamlit as st
 
-from dcem.analysis.calibration_view import CALIB_SET_KEY, SET_PURPOSE, load_upload, set_caption
+from studio.views.calibration_view import CALIB_SET_KEY, SET_PURPOSE, load_upload, set_caption
 from dcem.calibration.csv_import import MAX_AGENTS, MAX_LABELS
 from dcem.analysis.calibration_sources import example_csv, stored_run_calibration_set, synthetic_calibration_set
 from dcem.calibration.sets import CSV_COLUMNS

@@ -4,10 +4,10 @@ import streamlit as st
 from dcem.core.vocabulary import SCENARIOS
 from dcem.synthetic.spec import COMPLIANCE, COMPLIANCE_NAMES, WORLD_NAMES, WORLDS
 from dcem.analysis.glossary import metric_words, term_help
-from dcem.analysis.launch_form import SEEDS_RANGE, T_MAX_RANGE, read_launch_form
+from studio.views.launch_form import SEEDS_RANGE, T_MAX_RANGE, read_launch_form
 from dcem.analysis.run_info import run_labels
 from dcem.analysis.report import COMPARISON_METRICS, comparison_table
-from dcem.analysis.run_compare import (changed_outcomes, export_tables, metric_deltas, round_curves,
+from studio.views.run_compare import (changed_outcomes, export_tables, metric_deltas, round_curves,
                               settings_diff, to_csv_bytes, to_parquet_bytes)
 from studio.experiment_charts import comparison_figure, round_curve_figure
 from studio.executor_choice import executor_choice

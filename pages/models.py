@@ -1,7 +1,7 @@
 """Models: the local model registry, GPU offload, a test prompt and Hub downloads."""
 import streamlit as st
 
-from dcem.analysis.answer_chance import CHANCE_MARGIN, chance_caveat, ranked_probabilities
+from studio.views.answer_chance import CHANCE_MARGIN, chance_caveat, ranked_probabilities
 from common.errors import ProjectError
 from dcem_clinical.model_lab import (EXAMPLE_CASE, MAX_CASE_CHARS, TEST_LABELS, TEST_N_CTX, hub_offline,
                                      model_facts, registry_table)

@@ -1,7 +1,7 @@
 """Overview: what D-CEM Studio is, where to start, and what the store holds."""
 import streamlit as st
 
-from dcem.analysis.metric_tables import clinical_views, comparison_view, risk_note
+from studio.views.metric_tables import clinical_views, comparison_view, risk_note
 from dcem.analysis.run_info import describe_run, run_kind, run_spec, runs_overview
 from common.errors import ProjectError
 from studio.first_visit import GLOSSARY_GROUPS, offer_demo, page_link, show_terms, start_steps

@@ -1,7 +1,7 @@
 """Escalation review: the cases the mediator handed to a human, worst first."""
 import streamlit as st
 
-from dcem.analysis.review_view import (
+from studio.views.review_view import (
     after_save,
     chosen_label,
     escalation_why,
@@ -11,10 +11,10 @@ from dcem.analysis.review_view import (
     queue_view,
     reviewed_calibration_set,
 )
-from dcem.analysis.calibration_view import CALIB_SET_KEY
-from dcem.analysis.run_compare import to_csv_bytes
+from studio.views.calibration_view import CALIB_SET_KEY
+from studio.views.run_compare import to_csv_bytes
 from dcem.analysis.run_info import describe_run, is_llm_run
-from dcem.analysis.walkthrough import case_trace
+from studio.views.walkthrough import case_trace
 from dcem.store.case_reads import case_agents, case_text
 from common.errors import ProjectError
 from dcem.store.reviews import (

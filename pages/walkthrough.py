@@ -3,11 +3,11 @@
 Deep links: ``?run=...&method=...&case=...&round=...`` opens that view (see studio.walk_nav)."""
 import streamlit as st
 
-from dcem.analysis.calibration_chance import run_chance_warnings
+from studio.views.calibration_chance import run_chance_warnings
 from dcem.analysis.run_info import describe_run, is_llm_run
-from dcem.analysis.walkthrough import case_list
-from dcem.analysis.walkthrough_nav import case_table, final_energies
-from dcem.analysis.walkthrough_view import (
+from studio.views.walkthrough import case_list
+from studio.views.walkthrough_nav import case_table, final_energies
+from studio.views.walkthrough_view import (
     confusion_view,
     default_method_index,
     filter_options,

@@ -1,10 +1,10 @@
 """Loss and thresholds (what-if): re-score a whole stored run as the settings change."""
 import streamlit as st
 
-from dcem.analysis.run_compare import stopped_note
+from studio.views.run_compare import stopped_note
 from dcem.analysis.whatif_controls import (inert_parameters, losses_differ, parameter_notes, per_cell_values,
                                            run_settings, scope_note, settings_changes)
-from dcem.analysis.loss_input import loss_change_words
+from studio.views.loss_input import loss_change_words
 from dcem.core.vocabulary import mediated_methods
 from common.errors import ProjectError
 from dcem.store.presets import list_presets, load_preset, save_preset

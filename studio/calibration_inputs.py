@@ -12,7 +12,7 @@ from __future__ import annotations
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from dcem.analysis.calibration_view import (ALPHA_MAX, ALPHA_MIN, MAX_SHOWN_AGENTS, CalibrationView,
+from studio.views.calibration_view import (ALPHA_MAX, ALPHA_MIN, MAX_SHOWN_AGENTS, CalibrationView,
                                             calibration_view, prior_table, shown_agents)
 from dcem.analysis.form_input import FloatField, IntField, parse_float_field, parse_int_field
 from dcem.calibration.sets import CalibrationSet

@@ -2,7 +2,7 @@
 load, and the "Use this set" section with its links to other pages.
 
 The set lives under ``st.session_state["calib_set"]``
-(:data:`dcem.analysis.calibration_view.CALIB_SET_KEY`).  A failed load removes it, so the
+(:data:`studio.views.calibration_view.CALIB_SET_KEY`).  A failed load removes it, so the
 tables of an older set never stand under the error.  Links use ``st.page_link``, which
 keeps the session (and so the set); it only knows the pages the entry script gave to
 ``st.navigation``, so a page script run on its own (``streamlit run pages/x.py``, a page
@@ -13,7 +13,7 @@ from __future__ import annotations
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
-from dcem.analysis.calibration_view import CALIB_SET_KEY, SET_USES, set_download
+from studio.views.calibration_view import CALIB_SET_KEY, SET_USES, set_download
 from dcem.calibration.sets import CalibrationSet
 from studio.literal import literal
 

@@ -15,7 +15,7 @@ import threading
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from dcem.analysis.launch_form import LaunchForm, LaunchProgress, cells_text, launch_message
+from studio.views.launch_form import LaunchForm, LaunchProgress, cells_text, launch_message
 from common.errors import ProjectError
 from dcem.store.database import Store
 from dcem.synthetic import spec as synthetic_spec

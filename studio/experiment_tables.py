@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from dcem.analysis.glossary import metric_words
-from dcem.analysis.metric_tables import is_percent
+from studio.views.metric_tables import is_percent
 from dcem.core.vocabulary import method_label
 from studio.whatif_charts import OUTCOME_WORDS
 
@@ -16,7 +16,7 @@ DIFFERENCE = "difference (other − selected)"
 
 
 def deltas_view(frame: pd.DataFrame, run_a: str, run_b: str) -> pd.DataFrame:
-    """:func:`dcem.analysis.run_compare.metric_deltas` in words: shares times 100."""
+    """:func:`studio.views.run_compare.metric_deltas` in words: shares times 100."""
     if frame.empty:
         return pd.DataFrame(columns=["scenario", "method", "metric", "unit", run_a, run_b, DIFFERENCE])
     scale = frame["metric"].map(lambda m: 100.0 if is_percent(str(m)) else 1.0)
@@ -29,7 +29,7 @@ def deltas_view(frame: pd.DataFrame, run_a: str, run_b: str) -> pd.DataFrame:
 
 
 def changed_view(frame: pd.DataFrame, run_a: str, run_b: str) -> pd.DataFrame:
-    """:func:`dcem.analysis.run_compare.changed_outcomes` with words for the outcomes and
+    """:func:`studio.views.run_compare.changed_outcomes` with words for the outcomes and
     the runs named in the column titles."""
     words = {"case_id": "case", "truth": "true class (index)",
              "action_a": f"outcome in {run_a}", "action_b": f"outcome in {run_b}",

@@ -1,5 +1,5 @@
 """The walkthrough's view of the retrieval few-shot examples: per agent, the solved CAL
-cases its prompt showed in the round on screen (:mod:`dcem.analysis.few_shot_view`).
+cases its prompt showed in the round on screen (:mod:`studio.views.few_shot_view`).
 
 The examples are read from the call log by :func:`dcem_clinical.informed.turn_examples`
 (``dcem`` may not import ``dcem_clinical``, the dashboard may); it is imported only for a
@@ -11,7 +11,7 @@ from typing import Mapping, Sequence
 
 import streamlit as st
 
-from dcem.analysis.few_shot_view import EXAMPLES_NOTE, NOT_STORED_NOTE, agent_examples, examples_heading
+from studio.views.few_shot_view import EXAMPLES_NOTE, NOT_STORED_NOTE, agent_examples, examples_heading
 from dcem.store.case_reads import few_shot_agents
 from dcem.store.database import Store
 from studio.literal import literal

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dcem.analysis.walkthrough_view import clamp_round
+from studio.views.walkthrough_view import clamp_round
 from studio.charts import HORIZONTAL_AT
 
 __all__ = ["side_stepper", "preset_round", "chart_layout"]

@@ -3,7 +3,7 @@ in percent, the runs list with readable headers.
 
 :func:`metric_table` returns the frame and the ``column_config`` for ``st.dataframe``;
 :func:`show_metric_table` shows it.  The reshaping itself is pure
-(:mod:`dcem.analysis.metric_tables`); the words and tooltips come from
+(:mod:`studio.views.metric_tables`); the words and tooltips come from
 :mod:`dcem.analysis.glossary`.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from dcem.analysis.glossary import metric_words, term_help
-from dcem.analysis.metric_tables import is_percent, metric_columns
+from studio.views.metric_tables import is_percent, metric_columns
 
 __all__ = ["KEY_COLUMNS", "MISSING", "metric_table", "show_metric_table", "runs_table_config", "review_queue_config"]
 
@@ -38,7 +38,7 @@ def _metric_column(name: str, spread: bool) -> Any:
 
 def metric_table(frame: pd.DataFrame, rows: Sequence[str] = ("scenario", "method"), *,
                  spread: bool = False) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """The frame of :func:`dcem.analysis.metric_tables.wide_metrics` and its column
+    """The frame of :func:`studio.views.metric_tables.wide_metrics` and its column
     configuration: key columns titled, each metric titled in words with its glossary
     tooltip, shares as "12.5 %" (``spread``: the cells are already text)."""
     config: dict[str, Any] = {}
@@ -84,7 +84,7 @@ _QUEUE_TITLES = {  # column -> (title, a glossary term or the tooltip itself)
 
 def review_queue_config() -> dict[str, Any]:
     """Column titles (and tooltips, from the glossary where it has the term) for the
-    escalation review queue (:func:`dcem.analysis.review_view.queue_view`)."""
+    escalation review queue (:func:`studio.views.review_view.queue_view`)."""
     config: dict[str, Any] = {}
     for name, (title, tip) in _QUEUE_TITLES.items():
         config[name] = st.column_config.Column(title, help=(term_help(tip) or tip) if tip else None)

@@ -10,9 +10,9 @@ import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from dcem.analysis.review_view import LastAnswersView
-from dcem.analysis.walkthrough import CaseTrace, probability_table
-from dcem.analysis.walkthrough_view import Notice, RoundView
+from studio.views.review_view import LastAnswersView
+from studio.views.walkthrough import CaseTrace, probability_table
+from studio.views.walkthrough_view import Notice, RoundView
 from studio.charts import agent_probability_figure, belief_figure, energy_figure
 from studio.tables import MISSING
 from studio.literal import literal, literal_lines

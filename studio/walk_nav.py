@@ -3,7 +3,7 @@ the clickable case table and the filters a deep link resets.
 
 A link (``?run=...&method=...&case=...&round=...``) is applied when the query parameters
 differ from the view the page last wrote there, i.e. when a teacher's link is opened;
-each bad part gives a warning and a valid fallback (:mod:`dcem.analysis.walkthrough_nav`).
+each bad part gives a warning and a valid fallback (:mod:`studio.views.walkthrough_nav`).
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from dcem.analysis.walkthrough_nav import (
+from studio.views.walkthrough_nav import (
     LINK_KEYS,
     WalkLink,
     link_query,

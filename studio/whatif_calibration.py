@@ -1,7 +1,7 @@
 """The what-if page's calibration-set toggle.
 
 When the Calibration sets page has loaded a set into the session
-(:data:`dcem.analysis.calibration_view.CALIB_SET_KEY`) that fits the run (its labels, in
+(:data:`studio.views.calibration_view.CALIB_SET_KEY`) that fits the run (its labels, in
 any order, and as many agents as each cell: :func:`dcem.analysis.whatif_calibration.calibration_match`),
 the page offers "Use the loaded calibration set (SOURCE)"; switched on, the run is re-scored
 with every cell's panel estimated from the set (:func:`studio.memo.calibrated_for`).  A set
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dcem.analysis.calibration_view import CALIB_SET_KEY
+from studio.views.calibration_view import CALIB_SET_KEY
 from dcem.analysis.run_replay import RunReplay
 from dcem.analysis.whatif_calibration import calibration_match
 from dcem.calibration.fitting import ALPHA

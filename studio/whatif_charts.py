@@ -11,7 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dcem.analysis.glossary import metric_words
-from dcem.analysis.metric_tables import is_percent
+from studio.views.metric_tables import is_percent
 
 __all__ = ["LEGEND_ABOVE", "OUTCOME_WORDS", "action_mix_figure", "tradeoff_figure", "point_label", "point_labels", "axis_range"]
 

@@ -11,7 +11,7 @@ import streamlit as st
 
 from common.loss import three_level_form, three_level_loss
 from dcem.analysis.glossary import PARAMETERS
-from dcem.analysis.loss_input import loss_cells, parse_loss_table
+from studio.views.loss_input import loss_cells, parse_loss_table
 from dcem.core.vocabulary import STEER_GATES
 from common.errors import InputError
 from studio.whatif_settings import slider_bounds, t_max_top, window_top
@@ -79,7 +79,7 @@ def parameter_widgets(reference: Mapping[str, Any], max_rounds: int, spread: Map
 def loss_editor(labels: Sequence[str]) -> tuple[np.ndarray | None, InputError | None]:
     """The loss matrix as an editable table of text cells (rows: decision d, columns:
     true label y), started from ``st.session_state["wi_loss"]``; returns the matrix read
-    strictly (:func:`dcem.analysis.loss_input.parse_loss_table`) or the refusal."""
+    strictly (:func:`studio.views.loss_input.parse_loss_table`) or the refusal."""
     names = [str(label) for label in labels]
     base = pd.DataFrame(loss_cells(st.session_state["wi_loss"]), index=names, columns=names)
     config = {name: st.column_config.TextColumn(name, help=f"Loss of each decision when the truth is {name}")

@@ -11,13 +11,13 @@ import streamlit as st
 
 from dcem.analysis.escalation_reason import all_escalated_reason
 from dcem.analysis.glossary import metric_words, term_help
-from dcem.analysis.loss_input import loss_change
+from studio.views.loss_input import loss_change
 from dcem.analysis.whatif import SWEEP_PARAMETERS, RunReplay, rescore, sweep, sweep_grid
 from dcem.analysis.whatif_controls import run_settings
 from common.errors import ProjectError
 from studio.memo import ValidSettings, last_valid, original_for, remember_valid, sweep_for
 from studio.whatif_settings import slider_bounds, t_max_top, window_top
-from dcem.analysis.metric_tables import is_percent
+from studio.views.metric_tables import is_percent
 from studio.tables import MISSING, metric_table
 from studio.whatif_charts import action_mix_figure, tradeoff_figure
 from studio.whatif_inputs import refusal_text

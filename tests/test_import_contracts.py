@@ -28,7 +28,7 @@ def lint(cwd: Path) -> subprocess.CompletedProcess[str]:
 def test_lint_imports_passes_on_the_project() -> None:
     out = lint(ROOT)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "Contracts: 8 kept, 0 broken." in out.stdout
+    assert "Contracts: 9 kept, 0 broken." in out.stdout
 
 
 @pytest.fixture(scope="module")
@@ -49,8 +49,10 @@ VIOLATIONS = [
     ("dcem/core/energy.py", "import studio.literal", "Layers"),
     ("dcem_clinical/roles.py", "import sag", "Layers"),
     ("common/terminal.py", "import dcem.core.config", "Layers"),
-    ("dcem/analysis/report.py", "import streamlit", "Nothing below the UI imports Streamlit or the pages"),
+    ("dcem/analysis/explain.py", "import streamlit", "Nothing below the UI imports Streamlit or the pages"),
     ("runtime/registry.py", "import pages", "Nothing below the UI imports Streamlit or the pages"),
+    ("studio/views/walkthrough_nav.py", "import streamlit", "The pages' view-models"),
+    ("studio/views/metric_tables.py", "import studio.widgets", "The pages' view-models"),  # Streamlit, indirectly
     ("dcem/core/metrics.py", "import llama_cpp", "dcem loads no model and calls no model server"),
     ("clinical/ddxplus.py", "import huggingface_hub", "Clinical data loads no model"),
     ("runtime/registry.py", "import training.config", "Layers"),
@@ -58,7 +60,7 @@ VIOLATIONS = [
     ("runtime/registry.py", "import torch", "Only training code imports the training libraries"),
     ("studio/literal.py", "import peft", "Only training code imports the training libraries"),
     ("sag/ask.py", "import sag.cli", "No library module imports a command line"),
-    ("dcem/store/reviews.py", "import dcem.analysis.walkthrough", "Inside dcem"),
+    ("dcem/store/reviews.py", "import dcem.analysis.run_info", "Inside dcem"),
     ("dcem/synthetic/experiment.py", "import dcem.analysis.report", "Inside dcem"),
     ("dcem/calibration/sets.py", "import dcem.store.database", "Inside dcem"),
 ]

@@ -1,2 +1,3 @@
-"""Reading results: Appendix E metrics, the paper's report tables, what-if re-scoring of
-stored runs, run comparison, the case walkthrough and the ``explain`` command's trace."""
+"""Reading results: Appendix E metrics, the paper's report tables and generated REPRODUCTION
+blocks, what-if re-scoring of stored runs, reading a run's settings and calibration, and
+the ``explain`` command's trace."""

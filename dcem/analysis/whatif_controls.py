@@ -130,8 +130,8 @@ def scope_note(changes: Mapping[str, Any], spread: Mapping[str, Mapping[str, Any
                loss: str = "") -> str:
     """One paragraph saying which parameters apply to every cell and which stay per cell,
     (``calibration``: a calibration set's source) that every cell's panel comes from that
-    set, and (``loss``: :func:`dcem.analysis.loss_input.loss_change_words`) how the loss
-    differs from the run's."""
+    set, and (``loss``: the page's sentence on the loss table) how the loss differs from
+    the run's."""
     kept = [name for name in spread if name not in changes]
     parts = []
     if calibration:

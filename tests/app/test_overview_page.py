@@ -12,7 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dcem.analysis.glossary import term_help
-from dcem.analysis.metric_tables import comparison_view
+from studio.views.metric_tables import comparison_view
 from dcem.store.database import Store
 from dcem.store.demo import DEMO_EXPORTS
 from dcem.store.run_export import load_run_export

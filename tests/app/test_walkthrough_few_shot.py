@@ -7,7 +7,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from clinical.datasets import load_dataset
-from dcem.analysis.few_shot_view import EXAMPLE_TABLE_COLUMNS, EXAMPLES_NOTE, agent_examples
+from studio.views.few_shot_view import EXAMPLE_TABLE_COLUMNS, EXAMPLES_NOTE, agent_examples
 from dcem.core.config import MediatorConfig
 from dcem.store.database import Store
 from dcem_clinical.informed import EXAMPLE_COLUMNS, turn_examples
@@ -137,7 +137,7 @@ def test_a_run_imported_without_its_examples_says_so(few_shot_db: Path, tmp_path
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """An export made without the examples (as before exports kept them): the walkthrough
     says the store lacks them instead of blaming the case or the call."""
-    from dcem.analysis.few_shot_view import NOT_STORED_NOTE
+    from studio.views.few_shot_view import NOT_STORED_NOTE
     from dcem.store.run_export import write_run_export
     from dcem.store.run_import import import_run_export
     from dcem_clinical.informed import run_has_examples

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dcem.analysis.walkthrough import case_list
-from dcem.analysis.walkthrough_nav import CASE_TABLE_COLUMNS
+from studio.views.walkthrough import case_list
+from studio.views.walkthrough_nav import CASE_TABLE_COLUMNS
 from dcem.store.database import Store
 
 ROOT = Path(__file__).resolve().parents[2]

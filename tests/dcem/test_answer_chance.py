@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from dcem.analysis.answer_chance import CHANCE_MARGIN, answer_chance, chance_caveat, ranked_probabilities
+from studio.views.answer_chance import CHANCE_MARGIN, answer_chance, chance_caveat, ranked_probabilities
 from common.errors import InputError
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dcem.analysis.calibration_chance import (
+from studio.views.calibration_chance import (
     UNKNOWN_N_BAND,
     calibration_size,
     chance_band,

@@ -16,7 +16,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from dcem.analysis.calibration_view import calibration_view, load_upload, prior_table
+from studio.views.calibration_view import calibration_view, load_upload, prior_table
 from dcem.calibration.csv_import import (MAX_AGENTS, MAX_LABELS, MAX_LISTED_WARNINGS, MAX_TABLE_CELLS,
                                          parse_csv_rows)
 from dcem.calibration.fitting import estimate_confusion

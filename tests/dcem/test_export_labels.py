@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dcem.analysis.run_compare import export_tables, to_csv_bytes, to_parquet_bytes
+from studio.views.run_compare import export_tables, to_csv_bytes, to_parquet_bytes
 from dcem.store.database import Store
 
 

@@ -6,7 +6,7 @@ import math
 import pytest
 
 from dcem.analysis.form_input import parse_float_field, parse_int_field
-from dcem.analysis.launch_form import LaunchProgress, cells_text, launch_message, read_launch_form
+from studio.views.launch_form import LaunchProgress, cells_text, launch_message, read_launch_form
 from common.errors import ConfigError
 
 

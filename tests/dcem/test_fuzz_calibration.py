@@ -3,7 +3,7 @@
 Each input is an upload (bytes: near-valid calibration files with mutations, quoting and
 encoding accidents, files at and beyond the label/agent/table caps, arbitrary text and
 bytes), the typed label order, the smoothing alpha and the prior mode.  The page's steps
-(:func:`dcem.analysis.calibration_view.load_upload`, ``calibration_view``,
+(:func:`studio.views.calibration_view.load_upload`, ``calibration_view``,
 ``prior_table``) must end in a clean :class:`common.errors.InputError` whose message names
 its field, or in a valid set: labels and agents only from the file (or exactly the given
 order), every index in range, counts that add up, finite confusion rows summing to 1, a
@@ -23,7 +23,7 @@ import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from dcem.analysis.calibration_view import (ALPHA_MAX, ALPHA_MIN, calibration_view, label_order, load_upload,
+from studio.views.calibration_view import (ALPHA_MAX, ALPHA_MIN, calibration_view, label_order, load_upload,
                                             prior_table)
 from dcem.calibration.csv_import import CSV_COLUMNS, MAX_AGENTS, MAX_LABELS, MAX_TABLE_CELLS
 from dcem.calibration.sets import parse_calibration_csv

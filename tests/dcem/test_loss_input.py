@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from dcem.analysis.loss_input import format_loss_cell, loss_cells, loss_change, parse_loss_cell, parse_loss_table
+from studio.views.loss_input import format_loss_cell, loss_cells, loss_change, parse_loss_cell, parse_loss_table
 from common.errors import InputError
 
 LABELS = ["flu", "pneumonia", "cold"]

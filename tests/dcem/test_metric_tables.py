@@ -1,4 +1,4 @@
-"""Metric tables for the table widget (dcem.analysis.metric_tables): one column per
+"""Metric tables for the table widget (studio.views.metric_tables): one column per
 metric in the glossary's order, shares in percent, "mean ± std" on request."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import pytest
 
-from dcem.analysis.metric_tables import comparison_view, is_percent, risk_note, wide_metrics
+from studio.views.metric_tables import comparison_view, is_percent, risk_note, wide_metrics
 
 
 def _metrics() -> pd.DataFrame:

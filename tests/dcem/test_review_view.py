@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dcem.analysis.review_view import (
+from studio.views.review_view import (
     ANSWER_TABLE_COLUMNS,
     QUEUE_TABLE_COLUMNS,
     escalation_why,
@@ -17,7 +17,7 @@ from dcem.analysis.review_view import (
     queue_view,
     reviewed_calibration_set,
 )
-from dcem.analysis.walkthrough import case_trace
+from studio.views.walkthrough import case_trace
 from dcem.calibration.sets import rows_to_set
 from common.errors import ProjectError
 from dcem.store.database import Store

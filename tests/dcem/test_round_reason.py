@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from dcem.analysis.round_reason import fmt_pair, round_reason, row_reason
-from dcem.analysis.walkthrough import case_list, case_trace
+from studio.views.walkthrough import case_list, case_trace
 from dcem.core.config import MediatorConfig
 from dcem.store.database import Store
 

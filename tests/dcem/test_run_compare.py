@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dcem.analysis.run_compare import (
+from studio.views.run_compare import (
     changed_outcomes,
     export_tables,
     metric_deltas,

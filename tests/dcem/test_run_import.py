@@ -14,7 +14,7 @@ import pytest
 
 from common.db import StoreError
 from dcem.analysis.run_info import describe_run
-from dcem.analysis.walkthrough import case_list, case_trace
+from studio.views.walkthrough import case_list, case_trace
 from dcem.store.case_reads import agent_turns
 from dcem.analysis.whatif import baseline_metrics, load_run_replay
 from common.errors import InputError

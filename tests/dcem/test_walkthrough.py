@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dcem.analysis.walkthrough import case_list, case_trace, ex_post_confusion, filter_cases, probability_table, steer_message
+from studio.views.walkthrough import case_list, case_trace, ex_post_confusion, filter_cases, probability_table, steer_message
 from dcem.store.case_reads import AGENT_COLUMNS, TURN_COLUMNS, agent_turns, case_agents, case_text
 from dcem.store.database import Store, StoreError
 from dcem.synthetic.experiment import run_cell

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 
 from dcem.analysis.decision_view import HIGH_RISK_MARK, cell_loss, decision_table, loss_frame
-from dcem.analysis.walkthrough import case_list, case_trace
-from dcem.analysis.walkthrough_nav import (
+from studio.views.walkthrough import case_list, case_trace
+from studio.views.walkthrough_nav import (
     CASE_TABLE_COLUMNS,
     WalkLink,
     case_table,
@@ -20,7 +20,7 @@ from dcem.analysis.walkthrough_nav import (
     resolve_choice,
     resolve_round,
 )
-from dcem.analysis.walkthrough_view import load_walk_case, round_view
+from studio.views.walkthrough_view import load_walk_case, round_view
 from dcem.store.database import Store
 
 

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from dcem.analysis.run_info import run_methods
-from dcem.analysis.walkthrough import case_list
-from dcem.analysis.walkthrough_view import (
+from studio.views.walkthrough import case_list
+from studio.views.walkthrough_view import (
     SYNTHETIC_METHODS,
     Notice,
     clamp_round,

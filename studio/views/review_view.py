@@ -12,9 +12,9 @@ from typing import Sequence
 
 import pandas as pd
 
-from dcem.analysis.walkthrough import CaseTrace
 from dcem.calibration.sets import CalibrationSet, rows_to_set
 from common.errors import InputError
+from studio.views.walkthrough import CaseTrace
 
 __all__ = ["QUEUE_TABLE_COLUMNS", "ANSWER_TABLE_COLUMNS", "HISTORY_TABLE_COLUMNS", "QueueView", "LastAnswersView",
            "HistoryView", "ReviewedSet", "queue_view", "next_unreviewed", "after_save", "chosen_label",

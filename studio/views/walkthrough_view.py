@@ -16,10 +16,10 @@ import pandas as pd
 from dcem.analysis.decision_view import cell_loss, decision_table
 from dcem.analysis.round_reason import row_reason
 from dcem.analysis.run_info import run_methods
-from dcem.analysis.walkthrough import CaseTrace, case_trace, ex_post_confusion, filter_cases, steer_message
 from dcem.store.case_reads import AGENT_COLUMNS, TURN_COLUMNS, agent_turns, case_agents, case_text
 from dcem.core.vocabulary import mediated_methods, method_label
 from dcem.store.database import Store
+from studio.views.walkthrough import CaseTrace, case_trace, ex_post_confusion, filter_cases, steer_message
 
 __all__ = ["SYNTHETIC_METHODS", "FILTER_COLUMNS", "Notice", "CaseSelection", "WalkCase", "RoundView",
            "ConfusionPanel", "ConfusionView", "walkthrough_methods", "default_method_index", "filter_options",

@@ -44,7 +44,7 @@ def final_energies(store: Store, run_id: str, method: str) -> dict[str, float]:
 
 
 def case_table(cases: pd.DataFrame, energies: Mapping[str, float], *, mediated: bool = True) -> pd.DataFrame:
-    """The case table of some :func:`~dcem.analysis.walkthrough.case_list` rows, in their
+    """The case table of some :func:`~studio.views.walkthrough.case_list` rows, in their
     order (:data:`CASE_TABLE_COLUMNS`); final energy is empty without a mediator."""
     if cases.empty:
         return pd.DataFrame(columns=CASE_TABLE_COLUMNS)

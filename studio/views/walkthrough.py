@@ -18,10 +18,10 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from dcem.analysis.walkthrough_nav import outcome_words
 from dcem.core.config import MediatorConfig
 from dcem.core.vocabulary import mediated_methods
 from dcem.store.database import Store, StoreError
+from studio.views.walkthrough_nav import outcome_words
 
 __all__ = ["CaseTrace", "case_list", "filter_cases", "case_trace", "steer_message", "ex_post_confusion",
            "probability_table"]
@@ -33,7 +33,7 @@ def case_list(store: Store, run_id: str, method: str = "dcem") -> pd.DataFrame:
     Columns: case_id, scenario, seed, truth, action, decision, rounds, certified,
     budget, loss, correct, high_risk_truth, harmful_consensus, escalated (labels as
     strings), outcome (in the words the case table shows,
-    :func:`dcem.analysis.walkthrough_nav.outcome_words`).
+    :func:`studio.views.walkthrough_nav.outcome_words`).
     """
     rows = store.con.execute(
         "SELECT o.case_id, c.scenario, c.seed, o.truth, o.action, o.decision, o.rounds, o.certified, "
