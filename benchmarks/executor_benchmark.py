@@ -93,7 +93,7 @@ def sag(tmp: Path, items: int) -> dict[str, Any]:
     with SagStore(tmp / "ray.duckdb") as store, _ray() as ex:
         there, b = _timed(lambda: run_group_eval(store, spec, cfg, runners=recipe, only=("accuracy/medqa",),
                                                  executor=ex))
-    assert a.answered_now == b.answered_now == items
+    assert a.computed == b.computed == items
     return {"what": f"SAG-6 evaluation part accuracy/medqa, {items} items", "in_process_s": here, "ray_2x1_s": there,
             "ratio": here / there, "model_calls": a.model_calls}
 

@@ -126,7 +126,7 @@ def report_failed_units(summary: Any, unit: str) -> int:
         sys.stderr.write(f"error: {summary.stopped}\n")
     if not summary.failed:
         return EXIT_FAILED if summary.stopped else 0
-    key, message = summary.failed[0]
-    sys.stderr.write(f"error: {len(summary.failed)} {unit}(s) failed and were recorded (first: {key}: "
-                     f"{one_line(message)}); run the same command again to retry them\n")
+    first = summary.failed[0]
+    sys.stderr.write(f"error: {len(summary.failed)} {unit}(s) failed and were recorded (first: {first.key}: "
+                     f"{one_line(first.message)}); run the same command again to retry them\n")
     return EXIT_FAILED

@@ -27,11 +27,11 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence
+from typing import Any, Callable, Iterable, Iterator, NamedTuple, Protocol, Sequence
 
 from common.errors import ConfigError, ProjectError
 
-__all__ = ["Unit", "Failure", "WorkSummary", "Job", "Worker", "Sink", "Executor", "InProcess", "run_units",
+__all__ = ["Unit", "Failure", "UnitFailure", "WorkSummary", "Job", "Worker", "Sink", "Executor", "InProcess", "run_units",
            "Progress", "Cancel", "failure_of", "check_units"]
 
 log = logging.getLogger(__name__)
@@ -60,13 +60,23 @@ class Failure:
     detail: Any = None
 
 
+class UnitFailure(NamedTuple):
+    """A unit that failed this time: its key and message."""
+
+    key: str
+    message: str
+
+
 @dataclass(frozen=True)
 class WorkSummary:
-    """What one call of :func:`run_units` did.
+    """What one run of a command or page did: the one summary of every kind of run.
 
-    computed : units stored now; skipped : units the store had before; failed : (key,
-    message) of the units that raised this time; stopped : why the run stopped early (too
-    many failures in a row), when it did; complete : every unit is stored.
+    computed : units stored now; skipped : units the store had before; total : units of
+    the run; complete : every unit is stored; failed : the units that failed this time,
+    each a record with ``key`` and ``message`` (:class:`UnitFailure`, or the sink's own
+    record such as a SAG item's :class:`sag.failures.FailedItem`); stopped : why the run
+    stopped early (too many failures in a row), when it did; model_calls / cached_calls :
+    turns that reached a model / were answered from the call log (runs of models).
     """
 
     run_id: str
@@ -75,9 +85,11 @@ class WorkSummary:
     skipped: int
     total: int
     complete: bool
-    failed: tuple[tuple[str, str], ...] = ()
+    failed: tuple[Any, ...] = ()
     stopped: str | None = None
     seconds: float = 0.0
+    model_calls: int = 0
+    cached_calls: int = 0
 
 
 class Worker(Protocol):
@@ -191,13 +203,13 @@ def run_units(sink: Sink, units: Sequence[Unit], job: Job, *, run_id: str, done:
     counter = _Counter(units, done, progress)
     counter.report("resuming" if done else "starting")
     computed, in_a_row, stopped = 0, 0, None
-    failed: list[tuple[str, str]] = []
+    failed: list[UnitFailure] = []
     results = (executor or InProcess()).run(job, todo, counter.tick, cancel)
     try:
         for unit, result in results:
             if isinstance(result, Failure):
                 sink.fail(unit, result)
-                failed.append((unit.key, result.message))
+                failed.append(UnitFailure(unit.key, result.message))
                 in_a_row += 1
                 left = len(todo) - computed - len(failed)
                 if stop_after is not None and in_a_row >= stop_after and left > 0:

@@ -43,7 +43,7 @@ from sag.group_args import group_from_args
 if TYPE_CHECKING:
     import pandas as pd
 
-    from sag.run import SagRunSummary
+    from common.work import WorkSummary
 
 __all__ = ["main"]
 
@@ -64,13 +64,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
         finally:
             bar.close()
     state = "resumed" if summary.resumed else "new"
-    print(escape_controls(f"run {summary.run_id} ({state}): {summary.answered_now} items answered now, "
-                          f"{summary.items} in the run; {summary.model_calls} model calls, {summary.cached_calls} "
+    print(escape_controls(f"run {summary.run_id} ({state}): {summary.computed} items answered now, "
+                          f"{summary.total} in the run; {summary.model_calls} model calls, {summary.cached_calls} "
                           f"answered from the call log; {summary.seconds:.1f} s"))
     return _report_failures(summary)
 
 
-def _report_failures(summary: "SagRunSummary") -> int:
+def _report_failures(summary: "WorkSummary") -> int:
     """Exit status 1 and one line per failed item on stderr when items got no answer."""
     if not summary.failed:
         return 0
@@ -172,7 +172,7 @@ def _report_eval(args: argparse.Namespace) -> int:
 
     if args.export is not None:  # a path that cannot be written stops the command before any work
         check_target(args.export)
-    if args.from_export is not None and Path(args.from_export).is_dir():
+    if args.from_export is not None and args.from_export.strip() and Path(args.from_export).is_dir():
         return _report_export_folder(args)
     if args.from_export is not None:
         data = load_export(args.from_export)

@@ -40,6 +40,15 @@ class FailedItem:
     cached_calls: int = 0
     seconds: float = 0.0
 
+    @property
+    def key(self) -> str:
+        """The failed unit's key (:class:`common.work.WorkSummary`)."""
+        return self.item_id
+
+    @property
+    def message(self) -> str:
+        return self.reason
+
 
 class ItemFailed(Exception):
     """A model call of the item failed, so the item has no answer (see the module docstring)."""

@@ -13,7 +13,8 @@ import pandas as pd
 from clinical.questions import BENCHMARKS
 from common.errors import ConfigError
 from sag.config import PRESETS, ROLES, GroupConfig, preset
-from sag.run import SagRunSpec, SagRunSummary
+from common.work import WorkSummary
+from sag.run import SagRunSpec
 
 __all__ = ["MAX_LAUNCH_ITEMS", "launch_spec", "progress_update", "launch_message", "with_adapter", "LORA_INFIX",
            "time_estimate"]
@@ -71,10 +72,10 @@ def progress_update(done: int, total: int, label: str) -> tuple[float, str]:
     return fraction, f"{done} of {total} items answered ({label})"
 
 
-def launch_message(summary: SagRunSummary) -> str:
+def launch_message(summary: WorkSummary) -> str:
     """What the page says once a launched run returns."""
     done = "resumed; " if summary.resumed else ""
-    text = (f"Run {summary.run_id}: {done}{summary.answered_now} item(s) answered now of {summary.items}, "
+    text = (f"Run {summary.run_id}: {done}{summary.computed} item(s) answered now of {summary.total}, "
             f"{summary.model_calls} model call(s), {summary.cached_calls} answered from the call log, "
             f"{summary.seconds:.1f} s.")
     if summary.failed:

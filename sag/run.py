@@ -23,23 +23,21 @@ import numpy as np
 from clinical.questions import BENCHMARKS, QuestionItem, is_file, load_benchmark, load_jsonl_items, sample_items
 from clinical.training_split import drop_train
 from common.errors import ConfigError
-from common.work import Executor, Failure, InProcess, Unit, run_units
+from common.work import Executor, Failure, InProcess, Progress, Unit, WorkSummary, run_units
 from runtime.call_shipping import logged_calls
 from runtime.turns import TurnRunner
 from sag.config import AgentRole, GroupConfig
 from sag.debate import Searcher
-from sag.failures import FailedItem
 from sag.group import Calibration, CalibrationFailed, check_fixed_options
 from sag.item_job import CALIBRATION_UNIT, ItemJob, ItemSink, item_units
 from sag.results import ItemResult
 from sag.store.tables import SagStore
 
-__all__ = ["SagRunSpec", "SagRunSummary", "run_sag", "run_items", "load_items", "HELDOUT_PREFIX", "default_runners", "default_retrievers",
+__all__ = ["SagRunSpec", "run_sag", "run_items", "load_items", "HELDOUT_PREFIX", "default_runners", "default_retrievers",
            "Progress", "corpora_of"]
 
 log = logging.getLogger(__name__)
 
-Progress = Callable[[int, int, str], None]  # (done, total, label)
 
 # A run stops when this many items in a row got no answer (a server that is down, a model
 # whose context no prompt fits): the rest would fail the same way.
@@ -125,23 +123,6 @@ class SagRunSpec:
         return f"sag-{name}-{self.cfg.name}-{digest}"
 
 
-@dataclass(frozen=True)
-class SagRunSummary:
-    """What one call of :func:`run_items` did.  ``failed``: the items that got no answer
-    this time (a model call failed; see :mod:`sag.failures`), stored apart and retried by
-    the next run; ``stopped``: why the run stopped early, when it did."""
-
-    run_id: str
-    items: int
-    answered_now: int
-    model_calls: int
-    cached_calls: int
-    seconds: float
-    resumed: bool
-    failed: tuple[FailedItem, ...] = ()
-    stopped: str | None = None
-
-
 RunnerFactory = Callable[[GroupConfig], Mapping[str, TurnRunner]]  # the group's runners, by model key
 RetrieverFactory = Callable[[tuple[str, ...]], Mapping[str, Searcher]]
 
@@ -166,7 +147,7 @@ def run_sag(store: SagStore, spec: SagRunSpec, *, runners: RunnerFactory | Mappi
             retrievers: RetrieverFactory | Mapping[str, Searcher] | None = None,
             progress: Progress | None = None, cancel: Callable[[], bool] | None = None,
             prepared: tuple[Sequence[QuestionItem], Sequence[QuestionItem]] | None = None,
-            executor: Executor | None = None) -> SagRunSummary:
+            executor: Executor | None = None) -> WorkSummary:
     """Answer every item of the run not yet stored; see the module docstring.  ``prepared``:
     the items :meth:`SagRunSpec.prepare` drew (read again when not given)."""
     evaluation, calibration = prepared if prepared is not None else spec.prepare()
@@ -180,7 +161,7 @@ def run_items(store: SagStore, run_id: str, *, benchmark: str, cfg: GroupConfig,
               runners: RunnerFactory | Mapping[str, TurnRunner] | None = None,
               retrievers: RetrieverFactory | Mapping[str, Searcher] | None = None,
               progress: Progress | None = None, cancel: Callable[[], bool] | None = None,
-              calibration_cfg: GroupConfig | None = None, executor: Executor | None = None) -> SagRunSummary:
+              calibration_cfg: GroupConfig | None = None, executor: Executor | None = None) -> WorkSummary:
     """Answer the items of run ``run_id`` not yet stored (the D-CEM method first calibrates
     on ``calibration``, played with ``calibration_cfg``, by default ``cfg``); a finished run
     answers nothing and loads no model.  executor : where the units run (this process by
@@ -211,8 +192,10 @@ def run_items(store: SagStore, run_id: str, *, benchmark: str, cfg: GroupConfig,
         store.finish_run(run_id)
     elif sink.failed:
         store.mark_failed(run_id)
-    return SagRunSummary(run_id, len(evaluation), len(store.done_items(run_id)) - len(done), sink.calls, sink.cached,
-                         time.perf_counter() - start, resumed, tuple(sink.failed), stopped)
+    now = store.done_items(run_id)
+    return WorkSummary(run_id, resumed, len(now) - len(done), len(done), len(evaluation),
+                       now >= {it.item_id for it in evaluation}, tuple(sink.failed), stopped,
+                       time.perf_counter() - start, sink.calls, sink.cached)
 
 
 def _calibrate(sink: ItemSink, job: ItemJob, items: tuple[QuestionItem, ...], executor: Executor | None,

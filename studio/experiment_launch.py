@@ -5,7 +5,7 @@ Streamlit interrupts a running script when the person presses Stop (or any other
 control): the next element update raises inside the progress callback, between two
 stored cells.  So the launch writes its progress to the session after each cell, before
 touching the page; a launch that never reached its end is, on any later run, one that
-was stopped (:func:`dcem.analysis.launch_form.launch_message`).  Its stored cells stay,
+was stopped (:func:`studio.views.launch_form.launch_message`).  Its stored cells stay,
 and launching the same settings resumes it.
 """
 from __future__ import annotations

@@ -20,7 +20,8 @@ from runtime.turns import TurnRunner
 from sag.config import GroupConfig
 from sag.debate import Searcher
 from sag.launch import progress_update
-from sag.run import SagRunSpec, SagRunSummary, default_runners, run_sag
+from common.work import WorkSummary
+from sag.run import SagRunSpec, default_runners, run_sag
 from studio.executor_choice import executor_for
 from sag.store.tables import SagStore
 from studio.store_scope import open_for_run
@@ -66,7 +67,7 @@ def _counted(runners: Any, played: Callable[[int], None]) -> Callable[[GroupConf
     return factory
 
 
-def launch_run(db: SagStore, spec: SagRunSpec, *, executor: str = "process") -> SagRunSummary:
+def launch_run(db: SagStore, spec: SagRunSpec, *, executor: str = "process") -> WorkSummary:
     """Run ``spec`` into the store with a progress bar counting the items and the turns
     played; the models come from the session's hook (:data:`MODELS_KEY`) or, by default,
     are loaded for the run.  On Ray (``executor="ray"``) the workers load the models and

@@ -105,10 +105,11 @@ def _run_groups(args: argparse.Namespace, spec: "SuiteSpec", cfgs: list[GroupCon
             finally:
                 bar.close()
             rss = f", peak RSS {summary.peak_rss_mb:.0f} MB" if summary.peak_rss_mb else ""
-            print(f"{cfg.name}: {summary.parts} parts, {summary.items} items ({summary.answered_now} answered now; "
+            print(f"{cfg.name}: {summary.parts} parts, {summary.total} items ({summary.computed} answered now; "
                   f"{summary.model_calls} model calls, {summary.cached_calls} from the call log) in "
                   f"{summary.seconds:.0f} s{rss}{'' if summary.complete else '; incomplete'}"
-                  + (f"; skipped {', '.join(summary.skipped)} (D-CEM needs one option count)" if summary.skipped else ""))
+                  + (f"; skipped {', '.join(summary.skipped_parts)} (D-CEM needs one option count)"
+                     if summary.skipped_parts else ""))
             if summary.failed:
                 print(f"error: {cfg.name}: {len(summary.failed)} item(s) got no answer (a model call failed; first: "
                       f"{summary.failed[0].reason}); they are not counted; run the same command again to retry them",

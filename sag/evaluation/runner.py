@@ -31,13 +31,12 @@ from typing import Any, Callable, Mapping, Sequence
 
 from clinical.questions import QuestionItem
 from common.errors import ConfigError
-from common.work import Executor, InProcess
+from common.work import Executor, InProcess, WorkSummary
 from runtime.turns import TurnRunner
 from sag.config import GroupConfig
 from sag.debate import Searcher
 from sag.evaluation.subsets import Subsets, items_by_id, load_subsets
 from sag.evaluation.suite import Part, SuiteSpec, build_parts
-from sag.failures import FailedItem
 from sag.run import (Progress, RetrieverFactory, RunnerFactory, corpora_of, default_retrievers, default_runners,
                      run_items)
 from sag.store.eval_tables import record_cost, record_part
@@ -48,18 +47,16 @@ __all__ = ["GroupEvalSummary", "run_group_eval", "part_config", "part_run_id", "
 
 
 @dataclass(frozen=True)
-class GroupEvalSummary:
-    group: str
-    parts: int
-    items: int
-    answered_now: int
-    model_calls: int
-    cached_calls: int
-    seconds: float
-    peak_rss_mb: float | None
-    complete: bool
-    skipped: tuple[str, ...] = ()  # parts the group cannot answer (D-CEM on items of varying option counts)
-    failed: tuple[FailedItem, ...] = ()  # items that got no answer this time (a model call failed)
+class GroupEvalSummary(WorkSummary):
+    """A group's evaluation: the :class:`common.work.WorkSummary` of the items of all its
+    parts (run id ``<eval id>/<group>``; ``failed``: the items that got no answer this time),
+    with the group's name, its parts, the process's peak memory and ``skipped_parts``: the
+    parts the group cannot answer (D-CEM on items of varying option counts)."""
+
+    group: str = ""
+    parts: int = 0
+    peak_rss_mb: float | None = None
+    skipped_parts: tuple[str, ...] = ()
 
 
 def part_config(cfg: GroupConfig, part: Part) -> GroupConfig:
@@ -165,6 +162,10 @@ def _sources(cfg: GroupConfig, runners: Any, retrievers: Any, remote: bool) -> t
     return models, models, (lambda _names: indexes(None))
 
 
+def _complete(store: SagStore, cfg: GroupConfig, parts: Sequence[Part]) -> bool:
+    return all(len(store.done_items(part_run_id(part_config(cfg, p), p))) == len(p.items) for p in parts)
+
+
 def _record_peak(store: SagStore, spec: SuiteSpec, cfg: GroupConfig) -> float:
     """Store this process's peak resident memory (MB) with the group's weights; return it."""
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
@@ -190,8 +191,7 @@ def run_group_eval(store: SagStore, spec: SuiteSpec, cfg: GroupConfig, *, subset
     remote = executor is not None and not isinstance(executor, InProcess)
     measure_memory = measure_memory and not remote
     models, part_runners, part_retrievers = _sources(cfg, runners, retrievers, remote)
-    done_before = answered = calls = cached = 0
-    failed: list[FailedItem] = []
+    done_before, ran = 0, []  # items before the part under way; each part's WorkSummary
     skipped = [p.key for p in parts if _cannot_answer(cfg, p, subsets)]
     plan = _plan(parts, skipped)
     for position, part in enumerate(parts):
@@ -220,15 +220,15 @@ def run_group_eval(store: SagStore, spec: SuiteSpec, cfg: GroupConfig, *, subset
         done_before += len(part.items)
         if models.built and measure_memory:  # after every part, so a stopped segment keeps its measurement
             _record_peak(store, spec, cfg)
-        answered, calls, cached = (answered + summary.answered_now, calls + summary.model_calls,
-                                   cached + summary.cached_calls)
-        failed.extend(summary.failed)
+        ran.append(summary)
         if summary.stopped:  # the model fails item after item: the other parts would fail the same way
             break
         if progress is not None:
             progress(done_before, total, part.key)
     peak = _record_peak(store, spec, cfg) if models.built and measure_memory else None
-    complete = all(len(store.done_items(part_run_id(part_config(cfg, p), p))) == len(p.items)
-                   for p in parts if p.key not in skipped and p.key in chosen)
-    return GroupEvalSummary(cfg.name, len(chosen), total, answered, calls, cached, time.perf_counter() - start, peak,
-                            complete, tuple(skipped), tuple(failed))
+    complete = _complete(store, cfg, [p for p in parts if p.key not in skipped and p.key in chosen])
+    return GroupEvalSummary(f"{spec.eval_id}/{cfg.name}", any(s.resumed for s in ran), sum(s.computed for s in ran),
+                            sum(s.skipped for s in ran), total, complete, tuple(f for s in ran for f in s.failed), None,
+                            time.perf_counter() - start, sum(s.model_calls for s in ran),
+                            sum(s.cached_calls for s in ran), group=cfg.name, parts=len(chosen), peak_rss_mb=peak,
+                            skipped_parts=tuple(skipped))

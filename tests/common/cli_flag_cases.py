@@ -148,7 +148,7 @@ def install_stand_ins(monkeypatch: pytest.MonkeyPatch, record: dict[str, Any]) -
     import sag.runners
     import sag.store.tables
 
-    summary = SimpleNamespace(run_id="r", resumed=False, computed=0, skipped=0, total=0, answered_now=0, items=0,
+    summary = SimpleNamespace(run_id="r", resumed=False, computed=0, skipped=0, total=0,
                               model_calls=0, cached_calls=0, seconds=0.0, failed=(), stopped=None)
 
     def build_runners(keys: Any, **kwargs: Any) -> dict[str, Any]:

@@ -9,7 +9,8 @@ from pathlib import Path
 from runtime.turns import TurnRequest
 from sag.config import preset
 from sag.retrieval import retrievers
-from sag.run import SagRunSpec, SagRunSummary, load_items, run_sag
+from common.work import WorkSummary
+from sag.run import SagRunSpec, load_items, run_sag
 from sag.store.tables import SagStore
 
 from .fakes import ScriptedTurns, constant
@@ -54,9 +55,9 @@ def telling_seed() -> int:
 _DCEM = preset("sag-6-dcem").with_changes(n_cal=4, t_max=2)
 
 
-def build_group_runs(path: Path, index_cache: Path) -> dict[str, SagRunSummary]:
+def build_group_runs(path: Path, index_cache: Path) -> dict[str, WorkSummary]:
     """Write the three runs into the DuckDB file ``path``; returns their summaries by name."""
-    out: dict[str, SagRunSummary] = {}
+    out: dict[str, WorkSummary] = {}
     corpora = retrievers(("medlineplus", "pubmedqa"), cache_dir=index_cache)
     specs = {"sag": (preset("sag-6").with_changes(t_max=2), debating, corpora),
              "majority": (preset("sag-6-majority"), constant("C"), corpora),

@@ -51,7 +51,7 @@ def test_an_item_whose_call_failed_is_stored_apart_and_retried(tmp_path: Path) -
         first = run_sag(store, spec, runners=_runners(spec.cfg, FailOn([broken.question])), retrievers={})
         outcomes, failures, runs = store.outcomes(first.run_id), store.failures(first.run_id), store.runs()
         table = summarise(store.outcomes(), store.failures())
-        assert first.answered_now == 3 and [f.item_id for f in first.failed] == [broken.item_id]
+        assert first.computed == 3 and [f.item_id for f in first.failed] == [broken.item_id]
         assert broken.item_id not in set(outcomes["item_id"]) and len(outcomes) == 3
         assert list(failures["item_id"]) == [broken.item_id] and failures["attempts"].tolist() == [1]
         assert "connection refused" in failures["reason"].iloc[0] and failures["model_calls"].iloc[0] >= 1
@@ -62,10 +62,10 @@ def test_an_item_whose_call_failed_is_stored_apart_and_retried(tmp_path: Path) -
         assert "failed" in format_table(table) and "not counted" in format_table(table)
         assert "got no answer" in launch_message(first)
         again = run_sag(store, spec, runners=_runners(spec.cfg, FailOn([broken.question])), retrievers={})
-        assert again.answered_now == 0 and store.failures(first.run_id)["attempts"].tolist() == [2]
+        assert again.computed == 0 and store.failures(first.run_id)["attempts"].tolist() == [2]
         fixed = ScriptedTurns(constant("B"))
         last = run_sag(store, spec, runners=_runners(spec.cfg, fixed), retrievers={})
-        assert last.answered_now == 1 and not last.failed and fixed.requests  # the failed call was not cached
+        assert last.computed == 1 and not last.failed and fixed.requests  # the failed call was not cached
         assert store.failures(first.run_id).empty and store.runs()["status"].iloc[0] == "finished"
         assert len(store.outcomes(first.run_id)) == 4
 
@@ -77,7 +77,7 @@ def test_a_dead_model_stops_the_run_after_a_few_items(tmp_path: Path) -> None:
         summary = run_sag(store, spec, runners=_runners(spec.cfg, dead), retrievers={})
         assert store.outcomes().empty and len(store.failures()) == STOP_AFTER_FAILURES
         table = summarise(store.outcomes(), store.failures())
-    assert len(summary.failed) == STOP_AFTER_FAILURES and summary.answered_now == 0
+    assert len(summary.failed) == STOP_AFTER_FAILURES and summary.computed == 0
     assert summary.stopped is not None and f"{8 - STOP_AFTER_FAILURES} items not tried" in summary.stopped
     assert len(dead.requests) == STOP_AFTER_FAILURES
     row = table.iloc[0]

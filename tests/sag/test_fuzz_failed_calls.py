@@ -83,7 +83,7 @@ def _check(store: SagStore) -> Any:
         outcomes, failures = store.outcomes(run_id), store.failures(run_id)
         answered, failed = set(outcomes["item_id"]), set(failures["item_id"])
         assert not answered & failed and answered | failed <= {it.item_id for it in items}
-        assert {f.item_id for f in first.failed} == failed and len(answered) == first.answered_now
+        assert {f.item_id for f in first.failed} == failed and len(answered) == first.computed
         assert (len(failed) > 0) == (flaky.failed > 0) or first.stopped is not None
         for item_id in answered:
             messages = store.messages(run_id, item_id)
@@ -98,7 +98,7 @@ def _check(store: SagStore) -> Any:
         healthy = ScriptedTurns(constant(p["answer"]))
         again = run_items(store, run_id, benchmark="medqa", cfg=cfg, seed=0, evaluation=items,
                           runners={m: healthy for m in cfg.models()}, retrievers={})
-        assert again.answered_now == len(items) - len(answered) and not again.failed
+        assert again.computed == len(items) - len(answered) and not again.failed
         assert store.failures(run_id).empty and len(store.outcomes(run_id)) == len(items)
         return "error" if failed else "valid"
     return check

@@ -61,7 +61,7 @@ def test_the_same_runs_resume_with_no_model_call(old_store: Path) -> None:
     with SagStore(old_store) as store:
         for spec in SPECS:
             summary = run_sag(store, spec, runners=runners, retrievers={})
-            assert (summary.resumed, summary.answered_now, summary.model_calls) == (True, 0, 0)
+            assert (summary.resumed, summary.computed, summary.model_calls) == (True, 0, 0)
     assert not runners["smollm2-135m"].requests  # no model was asked
 
 
@@ -74,7 +74,7 @@ def test_an_item_lost_from_an_old_run_is_answered_again_from_its_call_log(old_st
             store.con.execute(f"DELETE FROM {table} WHERE run_id = ? AND item_id = ?", [RUNS[1], lost])
         summary = run_sag(store, SPECS[1], runners=runners, retrievers={})
         after = store.outcomes(RUNS[1])
-    assert (summary.answered_now, summary.model_calls) == (1, 0) and summary.cached_calls > 0
+    assert (summary.computed, summary.model_calls) == (1, 0) and summary.cached_calls > 0
     assert not runners["smollm2-135m"].requests
     assert after.set_index("item_id").loc[lost, "answer"] == before.set_index("item_id").loc[lost, "answer"]
 

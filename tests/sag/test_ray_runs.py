@@ -54,9 +54,9 @@ def test_scripted_rows_through_ray_equal_the_in_process_rows(tmp_path: Path, ray
     with SagStore(tmp_path / "ray.duckdb") as store:
         there = run_sag(store, spec, runners=_scripted(cfg, runner), retrievers={}, executor=ray_executor)
         again = run_sag(store, spec, runners=_scripted(cfg, runner), retrievers={}, executor=ray_executor)
-    assert (here.answered_now, there.answered_now) == (5, 5)
+    assert (here.computed, there.computed) == (5, 5)
     assert (there.model_calls, there.cached_calls) == (here.model_calls, here.cached_calls)
-    assert (again.answered_now, again.model_calls) == (0, 0)
+    assert (again.computed, again.model_calls) == (0, 0)
     assert rows(tmp_path / "ray.duckdb") == rows(tmp_path / "here.duckdb")
 
 
@@ -70,7 +70,7 @@ def test_a_failed_item_on_ray_is_recorded_with_its_reason_and_the_run_goes_on(tm
                           executor=ray_executor)
         failures = store.failures(summary.run_id)
         status = store.runs()["status"].iloc[0]
-    assert summary.answered_now == 3 and [f.item_id for f in summary.failed] == [broken.item_id]
+    assert summary.computed == 3 and [f.item_id for f in summary.failed] == [broken.item_id]
     assert list(failures["item_id"]) == [broken.item_id] and "connection refused" in failures["reason"].iloc[0]
     assert status == "failed"
 
@@ -84,5 +84,5 @@ def test_smollm2_rows_through_ray_equal_the_in_process_rows(tmp_path: Path, ray_
         there = run_sag(store, spec, retrievers={}, executor=ray_executor)
         again = run_sag(store, spec, retrievers={}, executor=ray_executor)
     assert here.model_calls > 0 and there.model_calls == here.model_calls
-    assert (again.answered_now, again.model_calls) == (0, 0)
+    assert (again.computed, again.model_calls) == (0, 0)
     assert rows(tmp_path / "ray.duckdb") == rows(tmp_path / "here.duckdb")

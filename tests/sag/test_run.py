@@ -29,13 +29,13 @@ def test_run_stores_resumes_and_reruns_without_calls(tmp_path: Path) -> None:
     with SagStore(db) as store:
         first = run_sag(store, spec, runners=_runners(spec.cfg, ScriptedTurns(constant("B"))), retrievers={},
                         cancel=lambda: len(store.done_items(first_id(store))) >= stop_after["n"])
-        assert first.answered_now == 2 and not first.resumed
+        assert first.computed == 2 and not first.resumed
         runner = ScriptedTurns(constant("B"))
         second = run_sag(store, spec, runners=_runners(spec.cfg, runner), retrievers={})
-        assert second.resumed and second.answered_now == 2 and second.run_id == first.run_id
+        assert second.resumed and second.computed == 2 and second.run_id == first.run_id
         third_runner = ScriptedTurns(constant("C"))
         third = run_sag(store, spec, runners=_runners(spec.cfg, third_runner), retrievers={})
-        assert third.answered_now == 0 and third.model_calls == 0 and third_runner.requests == []
+        assert third.computed == 0 and third.model_calls == 0 and third_runner.requests == []
         outcomes = store.outcomes(first.run_id)
         messages = store.messages(first.run_id, outcomes["item_id"].iloc[0])
         runs = store.runs()

@@ -11,7 +11,7 @@ import pytest
 
 from common.errors import ConfigError
 from sag.launch import MAX_LAUNCH_ITEMS, launch_message, launch_spec, progress_update
-from sag.run import SagRunSummary
+from common.work import WorkSummary
 from sag.store.tables import MESSAGE_COLUMNS, SagStore
 from sag.views import (DIST_COLUMNS, FLAG_COLUMNS, JUDGE_COLUMNS, MEDIATOR_COLUMNS, PASSAGE_COLUMNS, Outcome,
                        compare_runs, distributions, item_labels, load_item_view, mediator_table, outcome_of, passages,
@@ -181,6 +181,6 @@ def test_launch_settings_are_checked() -> None:
     assert progress_update(2, 4, "medqa-0001") == (0.5, "2 of 4 items answered (medqa-0001)")
     assert progress_update(1, 5, "calibration") == (0.2, "calibration: 1 of 5 items")
     assert progress_update(0, 0, "x")[0] == 1.0
-    text = launch_message(SagRunSummary("sag-x", 3, 2, 28, 14, 1.25, True))
+    text = launch_message(WorkSummary("sag-x", True, 2, 1, 3, True, seconds=1.25, model_calls=28, cached_calls=14))
     assert text == ("Run sag-x: resumed; 2 item(s) answered now of 3, 28 model call(s), 14 answered from the "
                     "call log, 1.2 s.")

@@ -58,7 +58,7 @@ def test_two_halves_merged_equal_one_store(tmp_path: Path, capsys: Any) -> None:
         cfg = preset("vote-6")
         runner = ScriptedTurns(policy)
         again = run_group_eval(store, SPEC, cfg, runners={m: runner for m in cfg.models()}, measure_memory=False)
-        assert again.answered_now == 0 and runner.requests == []
+        assert again.computed == 0 and runner.requests == []
         assert merge_store(store, tmp_path / "b.duckdb").added == 0
 
 

@@ -45,7 +45,7 @@ def evaluated(tmp_path_factory: pytest.TempPathFactory) -> Path:
             runner = ScriptedTurns(policy)
             summary = run_group_eval(store, SPEC, cfg, runners={m: runner for m in cfg.models()},
                                      measure_memory=False)
-            assert summary.complete and summary.answered_now == summary.items
+            assert summary.complete and summary.computed == summary.total
     return path
 
 
@@ -54,7 +54,7 @@ def test_a_finished_evaluation_reruns_with_zero_model_calls(evaluated: Path) -> 
         cfg = preset("single")
         runner = ScriptedTurns(policy)
         summary = run_group_eval(store, SPEC, cfg, runners={m: runner for m in cfg.models()}, measure_memory=False)
-        assert summary.answered_now == 0 and summary.model_calls == 0 and runner.requests == []
+        assert summary.computed == 0 and summary.model_calls == 0 and runner.requests == []
         parts = eval_parts(store, SPEC.eval_id)
         assert (parts["answered"] == parts["items"]).all()
         assert len(parts[parts["group_name"] == "single"]) == len(parts) // 2
@@ -68,11 +68,11 @@ def test_an_interrupted_evaluation_resumes_where_it_stopped(tmp_path: Path) -> N
         first = ScriptedTurns(policy)
         stopped = run_group_eval(store, spec, cfg, runners={m: first for m in cfg.models()}, measure_memory=False,
                                  cancel=lambda: next(ticks) >= 5)
-        assert not stopped.complete and 0 < stopped.answered_now < stopped.items
+        assert not stopped.complete and 0 < stopped.computed < stopped.total
         second = ScriptedTurns(policy)
         rest = run_group_eval(store, spec, cfg, runners={m: second for m in cfg.models()}, measure_memory=False)
-        assert rest.complete and stopped.answered_now + rest.answered_now == rest.items
-        assert len(second.requests) == rest.items - stopped.answered_now
+        assert rest.complete and stopped.computed + rest.computed == rest.total
+        assert len(second.requests) == rest.total - stopped.computed
 
 
 def test_scores_follow_the_scripted_answers(evaluated: Path) -> None:
@@ -182,7 +182,7 @@ def test_the_plan_of_a_mediated_group_leaves_out_the_parts_it_cannot_answer(tmp_
         runner = ScriptedTurns(policy)
         summary = run_group_eval(store, spec, cfg, runners={m: runner for m in cfg.models()}, measure_memory=False)
         group = score_evaluation(store, spec.eval_id)["groups"][cfg.name]
-    assert summary.complete and set(summary.skipped) == {"accuracy/mmlu-pro-health", "accuracy/mmlu-pro-biology"}
+    assert summary.complete and set(summary.skipped_parts) == {"accuracy/mmlu-pro-health", "accuracy/mmlu-pro-biology"}
     assert group["complete"] and group["items_answered"] == group["items_planned"] == 4
     assert set(group["accuracy"]) == {"medqa", "medmcqa", "mmlu-medical", "agentclinic"}
 
@@ -196,7 +196,7 @@ def test_a_group_stopped_between_the_two_perturbed_parts_scores_and_reports(tmp_
         runner = ScriptedTurns(policy)
         summary = run_group_eval(store, spec, cfg, runners={m: runner for m in cfg.models()}, measure_memory=False,
                                  only=("accuracy/medqa", "robustness/medqa/ling"))
-        assert summary.complete and summary.parts == 2 and summary.items == 4
+        assert summary.complete and summary.parts == 2 and summary.total == 4
         scored = score_evaluation(store, spec.eval_id)
     row = scored["groups"]["single"]["robustness"]["medqa"]
     assert set(row) == {"clean", "ling"} and row["ling"]["n"] == 2

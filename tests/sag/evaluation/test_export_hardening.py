@@ -136,7 +136,7 @@ def test_an_export_that_is_not_utf8_or_a_folder_is_refused(tmp_path: Path) -> No
     path = tmp_path / "e.json"
     path.write_bytes(b"\xff\xfe{}")
     assert "is not UTF-8 text" in _refused(*_report("--from-export", str(path)))
-    assert "cannot read" in _refused(*_report("--from-export", str(tmp_path)))
+    assert "manifest.json is missing" in _refused(*_report("--from-export", str(tmp_path)))  # a folder: an export folder
     assert "cannot read" in _refused(*_report("--from-export", ""))
 
 
