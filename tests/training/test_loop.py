@@ -47,3 +47,26 @@ def test_the_progress_bar_of_a_resumed_run_starts_at_its_steps_done(monkeypatch:
     progress(5, 10, _row(5))
     bar.close()
     assert " 5/10 " in err.getvalue() and "reward +0.50 batch acc 0.25" in err.getvalue()
+
+
+def test_a_raising_step_stops_the_run_with_its_own_error_and_nothing_after_it() -> None:
+    recorded: list[int] = []
+    saved: list[int] = []
+
+    def step(k: int) -> StepRow:
+        if k == 3:
+            raise MemoryError("out of memory at step 3")
+        return _row(k)
+    with pytest.raises(MemoryError, match="step 3"):
+        run_loop(start=0, total=6, step=step, record=lambda row: recorded.append(row.step), checkpoint=saved.append,
+                 every=2)
+    assert recorded == [1, 2] and saved == [2]
+
+
+def test_stopping_between_steps_checkpoints_every_recorded_step() -> None:
+    recorded: list[int] = []
+    saved: list[int] = []
+    result = run_loop(start=1, total=9, step=_row, record=lambda row: recorded.append(row.step),
+                      checkpoint=saved.append, every=4, should_stop=lambda: len(recorded) >= 2)
+    assert (result.last_step, result.stopped) == (3, True)
+    assert recorded == [2, 3] and saved == [3]
