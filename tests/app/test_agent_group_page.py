@@ -213,3 +213,24 @@ def test_agent_group_page_is_in_the_navigation(sag_db: tuple[Path, dict[str, str
     assert not at.exception
     assert at.title[0].value == "Agent group"
     assert at.selectbox(key="ag_run").value == sag_db[1]["dcem"]
+
+
+@pytest.mark.slow
+def test_a_launch_on_ray_stores_the_run_with_smollm2(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Where the units run: Ray. Two local workers each load SmolLM2 and answer the items;
+    the page alone writes them, and says how many it answered."""
+    db = tmp_path / "ray.duckdb"
+    monkeypatch.setenv("DCEM_DB", str(db))
+    at = AppTest.from_file(PAGE, default_timeout=300).run()
+    at.selectbox(key="ag_group").set_value("single")
+    at.radio(key="ag_executor").set_value("ray")
+    at.text_input(key="ag_items").input("2")
+    at.text_input(key="ag_tmax").input("1").run()
+    _run_button(at).click().run()
+    assert not at.exception
+    assert any("2 item(s) answered now of 2" in s for s in _texts(at, "success"))
+    with SagStore(db) as store:
+        runs = store.runs()
+        assert len(runs) == 1 and runs["answered"].iloc[0] == 2 and runs["group_name"].iloc[0] == "single"
+        assert store.con.execute("SELECT count(*) FROM llm_calls WHERE run_id = ?",
+                                 [runs["run_id"].iloc[0]]).fetchone()[0] > 0  # the workers' calls, logged here
