@@ -85,8 +85,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run_kind(store: Any, run_id: str) -> tuple[str, dict[str, Any]]:
-    row = store.con.execute("SELECT kind, spec_json FROM runs WHERE run_id = ?", [run_id]).fetchone()
-    return str(row[0]), json.loads(row[1])
+    from dcem.store.run_reads import run_kind, run_spec_text
+
+    return run_kind(store, run_id), json.loads(run_spec_text(store, run_id))
 
 
 def _cmd_report(args: argparse.Namespace) -> int:

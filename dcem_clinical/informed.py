@@ -19,19 +19,20 @@ The prompt (and so the cache key) of a few-shot call contains its examples, and 
 never answers.  :func:`turn_examples` reads the examples of a stored case's turns back
 (for the walkthrough): agent turns join the call log on their cache key, and a run imported
 from an export, which has no call log, carries them in its turn rows
-(:func:`run_turn_examples` gives them to the export).
+(:func:`run_turn_examples` gives them to the export); :mod:`dcem.store.turn_examples` reads
+the stored texts.
 """
 from __future__ import annotations
 
 import json
 from typing import Any, Sequence
 
-import duckdb
 import pandas as pd
 
 from clinical.datasets import ClinicalCase
 from common.db import Database
 from dcem.store.run_export import TURN_KEY
+from dcem.store.turn_examples import ExampleText, case_example_texts, run_has_examples, runs_example_texts
 from dcem_clinical.agent import CALIBRATED, AgentReport, DiagnosticAgent
 from dcem_clinical.call_log import CallContext, LoggedAgent, call_cache_key
 from dcem_clinical.contextual import CONTENT_FREE_INPUTS, FLOOR, content_free_distribution
@@ -95,17 +96,6 @@ class RecordingAgent(LoggedAgent):
         return out
 
 
-# the examples a turn's logged call recorded (the newest successful classify call of its key)
-_LOGGED = """SELECT t.run_id, t.case_id, t.method, t.round, t.agent, c.parsed_json
-             FROM agent_turns t JOIN llm_calls c ON c.cache_key = t.cache_key
-             WHERE {where} AND c.purpose = 'classify' AND c.error IS NULL
-             QUALIFY row_number() OVER (PARTITION BY t.run_id, t.case_id, t.method, t.round, t.agent
-                                        ORDER BY c.created_at DESC) = 1"""
-# the examples an imported turn carries itself (run exports keep them; there is no call log)
-_CARRIED = """SELECT t.run_id, t.case_id, t.method, t.round, t.agent, t.examples_json FROM agent_turns t
-              WHERE {where} AND t.examples_json IS NOT NULL"""
-
-
 def _example_list(text: str | None, *, wrapped: bool) -> list[dict[str, Any]]:
     """The examples in a stored JSON text (a call's parsed reply holds them under
     ``examples``; an imported turn holds the list itself); empty when there are none."""
@@ -118,38 +108,15 @@ def _example_list(text: str | None, *, wrapped: bool) -> list[dict[str, Any]]:
     return [e for e in value if isinstance(e, dict)] if isinstance(value, list) else []
 
 
-def _source_rows(cur: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
-    """The rows of one source of examples; none when the store lacks it (no call log, or a
-    store before the turn rows' examples column)."""
-    try:
-        return cur.execute(sql, params).fetchall()
-    except (duckdb.CatalogException, duckdb.BinderException):
-        return []
-
-
-def _turn_example_lists(store: Database, where: str, params: list[Any]) -> dict[tuple[Any, ...], list[dict[str, Any]]]:
+def _turn_example_lists(texts: list[ExampleText]) -> dict[tuple[Any, ...], list[dict[str, Any]]]:
     """(run, case, method, round, agent) -> the examples that turn's prompt showed: from the
     call log where it has them, else from the turn row (runs imported from an export)."""
     out: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
-    cur = store.con.cursor()
-    for sql, wrapped in ((_LOGGED, True), (_CARRIED, False)):
-        for *key, text in _source_rows(cur, sql.format(where=where), params):
-            examples = _example_list(text, wrapped=wrapped)
-            if examples:
-                out.setdefault((key[0], key[1], key[2], int(key[3]), int(key[4])), examples)
+    for key, text, wrapped in texts:
+        examples = _example_list(text, wrapped=wrapped)
+        if examples:
+            out.setdefault((key[0], key[1], key[2], int(key[3]), int(key[4])), examples)
     return out
-
-
-def run_has_examples(store: Database, run_id: str) -> bool:
-    """Whether this store holds the few-shot examples of any turn of the run (in its call
-    log or in the turn rows); False for a few-shot run imported from an older export."""
-    queries = ("SELECT count(*) FROM (SELECT 1 FROM agent_turns t WHERE t.run_id = ? "
-               "AND t.examples_json IS NOT NULL LIMIT 1)",
-               "SELECT count(*) FROM (SELECT 1 FROM agent_turns t JOIN llm_calls c ON c.cache_key = t.cache_key "
-               "WHERE t.run_id = ? AND c.purpose = 'classify' AND c.error IS NULL "
-               "AND json_array_length(json_extract(c.parsed_json, '$.examples')) > 0 LIMIT 1)")
-    cur = store.con.cursor()
-    return any(rows and rows[0][0] for rows in (_source_rows(cur, sql, [run_id]) for sql in queries))
 
 
 def turn_examples(store: Database, run_id: str, case_id: str, method: str | None = None) -> pd.DataFrame:
@@ -158,8 +125,7 @@ def turn_examples(store: Database, run_id: str, case_id: str, method: str | None
     Columns :data:`EXAMPLE_COLUMNS` (``shown`` is the position in the prompt, 1 = first;
     ``rank`` 1 = most similar).  Empty for runs without few-shot examples.
     """
-    lists = _turn_example_lists(store, "t.run_id = ? AND t.case_id = ? AND (? IS NULL OR t.method = ?)",
-                                [run_id, case_id, method, method])
+    lists = _turn_example_lists(case_example_texts(store, run_id, case_id, method))
     records = [{"method": key[2], "round": key[3], "agent": key[4], "shown": i,
                 **{k: e.get(k) for k in EXAMPLE_COLUMNS[4:]}}
                for key in sorted(lists)
@@ -170,6 +136,6 @@ def turn_examples(store: Database, run_id: str, case_id: str, method: str | None
 def run_turn_examples(store: Database, run_ids: Sequence[str]) -> pd.DataFrame:
     """Every agent turn of the runs ``run_ids`` that showed few-shot examples, one row per
     turn: the turn's key and ``examples_json`` (the list as JSON), as a run export keeps them."""
-    lists = _turn_example_lists(store, "list_contains(?, t.run_id)", [list(run_ids)])
+    lists = _turn_example_lists(runs_example_texts(store, run_ids))
     rows = [(*key, json.dumps(lists[key], sort_keys=True)) for key in sorted(lists)]
     return pd.DataFrame(rows, columns=[*TURN_KEY, "examples_json"])

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
 from dcem.store.database import Store
+from dcem.store.run_reads import cell_infos, run_spec_text
 from runtime.backends import BackendError
 from dcem_clinical.stat_agent import is_stat_key
 from runtime.factory import HTTP_PREFIX
@@ -33,11 +34,11 @@ def run_model_keys(store: Store, run_ids: Sequence[str]) -> dict[str, str | None
     keys: dict[str, set[str]] = {}
     for run_id in run_ids:
         store.check_run(run_id)
-        spec = json.loads(store.con.execute("SELECT spec_json FROM runs WHERE run_id = ?", [run_id]).fetchone()[0])
+        spec = json.loads(run_spec_text(store, run_id))
         agents = [str(a) for a in spec.get("agents", [])]
         for key in agents:
             keys.setdefault(key, set())
-        for (info_json,) in store.con.execute("SELECT info_json FROM cells WHERE run_id = ?", [run_id]).fetchall():
+        for info_json in cell_infos(store, run_id):
             for key, agent in zip(agents, json.loads(info_json).get("agents", [])):
                 if agent.get("model_sha256"):
                     keys[key].add(str(agent["model_sha256"]))

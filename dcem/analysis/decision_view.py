@@ -3,7 +3,8 @@
 The Bayes decision is the class d with the lowest expected loss R(d) = sum_y L[d, y] Q(y)
 under the pooled belief Q (eq. 3, 8-9).  :func:`decision_table` shows, per class, whether
 it is high-risk, Q, R(class) and the loss L[d, class] the decision would cost if that class
-were the truth; :func:`loss_frame` is the full loss matrix.  No Streamlit here.
+were the truth; :func:`loss_frame` is the full loss matrix; :func:`cell_loss` (read by
+:mod:`dcem.store.case_reads`) is the loss matrix of a case's cell.  No Streamlit here.
 """
 from __future__ import annotations
 
@@ -12,23 +13,13 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from dcem.store.database import Store, StoreError
+from dcem.store.case_reads import cell_loss
 
 __all__ = ["DECISION_COLUMNS", "HIGH_RISK_MARK", "cell_loss", "decision_table", "loss_frame"]
 
 DECISION_COLUMNS = ["class", "high-risk", "pooled Q", "expected loss", "cost if true"]
 """expected loss: R(class) = sum_y L[class, y] Q(y); cost if true: L[decision, class]."""
 HIGH_RISK_MARK = "⚠"
-
-
-def cell_loss(store: Store, run_id: str, case_id: str) -> np.ndarray:
-    """The loss matrix L[d, y] of the cell a case belongs to; StoreError for an unknown case."""
-    row = store.con.execute(
-        "SELECT k.loss FROM cases c JOIN cells k ON k.run_id = c.run_id AND k.scenario = c.scenario "
-        "AND k.seed = c.seed WHERE c.run_id = ? AND c.case_id = ?", [run_id, case_id]).fetchone()
-    if row is None:
-        raise StoreError(f"run {run_id!r} has no case {case_id!r}")
-    return np.asarray(row[0], dtype=float)
 
 
 def decision_table(labels: Sequence[str], pooled: Sequence[float], loss: np.ndarray, high_risk: Sequence[int],

@@ -10,7 +10,8 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from dcem.core.vocabulary import SCENARIOS, mediated_methods, order_methods
-from dcem.store.database import Store, StoreError
+from dcem.store.database import Store
+from dcem.store.run_reads import cell_scenarios, has_agent_turns, outcome_methods, run_kind, run_rows, run_spec_text
 
 __all__ = ["RUN_COLUMNS", "run_spec", "run_kind", "is_llm_run", "run_methods", "runs_overview",
            "describe_run", "run_label", "run_labels",
@@ -30,31 +31,19 @@ def _parse(blob: object) -> dict[str, Any]:
 
 def run_spec(store: Store, run_id: str) -> dict[str, Any]:
     """The stored specification of a run ({} when it is not a JSON object)."""
-    row = store.con.execute("SELECT spec_json FROM runs WHERE run_id = ?", [run_id]).fetchone()
-    if row is None:
-        raise StoreError(f"no run {run_id!r} in {store.path}")
-    return _parse(row[0])
-
-
-def run_kind(store: Store, run_id: str) -> str:
-    row = store.con.execute("SELECT kind FROM runs WHERE run_id = ?", [run_id]).fetchone()
-    if row is None:
-        raise StoreError(f"no run {run_id!r} in {store.path}")
-    return str(row[0])
+    return _parse(run_spec_text(store, run_id))
 
 
 def is_llm_run(store: Store, run_id: str) -> bool:
     """True for a run of language-model agents (kind ``clinical``, or agent turns stored)."""
     if run_kind(store, run_id) == "clinical":
         return True
-    return store.con.execute("SELECT 1 FROM agent_turns WHERE run_id = ? LIMIT 1", [run_id]).fetchone() is not None
+    return has_agent_turns(store, run_id)
 
 
 def run_methods(store: Store, run_id: str, *, mediated_only: bool = False) -> list[str]:
     """The methods with stored outcomes, in display order (single, free, pool, dcem, dcem_noesc)."""
-    found = {r[0] for r in store.con.execute("SELECT DISTINCT method FROM outcomes WHERE run_id = ?",
-                                             [run_id]).fetchall()}
-    order = order_methods(found)
+    order = order_methods(outcome_methods(store, run_id))
     return [m for m in order if m in mediated_methods()] if mediated_only else order
 
 
@@ -67,11 +56,8 @@ def _join(values: object) -> str | None:
 def runs_overview(store: Store) -> pd.DataFrame:
     """Every stored run, newest first, with its dataset, scenarios, seeds and agents
     (columns :data:`RUN_COLUMNS`; dataset and agents are empty for synthetic runs)."""
-    rows = store.con.execute(
-        "SELECT run_id, kind, status, spec_json, seeds, created_at, finished_at FROM runs "
-        "ORDER BY created_at DESC, run_id").fetchall()
     out = []
-    for run_id, kind, status, spec_json, seeds, created, finished in rows:
+    for run_id, kind, status, spec_json, seeds, created, finished in run_rows(store):
         spec = _parse(spec_json)
         out.append({"run_id": run_id, "kind": kind, "status": status, "dataset": spec.get("dataset"),
                      "scenarios": _join(spec.get("scenarios")), "seeds": _join(seeds),
@@ -174,13 +160,11 @@ def run_label(run_id: str, kind: str, spec: Mapping[str, Any], seeds: Sequence[i
 def run_labels(store: Store) -> dict[str, str]:
     """:func:`run_label` of every stored run, by run id."""
     cells: dict[str, list[str]] = {}
-    for run_id, scenario in store.con.execute(
-            "SELECT DISTINCT run_id, scenario FROM cells ORDER BY run_id, scenario").fetchall():
+    for run_id, scenario in cell_scenarios(store):
         cells.setdefault(str(run_id), []).append(str(scenario))
-    rows = store.con.execute("SELECT run_id, kind, status, spec_json, seeds, created_at FROM runs").fetchall()
     return {str(r): run_label(str(r), str(kind), _parse(spec), list(seeds or []), created,
                               scenarios=_order_scenarios(cells.get(str(r), [])), finished=status == "finished")
-            for r, kind, status, spec, seeds, created in rows}
+            for r, kind, status, spec, seeds, created, _ in run_rows(store)}
 
 
 def _order_scenarios(names: Sequence[str]) -> list[str]:

@@ -26,6 +26,8 @@ from dcem.core.state import RoundState, check_reports
 from dcem.core.vocabulary import mediated_methods
 from common.errors import InputError
 from dcem.store.database import Store, StoreError
+from dcem.store.run_reads import (probability_summary, probability_values, probability_widths, replay_cases,
+                                  replay_cell_heads, replay_reports, traces_have_probabilities)
 
 __all__ = ["ReplayCell", "RunReplay", "load_run_replay"]
 
@@ -162,19 +164,11 @@ def load_run_replay(store: Store, run_id: str, method: str = "dcem") -> RunRepla
         raise InputError("method", f"only mediated methods can be re-scored ({', '.join(mediated_methods())}), "
                          f"got {method!r}")
     store.check_run(run_id)
-    heads = store.con.execute(
-        "SELECT scenario, seed, labels, confusion, prior, loss, high_risk, config_json FROM cells "
-        "WHERE run_id = ? ORDER BY scenario, seed", [run_id]).fetchall()
+    heads = replay_cell_heads(store, run_id)
     if not heads:
         raise StoreError(f"run {run_id!r} has no finished cells yet")
-    cases = store.con.execute(
-        "SELECT scenario, seed, case_id, truth FROM cases WHERE run_id = ? ORDER BY scenario, seed, case_id",
-        [run_id]).df()
-    flat = store.con.execute(
-        "SELECT c.scenario, c.seed, t.case_id, t.round, unnest(t.reports) AS report, "
-        "generate_subscripts(t.reports, 1) AS agent "
-        "FROM traces t JOIN cases c USING (run_id, case_id) WHERE t.run_id = ? AND t.method = ? "
-        "ORDER BY c.scenario, c.seed, t.case_id, t.round, agent", [run_id, method]).df()
+    cases = replay_cases(store, run_id)
+    flat = replay_reports(store, run_id, method)
     case_groups = dict(iter(cases.groupby(["scenario", "seed"], sort=False)))
     report_groups = dict(iter(flat.groupby(["scenario", "seed"], sort=False)))
     soft = _stored_probabilities(store, run_id, method)
@@ -203,22 +197,13 @@ def load_run_replay(store: Store, run_id: str, method: str = "dcem") -> RunRepla
     return RunReplay(run_id, method, tuple(cells))
 
 
-def _has_probability_column(store: Store) -> bool:
-    rows = store.con.execute("SELECT name FROM pragma_table_info('traces')").fetchall()
-    return any(str(name) == "probabilities" for (name,) in rows)
-
-
 def _stored_probabilities(store: Store, run_id: str, method: str) -> dict[tuple[Any, Any], np.ndarray]:
     """Flat float64 probabilities per (scenario, seed) cell, in (case, round, agent, label)
     order, for the cells whose every ``method`` trace row has them with rectangular
     (agents x labels) lists; {} when the store has no ``probabilities`` column."""
-    if not _has_probability_column(store):
+    if not traces_have_probabilities(store):
         return {}
-    where = "FROM traces t JOIN cases c USING (run_id, case_id) WHERE t.run_id = ? AND t.method = ?"
-    summary = store.con.execute(
-        "SELECT c.scenario, c.seed, count(*) FILTER (WHERE t.probabilities IS NULL) AS missing, "
-        "count(*) AS total, count(*) FILTER (WHERE len(t.probabilities) <> len(t.reports)) AS misaligned "
-        f"{where} GROUP BY c.scenario, c.seed", [run_id, method]).fetchall()
+    summary = probability_summary(store, run_id, method)
     full = {(scenario, seed) for scenario, seed, missing, total, _ in summary if missing == 0 and total > 0}
     partial = [(scenario, seed) for scenario, seed, missing, total, _ in summary if 0 < missing < total]
     misaligned = [(scenario, seed) for scenario, seed, missing, _, bad in summary if missing == 0 and bad]
@@ -231,17 +216,11 @@ def _stored_probabilities(store: Store, run_id: str, method: str) -> dict[tuple[
     if not full:
         return {}
     # inner lists must all have one length per cell, or the flat values would not reshape
-    widths = store.con.execute(
-        "SELECT scenario, seed, min(len(vec)), max(len(vec)) FROM (SELECT c.scenario, c.seed, "
-        f"unnest(t.probabilities) AS vec {where} AND t.probabilities IS NOT NULL) GROUP BY scenario, seed",
-        [run_id, method]).fetchall()
+    widths = probability_widths(store, run_id, method)
     ragged = [(scenario, seed) for scenario, seed, lo, hi in widths if (scenario, seed) in full and lo != hi]
     if ragged:
         raise StoreError(f"run {run_id!r}: stored probability vectors of cells {ragged} differ in length")
-    flat = store.con.execute(
-        "SELECT c.scenario, c.seed, t.case_id, t.round, unnest(flatten(t.probabilities)) AS p, "
-        f"generate_subscripts(flatten(t.probabilities), 1) AS idx {where} AND t.probabilities IS NOT NULL "
-        "ORDER BY c.scenario, c.seed, t.case_id, t.round, idx", [run_id, method]).df()
+    flat = probability_values(store, run_id, method)
     out = {}
     for key, group in flat.groupby(["scenario", "seed"], sort=False):
         if key in full:

@@ -1,6 +1,8 @@
 """Reading a case of a language-model run from the store: its text, its panel of agents
 (names, models, role sentences, calibration accuracy, few-shot settings) and every agent
-turn, by round.  The walkthrough and the review read these; so does the review store."""
+turn, by round; the outcome rows of a run's cases, one case's episode head, the loss
+matrix of its cell and a scenario's round reports.  The walkthrough and the review read
+these; so does the review store."""
 from __future__ import annotations
 
 import json
@@ -10,7 +12,8 @@ import pandas as pd
 
 from dcem.store.database import Store, StoreError
 
-__all__ = ["TURN_COLUMNS", "AGENT_COLUMNS", "case_text", "case_agents", "few_shot_agents", "agent_turns"]
+__all__ = ["TURN_COLUMNS", "AGENT_COLUMNS", "case_text", "case_agents", "few_shot_agents", "agent_turns",
+           "cell_loss", "case_outcome_rows", "case_head", "scenario_reports"]
 
 
 TURN_COLUMNS = ["round", "agent", "agent_name", "note", "reply", "label", "probabilities", "error", "cached"]
@@ -112,3 +115,44 @@ def agent_turns(store: Store, run_id: str, case_id: str, method: str) -> pd.Data
                               [float(x) for x in p] for p in df["probabilities"]]),
         "error": obj([text(v) for v in df["error"]]), "cached": df["cached"].astype(bool).to_numpy()},
         columns=TURN_COLUMNS)
+
+
+def cell_loss(store: Store, run_id: str, case_id: str) -> np.ndarray:
+    """The loss matrix L[d, y] of the cell a case belongs to; StoreError for an unknown case."""
+    row = store.con.execute(
+        "SELECT k.loss FROM cases c JOIN cells k ON k.run_id = c.run_id AND k.scenario = c.scenario "
+        "AND k.seed = c.seed WHERE c.run_id = ? AND c.case_id = ?", [run_id, case_id]).fetchone()
+    if row is None:
+        raise StoreError(f"run {run_id!r} has no case {case_id!r}")
+    return np.asarray(row[0], dtype=float)
+
+
+def case_outcome_rows(store: Store, run_id: str, method: str) -> pd.DataFrame:
+    """One row per case of a run for ``method``: its outcome (truth, action, decision, rounds,
+    certified, budget, loss as indices and flags) beside its cell's labels and high-risk
+    classes, by scenario, seed and case."""
+    return store.con.execute(
+        "SELECT o.case_id, c.scenario, c.seed, o.truth, o.action, o.decision, o.rounds, o.certified, "
+        "o.budget, o.loss, k.labels, k.high_risk FROM outcomes o "
+        "JOIN cases c USING (run_id, case_id) "
+        "JOIN cells k ON k.run_id = o.run_id AND k.scenario = c.scenario AND k.seed = c.seed "
+        "WHERE o.run_id = ? AND o.method = ? ORDER BY c.scenario, c.seed, o.case_id",
+        [run_id, method]).df()
+
+
+def case_head(store: Store, run_id: str, case_id: str, method: str) -> tuple | None:
+    """(scenario, seed, truth, features, labels, high_risk, config_json, action, rounds) of a
+    case's episode under ``method``; None when the run has no such case."""
+    return store.con.execute(
+        "SELECT c.scenario, c.seed, c.truth, c.features, k.labels, k.high_risk, k.config_json, o.action, "
+        "o.rounds FROM cases c JOIN cells k ON k.run_id = c.run_id AND k.scenario = c.scenario "
+        "AND k.seed = c.seed JOIN outcomes o ON o.run_id = c.run_id AND o.case_id = c.case_id "
+        "WHERE c.run_id = ? AND c.case_id = ? AND o.method = ?", [run_id, case_id, method]).fetchone()
+
+
+def scenario_reports(store: Store, run_id: str, scenario: str, method: str) -> pd.DataFrame:
+    """(round, reports, truth, labels) of every ``method`` trace row of a scenario's cases."""
+    return store.con.execute(
+        "SELECT t.round, t.reports, c.truth, k.labels FROM traces t JOIN cases c USING (run_id, case_id) "
+        "JOIN cells k ON k.run_id = c.run_id AND k.scenario = c.scenario AND k.seed = c.seed "
+        "WHERE t.run_id = ? AND c.scenario = ? AND t.method = ?", [run_id, scenario, method]).df()

@@ -19,6 +19,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from dcem.store.database import Store
+from dcem.store.run_reads import cell_confusions
 
 __all__ = ["CHANCE_Z", "UNKNOWN_N_BAND", "ChanceCheck", "chance_band", "chance_checks", "calibration_size",
            "run_chance_warnings"]
@@ -103,8 +104,7 @@ def _sentence(name: str, checks: list[tuple[str, ChanceCheck]], total: int) -> s
 def run_chance_warnings(store: Store, run_id: str) -> list[str]:
     """One sentence per agent that is at chance level in some cell of the run (empty
     when every agent beats chance)."""
-    rows = store.con.execute("SELECT scenario, seed, confusion, info_json FROM cells WHERE run_id = ? "
-                             "ORDER BY scenario, seed", [run_id]).fetchall()
+    rows = cell_confusions(store, run_id)
     flagged: dict[str, list[tuple[str, ChanceCheck]]] = {}
     for scenario, seed, confusion, info_json in rows:
         try:

@@ -9,6 +9,7 @@ import pandas as pd
 
 from dcem.analysis.report import comparison_table
 from dcem.store.database import Store
+from dcem.store.run_reads import cell_labels, changed_outcomes, round_accuracy_energy, run_spec_text
 
 __all__ = ["round_curves", "settings_diff", "metric_deltas", "changed_outcomes", "export_tables",
            "with_label_names", "to_csv_bytes", "to_parquet_bytes", "stopped_note", "STOPPED_NOTE"]
@@ -24,10 +25,7 @@ def round_curves(store: Store, run_id: str, method: str = "dcem") -> pd.DataFram
     terminal action.  Returns rows (scenario, round, accuracy, energy, accuracy_std,
     energy_std) where the std is over seeds of the per-seed means.
     """
-    df = store.con.execute(
-        "SELECT c.scenario, c.seed, t.round, avg(CAST(t.decision = c.truth AS DOUBLE)) AS accuracy, "
-        "avg(t.energy) AS energy FROM traces t JOIN cases c USING (run_id, case_id) "
-        "WHERE t.run_id = ? AND t.method = ? GROUP BY ALL", [run_id, method]).df()
+    df = round_accuracy_energy(store, run_id, method)
     if df.empty:
         return pd.DataFrame(columns=["scenario", "round", "accuracy", "energy", "accuracy_std", "energy_std"])
     out = df.groupby(["scenario", "round"]).agg(
@@ -39,8 +37,7 @@ def round_curves(store: Store, run_id: str, method: str = "dcem") -> pd.DataFram
 
 def _spec(store: Store, run_id: str) -> dict[str, Any]:
     store.check_run(run_id)
-    row = store.con.execute("SELECT spec_json FROM runs WHERE run_id = ?", [run_id]).fetchone()
-    return json.loads(row[0]) if row else {}
+    return json.loads(run_spec_text(store, run_id))
 
 
 STOPPED_NOTE = ("This run stopped each case when D-CEM first certified or escalated it: the agents were not "
@@ -82,22 +79,6 @@ def metric_deltas(store: Store, run_a: str, run_b: str) -> pd.DataFrame:
     return merged.rename(columns={"mean_a": run_a, "mean_b": run_b})
 
 
-def changed_outcomes(store: Store, run_a: str, run_b: str, method: str = "dcem") -> pd.DataFrame:
-    """Cases present in both runs whose terminal action or decision changed."""
-    return store.con.execute(
-        "SELECT a.case_id, a.truth, a.action AS action_a, b.action AS action_b, a.decision AS decision_a, "
-        "b.decision AS decision_b, a.rounds AS rounds_a, b.rounds AS rounds_b FROM outcomes a "
-        "JOIN outcomes b ON a.case_id = b.case_id AND a.method = b.method "
-        "WHERE a.run_id = ? AND b.run_id = ? AND a.method = ? "
-        "AND (a.action <> b.action OR a.decision <> b.decision) ORDER BY a.case_id",
-        [run_a, run_b, method]).df()
-
-
-def _cell_labels(store: Store, run_id: str) -> dict[tuple[str, int], list[str]]:
-    rows = store.con.execute("SELECT scenario, seed, labels FROM cells WHERE run_id = ?", [run_id]).fetchall()
-    return {(str(s), int(k)): [str(x) for x in labels] for s, k, labels in rows}
-
-
 def with_label_names(frame: pd.DataFrame, labels: dict[tuple[str, int], list[str]],
                      columns: tuple[str, ...] = LABEL_COLUMNS) -> pd.DataFrame:
     """``frame`` with a ``<column>_label`` beside each label-index column, named from the
@@ -122,7 +103,7 @@ def export_tables(store: Store, run_id: str) -> dict[str, pd.DataFrame]:
     """The run's results as plain tables: metrics, outcomes (with the label names beside
     the truth and decision indices) and ablation."""
     store.check_run(run_id)
-    outcomes = with_label_names(store.outcomes(run_id), _cell_labels(store, run_id))
+    outcomes = with_label_names(store.outcomes(run_id), cell_labels(store, run_id))
     return {"metrics": store.metrics(run_id), "outcomes": outcomes, "ablation": store.ablation(run_id)}
 
 

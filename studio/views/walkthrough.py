@@ -20,6 +20,7 @@ import pandas as pd
 
 from dcem.core.config import MediatorConfig
 from dcem.core.vocabulary import mediated_methods
+from dcem.store.case_reads import case_head, case_outcome_rows, scenario_reports
 from dcem.store.database import Store, StoreError
 from studio.views.walkthrough_nav import outcome_words
 
@@ -35,13 +36,7 @@ def case_list(store: Store, run_id: str, method: str = "dcem") -> pd.DataFrame:
     strings), outcome (in the words the case table shows,
     :func:`studio.views.walkthrough_nav.outcome_words`).
     """
-    rows = store.con.execute(
-        "SELECT o.case_id, c.scenario, c.seed, o.truth, o.action, o.decision, o.rounds, o.certified, "
-        "o.budget, o.loss, k.labels, k.high_risk FROM outcomes o "
-        "JOIN cases c USING (run_id, case_id) "
-        "JOIN cells k ON k.run_id = o.run_id AND k.scenario = c.scenario AND k.seed = c.seed "
-        "WHERE o.run_id = ? AND o.method = ? ORDER BY c.scenario, c.seed, o.case_id",
-        [run_id, method]).df()
+    rows = case_outcome_rows(store, run_id, method)
     if rows.empty:
         return pd.DataFrame(columns=["case_id", "scenario", "seed", "truth", "action", "decision", "rounds",
                                      "certified", "budget", "loss", "correct", "high_risk_truth",
@@ -107,11 +102,7 @@ class CaseTrace:
 
 def case_trace(store: Store, run_id: str, case_id: str, method: str = "dcem") -> CaseTrace:
     """Load one case's episode; raises :class:`StoreError` for an unknown case."""
-    head = store.con.execute(
-        "SELECT c.scenario, c.seed, c.truth, c.features, k.labels, k.high_risk, k.config_json, o.action, "
-        "o.rounds FROM cases c JOIN cells k ON k.run_id = c.run_id AND k.scenario = c.scenario "
-        "AND k.seed = c.seed JOIN outcomes o ON o.run_id = c.run_id AND o.case_id = c.case_id "
-        "WHERE c.run_id = ? AND c.case_id = ? AND o.method = ?", [run_id, case_id, method]).fetchone()
+    head = case_head(store, run_id, case_id, method)
     if head is None:
         raise StoreError(f"run {run_id!r} has no case {case_id!r} for method {method!r}")
     scenario, seed, truth, features, labels, high, cfg_json, action, rounds = head
@@ -137,10 +128,7 @@ def ex_post_confusion(store: Store, run_id: str, scenario: str, method: str = "d
     truth is i and whose agent a reported j in round t + 1.  Computed ex post for display;
     the mediator never sees it.
     """
-    df = store.con.execute(
-        "SELECT t.round, t.reports, c.truth, k.labels FROM traces t JOIN cases c USING (run_id, case_id) "
-        "JOIN cells k ON k.run_id = c.run_id AND k.scenario = c.scenario AND k.seed = c.seed "
-        "WHERE t.run_id = ? AND c.scenario = ? AND t.method = ?", [run_id, scenario, method]).df()
+    df = scenario_reports(store, run_id, scenario, method)
     if df.empty:
         raise StoreError(f"run {run_id!r} has no {method} traces for scenario {scenario!r}")
     k = len(df["labels"].iloc[0])

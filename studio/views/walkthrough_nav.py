@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 
 import pandas as pd
 
-from dcem.store.database import Store
+from dcem.store.run_reads import final_energies
 
 __all__ = ["CASE_TABLE_COLUMNS", "LINK_KEYS", "WalkLink", "outcome_words", "final_energies", "case_table",
            "picked_case", "parse_link", "link_query", "resolve_choice", "resolve_round"]
@@ -32,15 +32,6 @@ def outcome_words(action: str, certified: bool, budget: bool, *, mediated: bool 
     if action == "STOP_AND_DECIDE":
         return "certified decision" if certified else ("decision at the round budget" if budget else "decision")
     return action.lower().replace("_", " ")
-
-
-def final_energies(store: Store, run_id: str, method: str) -> dict[str, float]:
-    """Case id -> energy of the case's outcome round (mediated methods; empty otherwise)."""
-    rows = store.con.execute(
-        "SELECT o.case_id, t.energy FROM outcomes o JOIN traces t ON t.run_id = o.run_id "
-        "AND t.case_id = o.case_id AND t.method = o.method AND t.round = o.rounds "
-        "WHERE o.run_id = ? AND o.method = ? AND t.energy IS NOT NULL", [run_id, method]).fetchall()
-    return {str(case): float(energy) for case, energy in rows}
 
 
 def case_table(cases: pd.DataFrame, energies: Mapping[str, float], *, mediated: bool = True) -> pd.DataFrame:
