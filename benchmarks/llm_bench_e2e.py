@@ -93,8 +93,7 @@ def bench_end_to_end(backend: LlamaCppBackend, args: argparse.Namespace, *, stop
                 sel = [c[2] for c in calls if c[0].split("-", 3)[2] == phase and c[1] == purpose]
                 model_by[f"{phase}_{purpose}"] = {"calls": len(sel), "model_s": float(sum(sel))}
         dataset = load_dataset(spec.dataset)
-        rerun_s, _ = timed(lambda: run_clinical_cell(store, summary.run_id, dataset, "S1", 0, shared,
-                                                     spec.settings()))
+        rerun_s, _ = timed(lambda: run_clinical_cell(store, summary.run_id, dataset, "S1", 0, shared, spec))
         rerun_new_calls = call_count(store) - n_calls
     test_s = total_s - cal_s
     return {"spec": {"n_cal": args.n_cal, "n_test": args.n_test, "t_max": args.t_max,

@@ -50,37 +50,18 @@ from dcem_clinical.agent import DiagnosticAgent
 from dcem_clinical.call_log import PanelMember
 from dcem_clinical.informed import RecordingAgent, make_few_shot
 from dcem_clinical.panel import FreeTalkPanel, LlmPanel
-from dcem_clinical.prompts import AGENT_FIRST
 from dcem_clinical.roles import scenario_leanings, scenario_roles
 from dcem_clinical.stat_agent import StatAgent, StatMember, fit_stat_agent
 from dcem_clinical.stat_views import ALL, case_view_text
-from dcem_clinical.stat_dialogue import StatDialogue
+from dcem_clinical.spec import ClinicalSpec
 from runtime.backends import Backend
 from runtime.messages import GenerationOptions
 
-__all__ = ["agent_names", "Member", "CellSettings", "run_clinical_cell", "action_mix", "turns_per_cell"]
+__all__ = ["agent_names", "Member", "run_clinical_cell", "action_mix", "turns_per_cell"]
 
 Member = Backend | StatMember  # an LLM backend, or a statistical agent fit per cell
 MIX_NAMES = {Action.CONTINUE: "mix_continue", Action.DIFFERENTIAL_STEER: "mix_steer",
              Action.STOP_AND_DECIDE: "mix_decide", Action.STOP_AND_ESCALATE: "mix_escalate"}
-
-
-class CellSettings:
-    """What a cell needs besides the data and the models (see :class:`dcem_clinical.run.ClinicalSpec`)."""
-
-    def __init__(self, *, base_config: MediatorConfig, mode: str = "scored", temperature: float = 0.0,
-                 free_rounds: int = 6, n_cal: int | None = None, n_test: int | None = None,
-                 few_shot_k: int = 0, n_ctx: int = 2048, stop_when_decided: bool = False,
-                 layout: str = AGENT_FIRST, stat_dialogue: StatDialogue | None = None,
-                 delta_rule: str = "fitted", member_views: Sequence[str] = ()) -> None:
-        self.base_config, self.mode, self.temperature = base_config, mode, temperature
-        self.free_rounds, self.n_cal, self.n_test = free_rounds, n_cal, n_test
-        self.few_shot_k, self.n_ctx = few_shot_k, n_ctx  # solved CAL examples per prompt (dcem_clinical.few_shot)
-        self.stop_when_decided = stop_when_decided  # TEST: a decided case's agents are asked nothing more
-        self.layout = layout  # where an LLM agent's name and role stand (dcem_clinical.prompts)
-        self.stat_dialogue = stat_dialogue  # statistical members' roles and dialogue (None: fixed answers)
-        self.delta_rule = delta_rule  # delta searched on CAL (fitted) or c / kappa_1 of eq. 14 (eq14)
-        self.member_views = tuple(member_views)  # per member, the view an LLM member reads ("all": the case)
 
 
 def turns_per_cell(n_cal: int, n_test: int, n_agents: int, t_max: int, free_rounds: int) -> int:
@@ -119,7 +100,7 @@ class _Cell:
     """One cell's cases, agents and panels: builds the LLM panels every method runs on."""
 
     def __init__(self, store: Store, run_id: str, dataset: ClinicalDataset, scenario: str, seed: int,
-                 backends: Sequence[Member], settings: CellSettings, progress: Callable[[], None] | None) -> None:
+                 backends: Sequence[Member], settings: ClinicalSpec, progress: Callable[[], None] | None) -> None:
         self.cal, self.test, self.notes = dataset.split(seed, settings.n_cal, settings.n_test)
         if not self.cal or not self.test:
             raise InputError("cases", f"the split of seed {seed} left CAL {len(self.cal)} / TEST "
@@ -223,7 +204,7 @@ def _free(cell: _Cell, panel: Panel, cfg: MediatorConfig, truth: np.ndarray) -> 
 
 
 def run_clinical_cell(store: Store, run_id: str, dataset: ClinicalDataset, scenario: str, seed: int,
-                      backends: Sequence[Member], settings: CellSettings,
+                      backends: Sequence[Member], settings: ClinicalSpec,
                       progress: Callable[[], None] | None = None) -> ScenarioResult:
     """Run every method of one (scenario, seed) cell with the given members (two or more)."""
     started = time.perf_counter()

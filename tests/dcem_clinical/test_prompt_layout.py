@@ -107,7 +107,7 @@ def test_run_ids_of_agent_first_specs_stay_and_case_first_is_its_own_run() -> No
     default, case_first = ClinicalSpec(), ClinicalSpec(layout=CASE_FIRST)
     assert "layout" not in default.to_dict() and case_first.to_dict()["layout"] == CASE_FIRST
     assert default.run_id() == ClinicalSpec(layout="agent-first").run_id() != case_first.run_id()
-    assert case_first.settings().layout == CASE_FIRST
+    assert case_first.layout == CASE_FIRST
 
 
 def test_a_case_first_cell_sends_one_system_turn_and_each_agent_after_the_case(tmp_path: Path) -> None:
