@@ -27,11 +27,11 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator, NamedTuple, Protocol, Sequence
+from typing import Any, Callable, Iterable, Iterator, NamedTuple, Protocol, Sequence, runtime_checkable
 
 from common.errors import ConfigError, ProjectError
 
-__all__ = ["Unit", "Failure", "UnitFailure", "WorkSummary", "Job", "Worker", "Sink", "Executor", "InProcess", "run_units",
+__all__ = ["Spec", "Unit", "Failure", "UnitFailure", "WorkSummary", "Job", "Worker", "Sink", "Executor", "InProcess", "run_units",
            "Progress", "Cancel", "failure_of", "check_units"]
 
 log = logging.getLogger(__name__)
@@ -39,6 +39,17 @@ log = logging.getLogger(__name__)
 Progress = Callable[[int, int, str], None]  # (done, total, label)
 Cancel = Callable[[], bool]
 Tick = Callable[[], None]
+
+
+@runtime_checkable
+class Spec(Protocol):
+    """What a run is: a frozen dataclass, checked when made (a bad field is a
+    :class:`common.errors.ConfigError` naming it), whose ``to_dict`` is stored with the run
+    and whose ``run_id`` hashes it, so the same spec names the same run (and resumes it)."""
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+    def run_id(self) -> str: ...
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import logging
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -115,9 +115,15 @@ class SagRunSpec:
             check_fixed_options(evaluation + calibration)
         return evaluation, calibration
 
-    def run_id(self, items: tuple[QuestionItem, ...]) -> str:
-        blob = json.dumps({"benchmark": self.benchmark, "items": [it.item_id for it in items],
-                           "config": self.cfg.to_dict(), "seed": self.seed}, sort_keys=True)
+    def to_dict(self, items: tuple[QuestionItem, ...] | None = None) -> dict[str, Any]:
+        """The run's identity: benchmark, the drawn item ids, group config and seed."""
+        chosen = items if items is not None else self.prepare()[0]
+        return {"benchmark": self.benchmark, "items": [it.item_id for it in chosen], "config": self.cfg.to_dict(),
+                "seed": self.seed}
+
+    def run_id(self, items: tuple[QuestionItem, ...] | None = None) -> str:
+        """A hash of :meth:`to_dict`; ``items``: the evaluation items already drawn (else drawn here)."""
+        blob = json.dumps(self.to_dict(items), sort_keys=True)
         digest = hashlib.sha256(blob.encode("utf-8")).hexdigest()[:10]
         name = Path(self.benchmark).stem if self.benchmark not in BENCHMARKS else self.benchmark
         return f"sag-{name}-{self.cfg.name}-{digest}"

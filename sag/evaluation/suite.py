@@ -102,6 +102,10 @@ class SuiteSpec:
         extra = f"-c{self.n_consistency}" if "consistency" in self.metrics() else ""
         return f"{self.suite.replace(',', '+')}-n{self.n_items}{extra}"
 
+    def run_id(self) -> str:
+        """The evaluation's id (:attr:`eval_id`): each group's part is a run of its own inside it."""
+        return self.eval_id
+
     def to_dict(self) -> dict[str, Any]:
         return {"suite": self.suite, "n_items": self.n_items, "consistency_items": self.n_consistency,
                 "robustness_benchmarks": list(self.robustness_benchmarks),
