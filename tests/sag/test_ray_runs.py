@@ -86,3 +86,54 @@ def test_smollm2_rows_through_ray_equal_the_in_process_rows(tmp_path: Path, ray_
     assert here.model_calls > 0 and there.model_calls == here.model_calls
     assert (again.computed, again.model_calls) == (0, 0)
     assert rows(tmp_path / "ray.duckdb") == rows(tmp_path / "here.duckdb")
+
+
+def test_an_item_whose_worker_dies_is_answered_again_and_written_once(tmp_path: Path,
+                                                                     ray_executor: RayExecutor) -> None:
+    from .ray_fakes import DieOnce
+
+    cfg = preset("sag-6").with_changes(t_max=1)
+    spec = SagRunSpec("medqa", cfg, n_items=4, seed=6)
+    doomed = spec.prepare()[0][2]
+    deaths = ray_executor.deaths
+    with SagStore(tmp_path / "s.duckdb") as store:
+        summary = run_sag(store, spec, runners=_scripted(cfg, DieOnce(doomed.question, str(tmp_path))), retrievers={},
+                          executor=ray_executor)
+        outcomes = store.outcomes(summary.run_id)
+    assert ray_executor.deaths == deaths + 1 and (tmp_path / "died").exists()
+    assert (summary.computed, summary.failed, summary.complete) == (4, (), True)
+    assert sorted(outcomes["item_id"]) == sorted(it.item_id for it in spec.prepare()[0])  # each item once
+
+
+def test_a_killed_sag_driver_loses_no_answered_item_and_the_same_command_finishes(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from common.ray_work import PROJECT_ROOT
+
+    store = tmp_path / "s.duckdb"
+    env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
+    cmd = [sys.executable, "-m", "tests.sag.ray_fakes", str(store)]
+    driver = subprocess.Popen([*cmd, "ray"], cwd=PROJECT_ROOT, env=env, start_new_session=True,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    seen = tmp_path / "s.duckdb.progress"  # the driver's count of stored items
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and (not seen.exists() or int(seen.read_text() or 0) < 2):
+        time.sleep(0.05)
+    os.kill(driver.pid, signal.SIGKILL)
+    driver.wait(30)
+    try:
+        os.killpg(driver.pid, signal.SIGKILL)  # the local Ray instance it started, if still there
+    except ProcessLookupError:
+        pass
+    with SagStore(store) as db:
+        kept = set(db.outcomes()["item_id"])
+    assert 2 <= len(kept) < 6
+    subprocess.run([*cmd, "process"], cwd=PROJECT_ROOT, env=env, check=True, timeout=180)
+    with SagStore(store, read_only=True) as db:
+        outcomes = db.outcomes()
+        assert len(outcomes) == 6 and outcomes["item_id"].is_unique and kept <= set(outcomes["item_id"])
+        assert db.runs()["status"].iloc[0] == "finished"
