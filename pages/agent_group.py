@@ -1,11 +1,18 @@
 """Agent group: a stored Small Agent Group debate, round by round and role by role."""
 import streamlit as st
 
-from clinical.questions import BENCHMARKS
-from common.errors import ProjectError
-from sag.config import PRESETS
-from sag.launch import time_estimate
-from sag.views import DISCLAIMER, NO_RUN_HINT, item_labels, load_item_view, run_labels, turn_markdown
+from studio.sag_session import (
+    BENCHMARKS,
+    PRESETS,
+    time_estimate,
+    DISCLAIMER,
+    NO_RUN_HINT,
+    item_labels,
+    load_item_view,
+    run_labels,
+    turn_markdown,
+)
+from studio.widgets import ProjectError
 from studio.sag_charts import distribution_figure, mediator_figure
 from studio.sag_compare import capability_note, ordered_runs, show_comparison
 from studio.sag_eval_session import announce_import, shipped_debates_offer

@@ -2,11 +2,16 @@
 import streamlit as st
 
 from studio.views.calibration_view import CALIB_SET_KEY, SET_PURPOSE, load_upload, set_caption
-from dcem.calibration.csv_import import MAX_AGENTS, MAX_LABELS
-from dcem.analysis.calibration_sources import example_csv, stored_run_calibration_set, synthetic_calibration_set
-from dcem.calibration.sets import CSV_COLUMNS
-from common.errors import ProjectError
-from dcem.core.vocabulary import SCENARIOS
+from studio.views.calibration_view import (
+    MAX_AGENTS,
+    MAX_LABELS,
+    example_csv,
+    stored_run_calibration_set,
+    synthetic_calibration_set,
+    CSV_COLUMNS,
+    SCENARIOS,
+)
+from studio.widgets import ProjectError
 from studio.calibration_inputs import alpha_field, seed_field, show_matrices
 from studio.calibration_session import load_failed, use_this_set
 from studio.widgets import disclaimer, pick_run, store

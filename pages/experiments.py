@@ -1,12 +1,10 @@
 """Experiments: launch synthetic runs, compare methods and runs, download results."""
 import streamlit as st
 
-from dcem.core.vocabulary import SCENARIOS
-from dcem.synthetic.spec import COMPLIANCE, COMPLIANCE_NAMES, WORLD_NAMES, WORLDS
-from dcem.analysis.glossary import metric_words, term_help
+from studio.views.launch_form import SCENARIOS, COMPLIANCE, COMPLIANCE_NAMES, WORLD_NAMES, WORLDS
+from studio.views.metric_tables import metric_words, term_help
+from studio.views.run_compare import run_labels, COMPARISON_METRICS, comparison_table
 from studio.views.launch_form import SEEDS_RANGE, T_MAX_RANGE, read_launch_form
-from dcem.analysis.run_info import run_labels
-from dcem.analysis.report import COMPARISON_METRICS, comparison_table
 from studio.views.run_compare import (changed_outcomes, export_tables, metric_deltas, round_curves,
                               settings_diff, to_csv_bytes, to_parquet_bytes)
 from studio.experiment_charts import comparison_figure, round_curve_figure

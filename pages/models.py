@@ -2,9 +2,16 @@
 import streamlit as st
 
 from studio.views.answer_chance import CHANCE_MARGIN, chance_caveat, ranked_probabilities
-from common.errors import ProjectError
-from dcem_clinical.model_lab import (EXAMPLE_CASE, MAX_CASE_CHARS, TEST_LABELS, TEST_N_CTX, hub_offline,
-                                     model_facts, registry_table)
+from studio.widgets import ProjectError
+from studio.model_lab import (
+    EXAMPLE_CASE,
+    MAX_CASE_CHARS,
+    TEST_LABELS,
+    TEST_N_CTX,
+    hub_offline,
+    model_facts,
+    registry_table,
+)
 from studio.model_lab import (ask_test_prompt, example_flag, fetch_hub_model, gpu_layers_setting, installed_keys,
                               measured_note)
 from studio.training_panel import training_section

@@ -2,8 +2,8 @@
 import streamlit as st
 
 from studio.views.metric_tables import clinical_views, comparison_view, risk_note
-from dcem.analysis.run_info import describe_run, run_kind, run_spec, runs_overview
-from common.errors import ProjectError
+from studio.views.metric_tables import describe_run, run_kind, run_spec, runs_overview
+from studio.widgets import ProjectError
 from studio.first_visit import GLOSSARY_GROUPS, offer_demo, page_link, show_terms, start_steps
 from studio.tables import MISSING, runs_table_config, show_metric_table
 from studio.widgets import pick_run, store

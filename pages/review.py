@@ -13,11 +13,11 @@ from studio.views.review_view import (
 )
 from studio.views.calibration_view import CALIB_SET_KEY
 from studio.views.run_compare import to_csv_bytes
-from dcem.analysis.run_info import describe_run, is_llm_run
-from studio.views.walkthrough import case_trace
-from dcem.store.case_reads import case_agents, case_text
-from common.errors import ProjectError
-from dcem.store.reviews import (
+from studio.views.review_view import (
+    describe_run,
+    is_llm_run,
+    case_agents,
+    case_text,
     escalation_queue,
     export_reviews,
     last_answers,
@@ -25,6 +25,8 @@ from dcem.store.reviews import (
     review_history,
     reviewed_as_calibration_rows,
 )
+from studio.widgets import ProjectError
+from studio.views.walkthrough import case_trace
 from studio.charts import energy_figure
 from studio.tables import MISSING, review_queue_config
 from studio.turns import show_agents, show_case_text, show_last_answers

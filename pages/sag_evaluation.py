@@ -1,10 +1,19 @@
 """Group evaluation: the clinical-utility evaluation of Small Agent Groups, one tab per axis."""
 import streamlit as st
 
-from common.errors import ProjectError
-from sag.evaluation.views import (NO_EVAL_HINT, accuracy_frame, consistency_points, metric_frames, roc_points,
-                                  robustness_points, seed_report, size_backbone_points, summary_line)
-from sag.views import DISCLAIMER
+from studio.widgets import ProjectError
+from studio.sag_eval_session import (
+    NO_EVAL_HINT,
+    accuracy_frame,
+    consistency_points,
+    metric_frames,
+    roc_points,
+    robustness_points,
+    seed_report,
+    size_backbone_points,
+    summary_line,
+    DISCLAIMER,
+)
 from studio.sag_eval_charts import consistency_figure, robustness_figure, roc_figure, size_figure
 from studio.sag_eval_session import accuracy_chance, items_panel, load_scored, pick_source, sources
 from studio.sag_session import sag_store

@@ -4,7 +4,7 @@ Deep links: ``?run=...&method=...&case=...&round=...`` opens that view (see stud
 import streamlit as st
 
 from studio.views.calibration_chance import run_chance_warnings
-from dcem.analysis.run_info import describe_run, is_llm_run
+from studio.views.walkthrough import describe_run, is_llm_run, mediated_methods, StoreError
 from studio.views.walkthrough import case_list
 from studio.views.walkthrough_nav import case_table, final_energies
 from studio.views.walkthrough_view import (
@@ -17,8 +17,6 @@ from studio.views.walkthrough_view import (
     truth_text,
     walkthrough_methods,
 )
-from dcem.core.vocabulary import mediated_methods
-from dcem.store.database import StoreError
 from studio.charts import confusion_figure
 from studio.few_shot_examples import show_few_shot_examples
 from studio.stepper import chart_layout, side_stepper

@@ -2,12 +2,21 @@
 import streamlit as st
 
 from studio.views.run_compare import stopped_note
-from dcem.analysis.whatif_controls import (inert_parameters, losses_differ, parameter_notes, per_cell_values,
-                                           run_settings, scope_note, settings_changes)
+from studio.whatif_settings import (
+    inert_parameters,
+    losses_differ,
+    parameter_notes,
+    per_cell_values,
+    run_settings,
+    scope_note,
+    settings_changes,
+    mediated_methods,
+    list_presets,
+    load_preset,
+    save_preset,
+)
+from studio.widgets import ProjectError
 from studio.views.loss_input import loss_change_words
-from dcem.core.vocabulary import mediated_methods
-from common.errors import ProjectError
-from dcem.store.presets import list_presets, load_preset, save_preset
 from studio.memo import replay_for
 from studio.whatif_calibration import calibration_choice
 from studio.whatif_inputs import loss_section, parameter_widgets, refusal_text

@@ -27,6 +27,15 @@ from dcem_clinical.model_lab import (EXAMPLE_CASE, EXAMPLE_LABEL, GPU_LAYERS_KEY
                                      check_case_text, default_gpu_layers, gpu_offload_supported, load_model_uncached,
                                      model_file_name, registry_keys, resolve_hub_model, run_test_prompt,
                                      validate_gpu_layers)
+# names its page imports from here (pages import from studio only)
+from dcem_clinical.model_lab import (
+    MAX_CASE_CHARS,
+    TEST_LABELS,
+    TEST_N_CTX,
+    hub_offline,
+    model_facts,
+    registry_table,
+)
 
 __all__ = ["EXTRA_KEYS_KEY", "gpu_layers", "gpu_layers_setting", "installed_keys", "load_model",
            "ask_test_prompt", "fetch_hub_model", "example_flag", "measured_note"]

@@ -34,6 +34,19 @@ from sag.store.eval_tables import evaluations
 from sag.store.tables import SagStore
 from studio.tables import MISSING
 from studio.literal import literal
+# names its page imports from here (pages import from studio only)
+from sag.evaluation.views import (
+    NO_EVAL_HINT,
+    accuracy_frame,
+    consistency_points,
+    metric_frames,
+    roc_points,
+    robustness_points,
+    seed_report,
+    size_backbone_points,
+    summary_line,
+)
+from sag.views import DISCLAIMER
 
 __all__ = ["accuracy_chance", "EXPORTS_KEY", "RESULTS_DIR", "AGENT_GROUP_PAGE", "SOURCE_KEY", "export_paths", "stored_evaluations",
            "sources", "pick_source", "load_scored", "items_panel", "import_offer", "shipped_debates_offer",

@@ -26,6 +26,11 @@ from studio.executor_choice import executor_for
 from sag.store.tables import SagStore
 from studio.store_scope import open_for_run
 from studio.literal import literal
+# names its page imports from here (pages import from studio only)
+from clinical.questions import BENCHMARKS
+from sag.config import PRESETS
+from sag.launch import time_estimate
+from sag.views import DISCLAIMER, NO_RUN_HINT, item_labels, load_item_view, run_labels, turn_markdown
 
 __all__ = ["MODELS_KEY", "ModelsHook", "sag_store", "launch_run"]
 

@@ -11,6 +11,18 @@ import streamlit as st
 
 from dcem.core.config import MediatorConfig
 from studio.memo import forget_valid
+from dcem.analysis.whatif_controls import (
+    inert_parameters,
+    losses_differ,
+    parameter_notes,
+    per_cell_values,
+    run_settings,
+    scope_note,
+    settings_changes,
+)
+# names its page imports from here (pages import from studio only)
+from dcem.core.vocabulary import mediated_methods
+from dcem.store.presets import list_presets, load_preset, save_preset
 
 __all__ = ["SLIDER_FIELDS", "slider_bounds", "window_top", "t_max_top", "reset_for_run", "reset_to_run_settings",
            "seed_defaults", "apply_preset"]

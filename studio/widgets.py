@@ -10,6 +10,8 @@ from dcem.store.database import Store, StoreError, default_db_path
 from dcem.store.demo import opening_run
 from studio.store_scope import open_for_run
 from studio.literal import literal
+# names its page imports from here (pages import from studio only)
+from common.errors import ProjectError
 
 __all__ = ["DISCLAIMER", "CURRENT_RUN", "disclaimer", "store", "pick_run", "set_current_run",
            "titled_table"]

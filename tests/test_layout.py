@@ -66,3 +66,32 @@ def test_sag_holds_no_dcem_clinical_code() -> None:
                           "ddxplus", "medqa_tri", "llama_backend", "models"}
     for path in (ROOT / "sag").rglob("*.py"):
         assert not imported_modules(path) & {"dcem_clinical"}, path
+
+
+PAGE_FORBIDDEN = ("common", "dcem", "sag", "dcem_clinical", "clinical", "runtime", "training")
+
+
+def library_imports(source: str) -> set[str]:
+    """The library packages a page's source imports (at any depth in the file)."""
+    names = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names & set(PAGE_FORBIDDEN)
+
+
+def test_pages_import_only_studio() -> None:
+    """Pages import the libraries through studio (its page helpers and studio.views)."""
+    found = {p.name: sorted(n) for p in (ROOT / "pages").glob("*.py")
+             if (n := library_imports(p.read_text(encoding="utf-8")))}
+    assert found == {}
+
+
+def test_a_planted_library_import_in_a_page_is_caught() -> None:
+    page = (ROOT / "pages" / "overview.py").read_text(encoding="utf-8")
+    for package in PAGE_FORBIDDEN:
+        for line in (f"from {package}.x import y\n", f"import {package}.x\n",
+                     f"def f():\n    from {package} import y\n"):
+            assert library_imports(page + line) == {package}, line

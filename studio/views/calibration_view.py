@@ -25,6 +25,15 @@ import numpy as np
 from dcem.calibration.fitting import ALPHA
 from dcem.calibration.sets import CalibrationSet, parse_calibration_csv, recall_from_counts, smoothed_confusion
 from common.errors import InputError
+# names its page imports from here (pages import from studio only)
+from dcem.calibration.csv_import import MAX_AGENTS, MAX_LABELS
+from dcem.analysis.calibration_sources import (
+    example_csv,
+    stored_run_calibration_set,
+    synthetic_calibration_set,
+)
+from dcem.calibration.sets import CSV_COLUMNS
+from dcem.core.vocabulary import SCENARIOS
 
 __all__ = ["CALIB_SET_KEY", "SET_PURPOSE", "SET_USES", "SetUse", "set_download", "MAX_SHOWN_AGENTS",
            "MAX_CAPTION_LABELS", "ALPHA_MIN", "ALPHA_MAX", "CalibrationView", "label_order", "load_upload",

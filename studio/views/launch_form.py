@@ -15,6 +15,9 @@ from dcem.analysis.form_input import IntField, parse_int_field
 from dcem.core.config import MediatorConfig
 from common.errors import ConfigError
 from dcem.synthetic.spec import WORLDS, SyntheticSpec
+# names its page imports from here (pages import from studio only)
+from dcem.core.vocabulary import SCENARIOS
+from dcem.synthetic.spec import COMPLIANCE, COMPLIANCE_NAMES, WORLD_NAMES
 
 __all__ = ["SEEDS_RANGE", "T_MAX_RANGE", "LaunchForm", "read_launch_form", "cells_text", "LaunchProgress",
            "launch_message"]

@@ -22,6 +22,9 @@ from dcem.analysis.clinical_report import MIX, detail_table, table1, table6, tab
 from dcem.analysis.glossary import METRICS, RATE_METRICS
 from dcem.analysis.report import comparison_table
 from dcem.core.vocabulary import method_label
+# names its page imports from here (pages import from studio only)
+from dcem.analysis.glossary import metric_words, term_help
+from dcem.analysis.run_info import describe_run, run_kind, run_spec, runs_overview
 
 __all__ = ["PERCENT_METRICS", "is_percent", "wide_metrics", "comparison_view", "clinical_views",
            "metric_columns", "risk_note"]

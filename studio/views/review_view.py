@@ -15,6 +15,17 @@ import pandas as pd
 from dcem.calibration.sets import CalibrationSet, rows_to_set
 from common.errors import InputError
 from studio.views.walkthrough import CaseTrace
+# names its page imports from here (pages import from studio only)
+from dcem.analysis.run_info import describe_run, is_llm_run
+from dcem.store.case_reads import case_agents, case_text
+from dcem.store.reviews import (
+    escalation_queue,
+    export_reviews,
+    last_answers,
+    record_review,
+    review_history,
+    reviewed_as_calibration_rows,
+)
 
 __all__ = ["QUEUE_TABLE_COLUMNS", "ANSWER_TABLE_COLUMNS", "HISTORY_TABLE_COLUMNS", "QueueView", "LastAnswersView",
            "HistoryView", "ReviewedSet", "queue_view", "next_unreviewed", "after_save", "chosen_label",

@@ -10,6 +10,9 @@ import pandas as pd
 from dcem.analysis.report import comparison_table
 from dcem.store.database import Store
 from dcem.store.run_reads import cell_labels, changed_outcomes, round_accuracy_energy, run_spec_text
+# names its page imports from here (pages import from studio only)
+from dcem.analysis.run_info import run_labels
+from dcem.analysis.report import COMPARISON_METRICS
 
 __all__ = ["round_curves", "settings_diff", "metric_deltas", "changed_outcomes", "export_tables",
            "with_label_names", "to_csv_bytes", "to_parquet_bytes", "stopped_note", "STOPPED_NOTE"]

@@ -23,6 +23,8 @@ from dcem.core.vocabulary import mediated_methods
 from dcem.store.case_reads import case_head, case_outcome_rows, scenario_reports
 from dcem.store.database import Store, StoreError
 from studio.views.walkthrough_nav import outcome_words
+# names its page imports from here (pages import from studio only)
+from dcem.analysis.run_info import describe_run, is_llm_run
 
 __all__ = ["CaseTrace", "case_list", "filter_cases", "case_trace", "steer_message", "ex_post_confusion",
            "probability_table"]
