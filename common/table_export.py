@@ -18,8 +18,8 @@ import pandas as pd
 
 from common.errors import InputError
 
-__all__ = ["MANIFEST", "export_format", "file_sha256", "export_folders", "write_table", "write_manifest", "read_manifest", "read_tables",
-           "check_out_folder"]
+__all__ = ["MANIFEST", "export_format", "file_sha256", "export_folders", "write_table", "copy_query", "write_manifest",
+           "read_manifest", "read_tables", "check_out_folder"]
 
 MANIFEST = "manifest.json"
 
@@ -56,6 +56,20 @@ def write_table(folder: Path, table: str, frame: pd.DataFrame) -> dict[str, Any]
     frame.reset_index(drop=True).to_parquet(tmp, index=False)
     os.replace(tmp, path)
     return {"name": path.name, "table": table, "rows": int(len(frame)), "size_bytes": path.stat().st_size,
+            "sha256": file_sha256(path)}
+
+
+def copy_query(con: Any, query: str, folder: Path, table: str, *, level: int | None = None) -> dict[str, Any]:
+    """Write the rows of ``query`` (a DuckDB connection's) as ``<folder>/<table>.parquet``,
+    zstd-compressed (at ``level`` when given), through a partial file; return its entry."""
+    path = Path(folder) / f"{table}.parquet"
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    options = "FORMAT PARQUET, COMPRESSION ZSTD" + (f", COMPRESSION_LEVEL {int(level)}" if level is not None else "")
+    quoted = str(tmp).replace("'", "''")
+    con.execute(f"COPY ({query}) TO '{quoted}' ({options})")
+    os.replace(tmp, path)
+    rows = con.execute(f"SELECT count(*) FROM read_parquet('{str(path).replace(chr(39), chr(39) * 2)}')").fetchone()[0]
+    return {"name": path.name, "table": table, "rows": int(rows), "size_bytes": path.stat().st_size,
             "sha256": file_sha256(path)}
 
 

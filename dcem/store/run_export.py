@@ -35,7 +35,8 @@ from dcem import strict_json
 from common.errors import InputError
 from dcem.store.database import Store
 from dcem.store.export_manifest import FORMAT, MANIFEST, TABLES, check_manifest, check_models, check_runs
-from dcem.store.export_tables import read_tables, sha256_of
+from common.table_export import copy_query
+from dcem.store.export_tables import read_tables
 
 __all__ = ["FORMAT", "MANIFEST", "TABLES", "TURN_KEY", "RunExport", "write_run_export", "load_run_export"]
 
@@ -129,21 +130,12 @@ def _copy_tables(store: Store, run_ids: list[str], directory: Path,
                  turn_examples: pd.DataFrame | None = None) -> list[dict[str, Any]]:
     """Each table as ``<name>.parquet`` (written beside and renamed into place)."""
     con = store.con.cursor()
-    files = []
     stored = "t.examples_json" if _has_column(con, "agent_turns", "examples_json") else "NULL::VARCHAR"
     queries = {**_QUERIES, "turns": _QUERIES["turns"].replace("{stored}", stored)}
     try:
         con.register("_export_runs", pd.DataFrame({"run_id": run_ids}))
         con.register("_export_turn_examples", _turn_examples_frame(turn_examples))
-        for name, query in queries.items():
-            target = directory / f"{name}.parquet"
-            tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-            quoted = str(tmp).replace("'", "''")
-            con.execute(f"COPY ({query}) TO '{quoted}' (FORMAT PARQUET, COMPRESSION ZSTD)")  # noqa: S608
-            os.replace(tmp, target)
-            rows = con.execute(f"SELECT count(*) FROM ({query})").fetchone()[0]  # noqa: S608
-            files.append({"name": target.name, "table": name, "rows": int(rows),
-                          "size_bytes": target.stat().st_size, "sha256": sha256_of(target)})
+        files = [copy_query(con, query, directory, name) for name, query in queries.items()]
     finally:
         con.close()
     return files

@@ -26,7 +26,7 @@ import duckdb
 
 from common.errors import InputError
 from common.store_merge import MergeReport, merge_store
-from common.table_export import MANIFEST, check_out_folder, file_sha256, read_manifest, write_manifest
+from common.table_export import MANIFEST, check_out_folder, copy_query, file_sha256, read_manifest, write_manifest
 from sag.store.merge_checks import sag_store_checks
 from sag.store.tables import SagStore
 
@@ -34,7 +34,6 @@ __all__ = ["FORMAT", "CALL_LOG", "write_store_export", "read_store_manifest", "i
 
 FORMAT = "sag-store-export/1"
 CALL_LOG = "llm_calls"
-_ZSTD = "(FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 19)"
 
 
 def _selection(run_ids: Sequence[str] | None) -> str:
@@ -93,7 +92,7 @@ def write_store_export(store_path: str | Path, out: str | Path, *, command: str,
         tables = _tables(con, runs)
         check_out_folder(out, tuple(f"{t}.parquet" for t in tables))
         out.mkdir(parents=True, exist_ok=True)
-        files = [_write(con, out, table, _source_rows(con, table, runs)) for table in tables]
+        files = [copy_query(con, _source_rows(con, table, runs), out, table, level=19) for table in tables]
         evaluations = sorted(str(e) for (e,) in con.execute(
             f"SELECT DISTINCT eval_id FROM sag_eval_parts WHERE run_id IN ({runs})").fetchall())
         exported = sorted(str(r) for (r,) in con.execute(runs).fetchall())
@@ -102,16 +101,6 @@ def write_store_export(store_path: str | Path, out: str | Path, *, command: str,
                 "command": command, "runs": exported, "evaluations": evaluations, "migrations": migrations,
                 "files": files}
     return write_manifest(out, manifest)
-
-
-def _write(con: duckdb.DuckDBPyConnection, out: Path, table: str, query: str) -> dict[str, Any]:
-    path = out / f"{table}.parquet"
-    tmp = path.with_name(f".{path.name}.partial")
-    con.execute(f"COPY ({query}) TO '{tmp}' {_ZSTD}")
-    tmp.replace(path)
-    rows = con.execute(f"SELECT count(*) FROM read_parquet('{path}')").fetchone()[0]
-    return {"name": path.name, "table": table, "rows": int(rows), "size_bytes": path.stat().st_size,
-            "sha256": file_sha256(path)}
 
 
 def read_store_manifest(folder: str | Path) -> dict[str, Any]:
