@@ -21,6 +21,7 @@ from studio.sag_session import sag_store
 from studio.tables import MISSING
 from studio.widgets import titled_table
 from studio.literal import literal
+from studio.views import session_keys as keys
 
 st.title("Agent group")
 st.caption(DISCLAIMER)
@@ -54,8 +55,8 @@ if not runs:
     st.stop()
 capability_note()
 order = ordered_runs(all_runs, runs)
-if st.session_state.get("ag_run") not in runs:
-    st.session_state.pop("ag_run", None)
+if st.session_state.get(keys.AG_RUN) not in runs:
+    st.session_state.pop(keys.AG_RUN, None)
 run_id = st.selectbox("Run", order, format_func=runs.get, key="ag_run",
                       help="Runs you launched or imported come first, then the evaluation's accuracy runs.")
 items = item_labels(db.outcomes(run_id))

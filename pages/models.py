@@ -17,6 +17,7 @@ from studio.model_lab import (ask_test_prompt, example_flag, fetch_hub_model, gp
 from studio.training_panel import training_section
 from studio.widgets import disclaimer
 from studio.literal import literal
+from studio.views import session_keys as keys
 
 st.title("Models")
 disclaimer()
@@ -25,7 +26,7 @@ st.write("The language models the diagnostic agents can run on, in process throu
 
 st.subheader("Registry")
 st.dataframe(registry_table(), hide_index=True, key="models_registry")
-facts = st.session_state.setdefault("models_facts", {})
+facts = st.session_state.setdefault(keys.MODELS_FACTS, {})
 for key in installed_keys():
     with st.expander(f"File metadata: {key}"):
         st.caption("Reads the GGUF header and the file's sha256 (about a second the first time; "
@@ -58,11 +59,11 @@ if st.button("Run the test prompt", type="primary", key="models_test_run"):
     key = typed.strip() or picked or ""
     try:
         with st.spinner(f"Loading {key} and asking it ..."):
-            st.session_state["models_test_result"] = ask_test_prompt(key, n_gpu_layers, text)
+            st.session_state[keys.MODELS_TEST_RESULT] = ask_test_prompt(key, n_gpu_layers, text)
     except ProjectError as exc:
-        st.session_state.pop("models_test_result", None)
+        st.session_state.pop(keys.MODELS_TEST_RESULT, None)
         st.error(f"Test prompt failed: {literal(exc)}")
-result = st.session_state.get("models_test_result")
+result = st.session_state.get(keys.MODELS_TEST_RESULT)
 if result is not None:
     st.caption(f"{result.key}, n_gpu_layers {result.n_gpu_layers}")
     m1, m2, m3, m4 = st.columns(4)
@@ -103,7 +104,7 @@ if st.button("Get the file", key="models_hf_get"):
     except ProjectError as exc:
         st.error(f"Not available: {literal(exc)}")
     else:  # rerun so that the lists above offer the new key
-        st.session_state["models_hf_done"] = f"{hf_key} is at {hf_path}; it is now offered in the lists above."
+        st.session_state[keys.MODELS_HF_DONE] = f"{hf_key} is at {hf_path}; it is now offered in the lists above."
         st.rerun()
-if done := st.session_state.pop("models_hf_done", None):
+if done := st.session_state.pop(keys.MODELS_HF_DONE, None):
     st.success(done)

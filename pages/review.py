@@ -32,6 +32,7 @@ from studio.tables import MISSING, review_queue_config
 from studio.turns import show_agents, show_case_text, show_last_answers
 from studio.widgets import disclaimer, pick_run, store
 from studio.literal import literal
+from studio.views import session_keys as keys
 
 st.title("Escalation review")
 disclaimer()
@@ -42,8 +43,8 @@ st.write("Each case below ended in STOP_AND_ESCALATE: the agents could not reach
 # A save ends with a rerun so that the queue and its count show the new review at once;
 # the widget values it changes (next case, cleared label and comment) and its message
 # are carried over in session state and applied before the widgets are drawn.
-st.session_state.update(st.session_state.pop("rv_pending", {}))
-done = st.session_state.pop("rv_done", None)
+st.session_state.update(st.session_state.pop(keys.REVIEW_PENDING, {}))
+done = st.session_state.pop(keys.REVIEW_DONE, None)
 
 db = store()
 run_id = pick_run(db, key="rv_run") if db else None
@@ -102,7 +103,7 @@ if save or save_next:
     else:
         message, following = after_save(queue, case_id, go_next=save_next)
         pending = {"rv_label": None, "rv_comment": ""} | ({"rv_case": following} if following else {})
-        st.session_state["rv_pending"], st.session_state["rv_done"] = pending, message
+        st.session_state[keys.REVIEW_PENDING], st.session_state[keys.REVIEW_DONE] = pending, message
         st.rerun()
 
 history = history_view(review_history(db, run_id, case_id))

@@ -24,6 +24,7 @@ from studio.whatif_settings import apply_preset, reset_for_run, reset_to_run_set
 from studio.whatif_view import settle, show_results
 from studio.widgets import disclaimer, pick_run, store
 from studio.literal import literal
+from studio.views import session_keys as keys
 
 st.title("Loss and thresholds (what-if)")
 disclaimer()
@@ -60,7 +61,7 @@ seed_defaults(reference, replay.max_rounds, first.panel.loss, [labels[i] for i i
 st.button("Reset to run settings", on_click=reset_to_run_settings, key="wi_reset",
           help="Every parameter and the loss matrix go back to the run's own (each cell's fitted thresholds), "
                "and the run's own calibration is used again.")
-if st.session_state.pop("wi_reset_note", False):
+if st.session_state.pop(keys.WI_RESET_NOTE, False):
     st.success("Every setting, the loss matrix and the calibration are back to the run's own; every change shows 0.")
 
 with st.expander("Presets", expanded=False):
@@ -76,9 +77,9 @@ with st.expander("Presets", expanded=False):
                 saved = presets.loc[presets["name"] == chosen, "labels"].iloc[0]
                 notes = apply_preset(cfg_p, loss_p, None if saved is None else list(saved), labels, first.config,
                                      replay.max_rounds)
-                st.session_state["wi_preset_notes"] = notes
+                st.session_state[keys.WI_PRESET_NOTES] = notes
                 st.rerun()
-        for note in st.session_state.pop("wi_preset_notes", []):
+        for note in st.session_state.pop(keys.WI_PRESET_NOTES, []):
             st.info(f"Preset applied, but {note}.")
 
 st.subheader("Loss matrix L[d, y]")

@@ -1,7 +1,7 @@
 """Session glue of the Calibration sets page: the loaded set in session state, a failed
 load, and the "Use this set" section with its links to other pages.
 
-The set lives under ``st.session_state["calib_set"]``
+The set lives under ``st.session_state[keys.CALIB_SET]``
 (:data:`studio.views.calibration_view.CALIB_SET_KEY`).  A failed load removes it, so the
 tables of an older set never stand under the error.  Links use ``st.page_link``, which
 keeps the session (and so the set); it only knows the pages the entry script gave to
@@ -16,6 +16,7 @@ from streamlit.errors import StreamlitAPIException
 from studio.views.calibration_view import CALIB_SET_KEY, SET_USES, set_download
 from dcem.calibration.sets import CalibrationSet
 from studio.literal import literal
+from studio.views import session_keys as keys
 
 __all__ = ["load_failed", "use_this_set", "link_to"]
 

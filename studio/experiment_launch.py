@@ -21,13 +21,11 @@ from dcem.store.database import Store
 from dcem.synthetic import spec as synthetic_spec
 from studio.executor_choice import executor_for
 from studio.widgets import set_current_run
+from studio.views.session_keys import EXP_LAUNCH as LAUNCH, EXP_ACTIVE as ACTIVE, EXP_PENDING as PENDING
 
 __all__ = ["LAUNCH", "PENDING", "launch", "launch_spec", "show_last_launch", "show_cell_count", "queue_launch",
            "run_pending", "settle_launch"]
 
-LAUNCH = "exp_launch"  # session key: the last launch's LaunchProgress
-ACTIVE = "exp_active"  # session key: the running launch's _Running
-PENDING = "exp_pending"  # session key: the spec Run asked for, launched once the rest of the page is drawn
 # Streamlit's own header Stop ends the script without a rerun, which would leave the page
 # half drawn and say nothing; during a launch the page's Stop button is the one way to stop
 _ONE_STOP = "<style>[data-testid='stStatusWidget'] [data-testid='stBaseButton-header'] {display: none;}</style>"

@@ -21,11 +21,10 @@ from dcem.analysis.whatif import RunReplay, WhatIfResult, baseline_metrics, load
 from dcem.analysis.whatif_calibration import own_replay, with_calibration
 from dcem.calibration.sets import CalibrationSet
 from dcem.store.database import Store
+from studio.views.session_keys import MEMO_SLOTS as _SLOTS
 
 __all__ = ["ValidSettings", "replay_for", "calibrated_for", "original_for", "sweep_for",
            "remember_valid", "last_valid", "forget_valid"]
-
-_SLOTS = "_memo"
 
 
 def _memo() -> dict[str, Any]:

@@ -3,11 +3,11 @@ sessions, and the Hub keys fetched in this session.
 
 Session state shared with other pages:
 
-- ``st.session_state["n_gpu_layers"]`` (:data:`GPU_LAYERS_KEY`): the number of layers
+- ``st.session_state[keys.GPU_LAYERS]`` (:data:`studio.views.session_keys.GPU_LAYERS`): the number of layers
   llama.cpp offloads to the GPU, an integer >= -1 (-1 = all layers, 0 = CPU only).
   Set on the Models page; read it with :func:`gpu_layers`, which falls back to
   :func:`~dcem_clinical.model_lab.default_gpu_layers` when the page has not been opened.
-- ``st.session_state["models_extra_keys"]`` (:data:`EXTRA_KEYS_KEY`): ``hf:`` keys
+- ``st.session_state[keys.MODELS_EXTRA_KEYS]`` (:data:`EXTRA_KEYS_KEY`): ``hf:`` keys
   fetched on the Models page in this session, offered next to the registry's models.
 
 Loaded models are shared by all sessions through ``st.cache_resource``, keyed by
@@ -23,7 +23,7 @@ import streamlit as st
 from common.errors import ConfigError
 from studio.literal import literal
 from dcem_clinical.measured_accuracy import Measured, measured_text, shipped_accuracy
-from dcem_clinical.model_lab import (EXAMPLE_CASE, EXAMPLE_LABEL, GPU_LAYERS_KEY, LoadedModel, PromptResult,
+from dcem_clinical.model_lab import (EXAMPLE_CASE, EXAMPLE_LABEL, LoadedModel, PromptResult,
                                      check_case_text, default_gpu_layers, gpu_offload_supported, load_model_uncached,
                                      model_file_name, registry_keys, resolve_hub_model, run_test_prompt,
                                      validate_gpu_layers)
@@ -36,36 +36,36 @@ from dcem_clinical.model_lab import (
     model_facts,
     registry_table,
 )
+from studio.views.session_keys import MODELS_EXTRA_KEYS as EXTRA_KEYS_KEY
+from studio.views import session_keys as keys
 
 __all__ = ["EXTRA_KEYS_KEY", "gpu_layers", "gpu_layers_setting", "installed_keys", "load_model",
            "ask_test_prompt", "fetch_hub_model", "example_flag", "measured_note"]
 
-EXTRA_KEYS_KEY = "models_extra_keys"
-
 
 def gpu_layers() -> int:
     """The session's n_gpu_layers setting (the default when it was never set)."""
-    stored = st.session_state.get(GPU_LAYERS_KEY)
+    stored = st.session_state.get(keys.GPU_LAYERS)
     return default_gpu_layers() if stored is None else int(stored)
 
 
 def gpu_layers_setting() -> int:
-    """Number input for n_gpu_layers; a valid value is stored under :data:`GPU_LAYERS_KEY`,
+    """Number input for n_gpu_layers; a valid value is stored under ``keys.GPU_LAYERS``,
     an invalid one is refused with an error and the previous value kept."""
     current = gpu_layers()
     chosen = st.number_input("n_gpu_layers", value=current, step=1, key="models_gpu_input",
                              help="Layers llama.cpp puts on the GPU: -1 = all layers, 0 = CPU only.")
     try:
-        st.session_state[GPU_LAYERS_KEY] = validate_gpu_layers(chosen)
+        st.session_state[keys.GPU_LAYERS] = validate_gpu_layers(chosen)
     except ConfigError as exc:
-        st.session_state[GPU_LAYERS_KEY] = current
+        st.session_state[keys.GPU_LAYERS] = current
         st.error(f"Refused: {literal(exc)}. Keeping n_gpu_layers = {current}.")
     if gpu_offload_supported():
         st.caption("This llama.cpp build supports GPU offload; -1 puts every layer on the GPU.")
     else:
         st.caption("This llama.cpp build has no GPU offload support: models run on the CPU "
                    "whatever the value.")
-    return int(st.session_state[GPU_LAYERS_KEY])
+    return int(st.session_state[keys.GPU_LAYERS])
 
 
 def installed_keys() -> list[str]:

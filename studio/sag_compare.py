@@ -13,6 +13,7 @@ from sag.run_choice import partner_run, useful_order
 from sag.store.tables import SagStore
 from sag.versus import run_rows, versus_frame
 from studio.tables import MISSING
+from studio.views import session_keys as keys
 
 __all__ = ["ordered_runs", "capability_note", "show_comparison"]
 
@@ -36,16 +37,16 @@ def show_comparison(db: SagStore, runs: pd.DataFrame, order: list[str], labels: 
     """Two run pickers (A opens on the page's run, B on a run sharing its items) and, on
     their common items, each run's accuracy beside chance with the per-item table."""
     st.subheader("Compare two runs")
-    if st.session_state.get("ag_cmp_a") not in order:
-        st.session_state["ag_cmp_a"] = run_id
+    if st.session_state.get(keys.AG_CMP_A) not in order:
+        st.session_state[keys.AG_CMP_A] = run_id
     a, b = st.columns(2)
     run_a = a.selectbox("Run A", order, format_func=labels.get, key="ag_cmp_a")
     outcomes_a = db.outcomes(run_a)
-    if st.session_state.get("ag_cmp_for") != run_a or st.session_state.get("ag_cmp_b") not in order:
+    if st.session_state.get(keys.AG_CMP_FOR) != run_a or st.session_state.get(keys.AG_CMP_B) not in order:
         answered = set(outcomes_a["item_id"])
-        st.session_state["ag_cmp_b"] = partner_run(runs[runs["run_id"].isin(order)], run_a,
+        st.session_state[keys.AG_CMP_B] = partner_run(runs[runs["run_id"].isin(order)], run_a,
                                                    shared=lambda other: len(answered & set(db.outcomes(other)["item_id"])))
-        st.session_state["ag_cmp_for"] = run_a
+        st.session_state[keys.AG_CMP_FOR] = run_a
     run_b = b.selectbox("Run B", order, format_func=labels.get, key="ag_cmp_b")
     outcomes = {run_a: outcomes_a, run_b: db.outcomes(run_b)}
     comparison = compare_runs(outcomes[run_a], outcomes[run_b])

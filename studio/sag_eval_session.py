@@ -8,7 +8,7 @@ changes).  A source that cannot be read is shown as an error message, never a tr
 
 Session state read here:
 
-- ``st.session_state["sag_eval_exports"]`` (:data:`EXPORTS_KEY`): an optional folder
+- ``st.session_state[keys.EVAL_EXPORTS]`` (:data:`EXPORTS_KEY`): an optional folder
   holding the export files to offer (tests point it at a temporary folder); unset, the
   project's ``data/results`` folder.
 - ``"ag_run"`` and ``"ag_item_<run id>"`` are set by "Open debate": they are the run and
@@ -47,15 +47,13 @@ from sag.evaluation.views import (
     summary_line,
 )
 from sag.views import DISCLAIMER
+from studio.views.session_keys import EVAL_EXPORTS as EXPORTS_KEY, EVAL_SOURCE as SOURCE_KEY, EVAL_NEXT_SOURCE as _NEXT_SOURCE, EVAL_IMPORTED as _IMPORTED
+from studio.views import session_keys as keys
 
 __all__ = ["accuracy_chance", "EXPORTS_KEY", "RESULTS_DIR", "AGENT_GROUP_PAGE", "SOURCE_KEY", "export_paths", "stored_evaluations",
            "sources", "pick_source", "load_scored", "items_panel", "import_offer", "shipped_debates_offer",
            "announce_import", "open_debate"]
 
-EXPORTS_KEY = "sag_eval_exports"
-SOURCE_KEY = "ev_source"
-_NEXT_SOURCE = "ev_source_next"  # the source to select on the next run (set by an import)
-_IMPORTED = "ev_imported"  # the line saying what the last import brought, shown once
 RESULTS_DIR = DEFAULT_DATA_DIR / "results"
 AGENT_GROUP_PAGE = "pages/agent_group.py"
 _EMPTY = pd.DataFrame(columns=["eval_id", "groups", "parts", "items", "answered", "last_change"])
@@ -188,7 +186,7 @@ def _offer(db: SagStore, packed: Path, eval_id: str, *, key: str) -> None:
 
 def open_debate(run_id: str, item_id: str) -> None:
     """Point the Agent group page at one item of one run and go there."""
-    st.session_state["ag_run"] = run_id
+    st.session_state[keys.AG_RUN] = run_id
     st.session_state[f"ag_item_{run_id}"] = item_id
     st.switch_page(AGENT_GROUP_PAGE)
 

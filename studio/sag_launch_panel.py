@@ -28,12 +28,11 @@ from studio.sag_session import launch_run
 from studio.literal import literal
 from studio.store_scope import open_for_run
 from training.store import TrainingStore
+from studio.views.session_keys import AG_RUN as RUN_KEY
 
 __all__ = ["RUN_KEY", "launch_fields", "checked_spec", "launch_button", "adapter_pick"]
 
 NO_ADAPTER = "none (the packaged models)"
-
-RUN_KEY = "ag_run"  # session key of the page's Run selectbox: a launched run is shown at once
 
 
 def _label(field: str, bounds: tuple[int, int]) -> str:

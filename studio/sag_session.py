@@ -2,7 +2,7 @@
 
 Session state read here:
 
-- ``st.session_state["sag_models"]`` (:data:`MODELS_KEY`): an optional function
+- ``st.session_state[keys.SAG_MODELS]`` (:data:`MODELS_KEY`): an optional function
   ``cfg -> (runners, retrievers)`` giving the turn runners and retrievers of a run
   launched from the page (tests point it at scripted runners).  Unset, the run builds the
   real ones: :func:`sag.runners.build_runners` for ``cfg.models()`` and
@@ -31,10 +31,11 @@ from clinical.questions import BENCHMARKS
 from sag.config import PRESETS
 from sag.launch import time_estimate
 from sag.views import DISCLAIMER, NO_RUN_HINT, item_labels, load_item_view, run_labels, turn_markdown
+from studio.views.session_keys import SAG_MODELS as MODELS_KEY
+from studio.views import session_keys as keys
 
 __all__ = ["MODELS_KEY", "ModelsHook", "sag_store", "launch_run"]
 
-MODELS_KEY = "sag_models"
 ModelsHook = Callable[[GroupConfig], tuple[Mapping[str, TurnRunner] | None, Mapping[str, Searcher] | None]]
 
 

@@ -27,11 +27,12 @@ from dcem.store.database import Store
 from studio.stepper import preset_round
 from studio.tables import MISSING
 from studio.literal import literal
+from studio.views.session_keys import WALK_LINK_SEEN as LINK_SEEN
+from studio.views import session_keys as keys
 
 __all__ = ["FILTER_KEYS", "pending_link", "preset_run", "pick_method", "preset_case", "open_round",
            "case_table_picker", "show_link"]
 
-LINK_SEEN = "walk_link_seen"
 FILTER_KEYS = {"walk_f_scenario": [], "walk_f_outcome": [], "walk_f_truth": [], "walk_f_harmful": False,
                "walk_f_escalated": False}
 
@@ -59,9 +60,9 @@ def preset_run(db: Store, link: WalkLink | None, notes: DeltaGenerator) -> None:
     runs = [r for r in db.runs()["run_id"] if db.done_cells(r)]
     if not runs:
         return
-    current = st.session_state.get("run_id")
+    current = st.session_state.get(keys.WALK_RUN)
     run, message = resolve_choice(link.run, runs, "run", current if current in runs else runs[0])
-    st.session_state["run_id"] = run
+    st.session_state[keys.WALK_RUN] = run
     if message:
         notes.warning(literal(message))
 
@@ -84,7 +85,7 @@ def preset_case(link: WalkLink | None, case_ids: Sequence[str], notes: DeltaGene
     if link is None or (link.case is None and link.run is None):
         return
     case, message = resolve_choice(link.case, case_ids, "case", case_ids[0])
-    st.session_state["walk_case"] = case
+    st.session_state[keys.WALK_CASE] = case
     if message:
         notes.warning(literal(message))
 

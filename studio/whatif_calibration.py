@@ -19,10 +19,10 @@ from dcem.calibration.sets import CalibrationSet
 from common.errors import ProjectError
 from studio.memo import calibrated_for
 from studio.literal import literal
+from studio.views.session_keys import WI_CALIB as TOGGLE_KEY
 
 __all__ = ["TOGGLE_KEY", "CALIBRATION_HELP", "calibration_choice"]
 
-TOGGLE_KEY = "wi_calib"
 CALIBRATION_HELP = (
     f"Every cell's panel gets the set's confusion matrices, smoothed with alpha = {ALPHA:g} as the run's own were, "
     "and, for cells that used the empirical prior, the set's class frequencies as the prior. Thresholds, loss "

@@ -15,6 +15,7 @@ from studio.views.loss_input import loss_cells, parse_loss_table
 from dcem.core.vocabulary import STEER_GATES
 from common.errors import InputError
 from studio.whatif_settings import slider_bounds, t_max_top, window_top
+from studio.views import session_keys as keys
 
 __all__ = ["parameter_widgets", "loss_editor", "loss_section", "refusal_text"]
 
@@ -78,10 +79,10 @@ def parameter_widgets(reference: Mapping[str, Any], max_rounds: int, spread: Map
 
 def loss_editor(labels: Sequence[str]) -> tuple[np.ndarray | None, InputError | None]:
     """The loss matrix as an editable table of text cells (rows: decision d, columns:
-    true label y), started from ``st.session_state["wi_loss"]``; returns the matrix read
+    true label y), started from ``st.session_state[keys.WI_LOSS]``; returns the matrix read
     strictly (:func:`studio.views.loss_input.parse_loss_table`) or the refusal."""
     names = [str(label) for label in labels]
-    base = pd.DataFrame(loss_cells(st.session_state["wi_loss"]), index=names, columns=names)
+    base = pd.DataFrame(loss_cells(st.session_state[keys.WI_LOSS]), index=names, columns=names)
     config = {name: st.column_config.TextColumn(name, help=f"Loss of each decision when the truth is {name}")
               for name in names}
     edited = st.data_editor(base, key="wi_loss_editor", column_config=config)
@@ -119,9 +120,9 @@ def _sync_fields(loss: np.ndarray | None, labels: Sequence[str]) -> bool:
     if form is None:
         return loss is None
     high, l_high = form
-    st.session_state["wi_high"] = [labels[y] for y in high]
+    st.session_state[keys.WI_HIGH] = [labels[y] for y in high]
     if l_high is not None:
-        st.session_state["wi_lhigh"] = min(float(l_high), 100.0)
+        st.session_state[keys.WI_LHIGH] = min(float(l_high), 100.0)
     return True
 
 

@@ -23,6 +23,7 @@ from dcem.analysis.whatif_controls import (
 # names its page imports from here (pages import from studio only)
 from dcem.core.vocabulary import mediated_methods
 from dcem.store.presets import list_presets, load_preset, save_preset
+from studio.views import session_keys as keys
 
 __all__ = ["SLIDER_FIELDS", "slider_bounds", "window_top", "t_max_top", "reset_for_run", "reset_to_run_settings",
            "seed_defaults", "apply_preset"]
@@ -72,10 +73,10 @@ def _clear() -> None:
 def reset_for_run(run_id: str) -> None:
     """Forget the settings chosen for another run (they may not fit this run's labels,
     rounds or fitted thresholds); the widgets then start from this run's values."""
-    if st.session_state.get("wi_for_run") != run_id:
+    if st.session_state.get(keys.WI_FOR_RUN) != run_id:
         _clear()
         forget_valid()
-        st.session_state["wi_for_run"] = run_id
+        st.session_state[keys.WI_FOR_RUN] = run_id
 
 
 def reset_to_run_settings() -> None:
@@ -83,7 +84,7 @@ def reset_to_run_settings() -> None:
     matrix go back to the run's own values (seeded again by :func:`seed_defaults`), and
     the calibration-set toggle goes off (the run's own calibration)."""
     _clear()
-    st.session_state["wi_reset_note"] = True
+    st.session_state[keys.WI_RESET_NOTE] = True
 
 
 def seed_defaults(reference: Mapping[str, Any], max_rounds: int, loss: np.ndarray,
@@ -114,14 +115,14 @@ def apply_preset(cfg: MediatorConfig, loss: np.ndarray | None, preset_labels: Se
         if not low <= value <= high:
             notes.append(f"{field} = {value:g} is outside the slider's range and was clipped")
         st.session_state[f"wi_{field}"] = min(max(value, low), high)
-    st.session_state["wi_window"] = min(max(int(cfg.window), 1), window_top(start.window))
-    st.session_state["wi_t_max"] = min(max(int(cfg.t_max), 1), t_max_top(start.t_max, max_rounds))
-    st.session_state["wi_steer_gate"] = cfg.steer_gate
+    st.session_state[keys.WI_WINDOW] = min(max(int(cfg.window), 1), window_top(start.window))
+    st.session_state[keys.WI_T_MAX] = min(max(int(cfg.t_max), 1), t_max_top(start.t_max, max_rounds))
+    st.session_state[keys.WI_STEER_GATE] = cfg.steer_gate
     if loss is not None:
         same = preset_labels is None or list(preset_labels) == list(labels)
         if loss.shape == (len(labels), len(labels)) and same:
-            st.session_state["wi_loss"] = loss
-            st.session_state.pop("wi_loss_editor", None)
+            st.session_state[keys.WI_LOSS] = loss
+            st.session_state.pop(keys.WI_LOSS_EDITOR, None)
         else:
             shown = ", ".join(preset_labels) if preset_labels is not None else f"{loss.shape[0]} labels"
             notes.append(f"the preset's loss matrix is for other labels ({shown}); the current loss is kept")

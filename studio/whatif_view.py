@@ -21,6 +21,7 @@ from studio.views.metric_tables import is_percent
 from studio.tables import MISSING, metric_table
 from studio.whatif_charts import action_mix_figure, tradeoff_figure
 from studio.whatif_inputs import refusal_text
+from studio.views import session_keys as keys
 
 __all__ = ["STALE_NOTE", "settle", "show_results", "metric_value", "metric_change", "sweep_caption"]
 
@@ -110,8 +111,8 @@ def _moving_parameter(replay: RunReplay, valid: ValidSettings, options: list[str
 
 def _tradeoff(replay: RunReplay, valid: ValidSettings, inert: Mapping[str, str], col: Any) -> None:
     options = [p for p in SWEEP_PARAMETERS if p not in inert]
-    if st.session_state.get("wi_sweep_param") not in options:
-        st.session_state["wi_sweep_param"] = _moving_parameter(replay, valid, options)
+    if st.session_state.get(keys.WI_SWEEP_PARAM) not in options:
+        st.session_state[keys.WI_SWEEP_PARAM] = _moving_parameter(replay, valid, options)
     parameter = col.selectbox("Sweep parameter", options, key="wi_sweep_param",
                               help="Each point re-scores the run with this parameter set to the point's value "
                                    "in every cell; the other settings stay as they are now.")

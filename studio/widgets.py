@@ -12,15 +12,13 @@ from studio.store_scope import open_for_run
 from studio.literal import literal
 # names its page imports from here (pages import from studio only)
 from common.errors import ProjectError
+from studio.views.session_keys import CURRENT_RUN, RUN_PICKS as _PICKS, RUN_SHOWN as _SHOWN
 
 __all__ = ["DISCLAIMER", "CURRENT_RUN", "disclaimer", "store", "pick_run", "set_current_run",
            "titled_table"]
 
 DISCLAIMER = ("Research and teaching tool, not clinical advice. STOP_AND_ESCALATE hands the case "
               "to a human reviewer.")
-CURRENT_RUN = "current_run"  # session key: the run every page's picker opens on
-_PICKS = "_run_picks"  # session key: {picker key: RunPick}, a person's own pick per page
-_SHOWN = "_run_shown"  # session key: {picker key: run id the picker last opened on}
 
 
 def disclaimer() -> None:

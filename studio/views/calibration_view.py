@@ -34,6 +34,7 @@ from dcem.analysis.calibration_sources import (
 )
 from dcem.calibration.sets import CSV_COLUMNS
 from dcem.core.vocabulary import SCENARIOS
+from studio.views.session_keys import CALIB_SET as CALIB_SET_KEY
 
 __all__ = ["CALIB_SET_KEY", "SET_PURPOSE", "SET_USES", "SetUse", "set_download", "MAX_SHOWN_AGENTS",
            "MAX_CAPTION_LABELS", "ALPHA_MIN", "ALPHA_MAX", "CalibrationView", "label_order", "load_upload",
@@ -45,7 +46,6 @@ MAX_CAPTION_LABELS = 20
 ALPHA_MIN, ALPHA_MAX = 0.01, 10.0
 """The smoothing alpha the page offers."""
 PRIOR_MODES = ("uniform", "empirical")
-CALIB_SET_KEY = "calib_set"
 """Session-state key of the loaded calibration set (a :class:`CalibrationSet`)."""
 
 SET_PURPOSE = (

@@ -10,7 +10,8 @@ from streamlit.testing.v1 import AppTest
 
 from common.errors import ConfigError
 from runtime.registry import resolve
-from dcem_clinical.model_lab import GPU_LAYERS_KEY, MAX_CASE_CHARS, TEST_LABELS, default_gpu_layers, validate_gpu_layers
+from dcem_clinical.model_lab import MAX_CASE_CHARS, TEST_LABELS, default_gpu_layers, validate_gpu_layers
+from studio.views.session_keys import GPU_LAYERS as GPU_LAYERS_KEY
 from tests.runtime.test_models import _fake_hub
 
 ROOT = Path(__file__).resolve().parents[2]
