@@ -3,13 +3,16 @@ script, and a runner that starts workers, collects one result each and always re
 from __future__ import annotations
 
 import multiprocessing
+import os
+import signal
+import subprocess
 import sys
 import types
 from typing import Any, Callable, Sequence
 
 import pytest
 
-__all__ = ["bare_spawn", "run_workers"]
+__all__ = ["bare_spawn", "run_workers", "start_driver", "kill_driver"]
 
 
 def bare_spawn(monkeypatch: pytest.MonkeyPatch) -> Any:
@@ -38,3 +41,20 @@ def run_workers(ctx: Any, target: Callable[..., None], args: Sequence[tuple[Any,
                 p.kill()
     assert all(p.exitcode == 0 for p in procs), [p.exitcode for p in procs]
     return results
+
+
+def start_driver(argv: Sequence[str], cwd: Any, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """A driver process in a session of its own (so the local Ray instance it starts can be
+    killed with it), its output discarded."""
+    return subprocess.Popen(list(argv), cwd=cwd, env=env, start_new_session=True, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+
+
+def kill_driver(driver: subprocess.Popen[bytes]) -> None:
+    """kill -9 the driver, reap it, then kill what it started (its local Ray instance), if still there."""
+    os.kill(driver.pid, signal.SIGKILL)
+    driver.wait(30)
+    try:
+        os.killpg(driver.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass

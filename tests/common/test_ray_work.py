@@ -4,7 +4,6 @@ recorded and the job goes on, a killed driver loses nothing and the same command
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ from common.errors import ConfigError
 from common.ray_work import PROJECT_ROOT, RayExecutor, check_executor
 from common.work import run_units
 from tests.common.work_jobs import SquareJob, TableSink, units
+from tests.spawn_support import kill_driver, start_driver
 
 pytestmark = pytest.mark.slow
 
@@ -66,17 +66,11 @@ def test_a_killed_driver_loses_no_written_unit_and_the_same_command_resumes(tmp_
     store, log = tmp_path / "a.duckdb", tmp_path / "written.txt"
     env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
     cmd = [sys.executable, "-m", "tests.common.ray_driver", str(store), str(log)]
-    driver = subprocess.Popen([*cmd, "ray"], cwd=PROJECT_ROOT, env=env, start_new_session=True,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    driver = start_driver([*cmd, "ray"], PROJECT_ROOT, env)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and (not log.exists() or len(log.read_text().split()) < 3):
         time.sleep(0.1)
-    os.kill(driver.pid, signal.SIGKILL)
-    driver.wait(30)
-    try:
-        os.killpg(driver.pid, signal.SIGKILL)  # the local Ray instance it started, if still there
-    except ProcessLookupError:
-        pass
+    kill_driver(driver)
     written = log.read_text().split()
     assert 3 <= len(written) < 12
     subprocess.run([*cmd, "process"], cwd=PROJECT_ROOT, env=env, check=True, timeout=120)

@@ -107,28 +107,22 @@ def test_an_item_whose_worker_dies_is_answered_again_and_written_once(tmp_path: 
 
 def test_a_killed_sag_driver_loses_no_answered_item_and_the_same_command_finishes(tmp_path: Path) -> None:
     import os
-    import signal
     import subprocess
     import sys
     import time
 
     from common.ray_work import PROJECT_ROOT
+    from tests.spawn_support import kill_driver, start_driver
 
     store = tmp_path / "s.duckdb"
     env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
     cmd = [sys.executable, "-m", "tests.sag.ray_fakes", str(store)]
-    driver = subprocess.Popen([*cmd, "ray"], cwd=PROJECT_ROOT, env=env, start_new_session=True,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    driver = start_driver([*cmd, "ray"], PROJECT_ROOT, env)
     seen = tmp_path / "s.duckdb.progress"  # the driver's count of stored items
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline and (not seen.exists() or int(seen.read_text() or 0) < 2):
         time.sleep(0.05)
-    os.kill(driver.pid, signal.SIGKILL)
-    driver.wait(30)
-    try:
-        os.killpg(driver.pid, signal.SIGKILL)  # the local Ray instance it started, if still there
-    except ProcessLookupError:
-        pass
+    kill_driver(driver)
     with SagStore(store) as db:
         kept = set(db.outcomes()["item_id"])
     assert 2 <= len(kept) < 6
