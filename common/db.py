@@ -13,6 +13,9 @@ and closing it again) take turns: :func:`retry_busy` repeats the whole open-and-
 the file is held elsewhere, with jittered exponential back-off for at most
 :data:`BUSY_TIMEOUT_S` seconds in total, then gives up with a message saying how long it
 waited.  :meth:`Database.open_retrying` does the same for opening alone.
+
+Every open also holds the store's lock file (:mod:`common.file_hold`) until the store is
+closed, because DuckDB's own lock lets a write vanish when processes take turns quickly.
 """
 from __future__ import annotations
 
@@ -20,15 +23,17 @@ import os
 import random
 import subprocess
 import time
+import weakref
 from pathlib import Path
 from typing import Any, Callable, Self, TypeVar
 
 import duckdb
 
 from common.errors import ProjectError
+from common.file_hold import HeldElsewhere, Hold, hold
 
 __all__ = ["Database", "StoreError", "StoreBusyError", "default_db_path", "git_revision", "PROJECT_ROOT",
-           "retry_busy", "BUSY_TIMEOUT_S"]
+           "retry_busy", "BUSY_TIMEOUT_S", "connect", "open_held"]
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 BUSY_TIMEOUT_S = 10.0  # how long a short write waits for another process to release the file
@@ -88,7 +93,8 @@ def git_revision() -> str:
 
 
 def connect(path: Path, *, read_only: bool, create: bool = True) -> duckdb.DuckDBPyConnection:
-    """A connection to ``path``; a file held by another process becomes a clear StoreError.
+    """A bare connection to ``path`` (no lock file: stores open through :class:`Database`
+    or :func:`open_held`); a file held by another process becomes a clear StoreError.
 
     Only a writable connection with ``create`` makes a missing file (and its folder); a
     command that only reads passes ``create=False`` and gets a StoreError instead (a
@@ -106,11 +112,33 @@ def connect(path: Path, *, read_only: bool, create: bool = True) -> duckdb.DuckD
             # DuckDB allows one mode per file and process, and reading through it is safe.
             return _connect_again(path)
         if "lock" in str(exc).lower():
-            raise StoreBusyError(
-                f"the store {path.name} is in use by another program (a running dashboard or "
-                "experiment); wait for it to finish, run the experiment from the dashboard's "
-                "Experiments page, or use another file with --db / DCEM_DB") from None
+            raise _busy(path) from None
         raise StoreError(f"cannot open the store {path}: {exc}") from None
+
+
+def _busy(path: Path) -> StoreBusyError:
+    return StoreBusyError(
+        f"the store {path.name} is in use by another program (a running dashboard or "
+        "experiment); wait for it to finish, run the experiment from the dashboard's "
+        "Experiments page, or use another file with --db / DCEM_DB")
+
+
+def open_held(path: Path, *, read_only: bool, create: bool = True) -> tuple[duckdb.DuckDBPyConnection, Hold]:
+    """:func:`connect` under the store's lock file (:mod:`common.file_hold`), taken first
+    and returned with the connection: release it after closing the connection."""
+    if not create and not path.is_file():
+        raise StoreError(f"no store file {path}; name an existing store with --db (or DCEM_DB)")
+    if not read_only:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        held = Hold(None) if str(path).startswith(":memory:") else hold(path, shared=read_only)
+    except HeldElsewhere:
+        raise _busy(path) from None
+    try:
+        return connect(path, read_only=read_only, create=create), held
+    except BaseException:
+        held.release()
+        raise
 
 
 def _connect_again(path: Path) -> duckdb.DuckDBPyConnection:
@@ -132,7 +160,8 @@ class Database:
                  create: bool = True) -> None:
         self.path = Path(path) if path is not None else default_db_path()
         self.read_only = read_only
-        self.con = connect(self.path, read_only=read_only, create=create)
+        self.con, held = open_held(self.path, read_only=read_only, create=create)
+        self._release = weakref.finalize(self, held.release)  # also when never closed
 
     @classmethod
     def open_retrying(cls, path: str | os.PathLike[str] | None = None, *, timeout: float = BUSY_TIMEOUT_S,
@@ -151,10 +180,15 @@ class Database:
         view = object.__new__(type(self))
         view.__dict__.update(self.__dict__)
         view.con = self.con.cursor()
+        view._release = weakref.finalize(view, lambda: None)  # the store's lock stays with the store
         return view
 
     def close(self) -> None:
-        self.con.close()
+        """Close the connection, then release the lock file (DuckDB has finished with the file)."""
+        try:
+            self.con.close()
+        finally:
+            self._release()
 
     def __enter__(self) -> "Database":
         return self

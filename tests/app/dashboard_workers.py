@@ -14,16 +14,16 @@ APP = str(Path(__file__).resolve().parents[2] / "app.py")
 def _count_busy() -> list[int]:
     """Patch the store's file opening to count the times another process held it."""
     busy = [0]
-    connect = common_db.connect
+    open_held = common_db.open_held
 
     def counting(path: Path, *, read_only: bool, **kwargs: Any) -> Any:
         try:
-            return connect(path, read_only=read_only, **kwargs)
+            return open_held(path, read_only=read_only, **kwargs)
         except common_db.StoreBusyError:
             busy[0] += 1
             raise
 
-    common_db.connect = counting  # type: ignore[assignment]
+    common_db.open_held = counting  # type: ignore[assignment]
     return busy
 
 
