@@ -84,70 +84,43 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return report_failed_units(summary, "cell")
 
 
-def _run_kind(store: Any, run_id: str) -> tuple[str, dict[str, Any]]:
-    from dcem.store.run_reads import run_kind, run_spec_text
-
-    return run_kind(store, run_id), json.loads(run_spec_text(store, run_id))
+def _clinical_elsewhere(what: str) -> ProjectError:
+    return ProjectError(f"{what}: report clinical runs with python -m dcem_clinical report")
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from dcem.store.database import Store
+    from dcem.store.run_reads import run_kind
 
     if args.from_export is not None:
         return _export_report(args)
-    if args.markdown or args.paired:
-        raise ProjectError(f"{'--markdown' if args.markdown else '--paired'} prints from a run export: give --from-export DIR")
+    if args.markdown:
+        raise ProjectError("--markdown prints from a run export: give --from-export DIR")
     with Store(args.db, create=False) as store:
-        run_ids = args.run or [store.latest_run()]
-        kinds = {}
-        for run_id in run_ids:
-            store.check_run(run_id)
-            kinds[run_id] = _run_kind(store, run_id)
-        if len({k for k, _ in kinds.values()}) > 1:
-            raise ProjectError("report either synthetic runs or clinical runs, not both at once")
-        frames = [(run_id, store.metrics(run_id), store.ablation(run_id)) for run_id in run_ids]
-    if next(iter(kinds.values()))[0] == "clinical":
-        return _clinical_report(args, frames, kinds)
-    if len(frames) > 1:
-        raise ProjectError("give one synthetic run with --run")
-    run_id, metrics, ablation = frames[0]
+        run_ids = args.run or [store.latest_run("synthetic")]
+        if len(run_ids) > 1:
+            raise ProjectError("give one synthetic run with --run")
+        run_id = run_ids[0]
+        store.check_run(run_id)
+        if run_kind(store, run_id) == "clinical":
+            raise _clinical_elsewhere(f"run {run_id} is a clinical run (python -m dcem_clinical report --run {run_id})")
+        metrics, ablation = store.metrics(run_id), store.ablation(run_id)
     return _synthetic_report(args, run_id, metrics, ablation)
 
 
 def _export_report(args: argparse.Namespace) -> int:
-    """The clinical tables of a run export (``--from-export DIR``) instead of the store."""
-    from dcem.analysis.clinical_agents import export_agent_rows
-    from dcem.analysis.clinical_markdown import render_clinical_markdown
+    """The synthetic tables of a run export (``--from-export DIR``): markdown (REPRODUCTION)
+    or the usual report per run."""
+    from dcem.analysis.synthetic_markdown import render_synthetic_markdown
     from dcem.store.run_export import load_run_export
 
     if args.run or (args.markdown and args.json):
         raise ProjectError("--from-export takes no --run, and prints either --markdown or --json")
     export = load_run_export(args.from_export)
-    kinds = {r: (export.run(r)["kind"], export.run(r)["spec"]) for r in export.run_ids}
-    if {kind for kind, _ in kinds.values()} == {"synthetic"}:
-        if args.paired:
-            raise ProjectError("--paired compares the methods of clinical runs; this export holds synthetic runs")
-        return _synthetic_export_report(args, export)
-    if any(kind != "clinical" for kind, _ in kinds.values()):
-        raise ProjectError(f"{args.from_export} mixes run kinds; export synthetic and clinical runs separately")
-    if args.paired:
-        from dcem.analysis.paired_intervals import export_paired_markdown
-
-        sys.stdout.write(export_paired_markdown(export))
-        return 0
-    if args.markdown:
-        sys.stdout.write(render_clinical_markdown(export.metrics, export.manifest,
-                                                  agents=export_agent_rows(export)))
-        return 0
-    metrics = export.metrics.drop(columns="run_id")
-    frames = [(r, metrics[export.metrics["run_id"] == r].reset_index(drop=True), None) for r in export.run_ids]
-    return _clinical_report(args, frames, kinds)
-
-
-def _synthetic_export_report(args: argparse.Namespace, export: Any) -> int:
-    """The synthetic tables of a run export: markdown (REPRODUCTION) or the usual report per run."""
-    from dcem.analysis.synthetic_markdown import render_synthetic_markdown
-
+    kinds = {export.run(r)["kind"] for r in export.run_ids}
+    if kinds != {"synthetic"}:
+        raise _clinical_elsewhere(f"{args.from_export} holds {' and '.join(sorted(kinds))} runs "
+                                  f"(python -m dcem_clinical report --from-export {args.from_export})")
     if args.markdown:
         sys.stdout.write(render_synthetic_markdown(export))
         return 0
@@ -155,26 +128,6 @@ def _synthetic_export_report(args: argparse.Namespace, export: Any) -> int:
         pick = lambda f: f[f["run_id"] == run_id].drop(columns="run_id").reset_index(drop=True)  # noqa: E731
         _synthetic_report(args, run_id, pick(export.metrics), pick(export.ablation))
         print()
-    return 0
-
-
-def _clinical_report(args: argparse.Namespace, frames: list[Any], kinds: dict[str, Any]) -> int:
-    import pandas as pd
-
-    from dcem.analysis.clinical_report import clinical_dict, clinical_text
-
-    metrics = pd.concat([m.assign(dataset=kinds[r][1].get("dataset", "?")) for r, m, _ in frames],
-                        ignore_index=True)
-    if args.json:
-        json.dump({"runs": [r for r, _, _ in frames], **clinical_dict(metrics)}, sys.stdout, default=str)
-        sys.stdout.write("\n")
-        return 0
-    for run_id, _, _ in frames:
-        spec = kinds[run_id][1]
-        print(f"Run {run_id}: {spec.get('dataset')} {','.join(spec.get('scenarios', []))}, "
-              f"agents {' + '.join(spec.get('agents', []))}, seeds {spec.get('seeds')}")
-    print("mean ± std over seeds\n")
-    print(clinical_text(metrics))
     return 0
 
 
@@ -263,11 +216,9 @@ def _merge_checks() -> Sequence[Any]:
 
 def _export_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--from-export", default=None, metavar="DIR",
-                   help="report the clinical runs of a run export (python -m dcem_clinical export)")
+                   help="report the synthetic runs of a run export (python -m dcem export) instead of the store")
     p.add_argument("--markdown", action="store_true",
-                   help="with --from-export: Tables 6, 7 and 1 as markdown, ours beside the paper's")
-    p.add_argument("--paired", action="store_true", help="with --from-export (clinical runs): D-CEM minus each "
-                   "baseline with 95 %% paired bootstrap intervals over the TEST cases, as markdown")
+                   help="with --from-export: the synthetic blocks of REPRODUCTION.md")
 
 
 def _run_parser(sub: Any) -> None:
@@ -314,9 +265,9 @@ def _parser() -> argparse.ArgumentParser:
 
     _run_parser(sub)
 
-    p = sub.add_parser("report", help="print the comparison and ablation tables of a run")
+    p = sub.add_parser("report", help="print the comparison and ablation tables of a synthetic run")
     p.add_argument("--run", action="append", default=None,
-                   help="run id (default: the newest run); repeat to combine clinical runs")
+                   help="run id (default: the newest synthetic run); clinical runs: python -m dcem_clinical report")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     _export_options(p)
     p.set_defaults(func=_cmd_report)

@@ -1,10 +1,10 @@
-"""Command line: ``python -m dcem_clinical run | models | export | cache | merge | train``.
+"""Command line: ``python -m dcem_clinical run | report | models | export | cache | merge | train``.
 
 ``run`` runs the clinical LLM experiment (a progress bar counts agent turns,
 cache hits included) and resumes when the same command is repeated.  ``export`` writes
 stored runs, the command that made them and their model files' sha256 into a small
-directory (:mod:`dcem.store.run_export`) from which ``python -m dcem report --from-export``
-prints the tables.  ``merge PART.duckdb --db STORE`` copies into STORE the rows of another
+directory (:mod:`dcem.store.run_export`); ``report`` prints Tables 6, 7 and 1 of stored runs
+or, with ``--from-export``, of such a directory (:mod:`dcem_clinical.report.command`).  ``merge PART.duckdb --db STORE`` copies into STORE the rows of another
 store file it lacks (a grid split over processes or machines, one dataset each).  Bad input exits with status 2 and a one-line message on stderr,
 never a traceback.
 """
@@ -16,6 +16,7 @@ from typing import Sequence
 from common.cli_kit import (Parser, add_executor_arguments, add_merge_command, executor_from_args, float_in, int_in,
                             progress_bar, report_failed_units, run_command)
 from dcem.core.config import MAX_ROUNDS
+from dcem_clinical.report.command import add_report_command
 from dcem_clinical.train_cli import add_train_command
 from runtime.factory import MAX_GPU_LAYERS, MAX_THREADS, N_CTX_RANGE
 
@@ -64,7 +65,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     state = "resumed" if summary.resumed else "new"
     print(f"run {summary.run_id} ({state}): {summary.computed} cells computed, "
           f"{summary.skipped} already stored, {summary.total} in all; "
-          f"report: python -m dcem report --run {summary.run_id}")
+          f"report: python -m dcem_clinical report --run {summary.run_id}")
     return report_failed_units(summary, "cell")
 
 
@@ -98,7 +99,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
                                     turn_examples=run_turn_examples(store, args.run))
     rows = sum(f["rows"] for f in manifest["files"])
     print(f"exported {len(manifest['runs'])} run(s), {rows} rows in {len(manifest['files'])} files, to {args.out}; "
-          f"report: python -m dcem report --from-export {args.out}")
+          f"report: python -m dcem_clinical report --from-export {args.out}")
     for m in models:
         print(f"  {m['key']}: {m['file'] or '-'} sha256 {m['sha256'] or '-'} {m['note']}".rstrip())
     return 0
@@ -109,6 +110,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     _run_parser(sub)
+    add_report_command(sub)
 
     p = sub.add_parser("models", help="list the model registry")
     p.add_argument("--info", action="store_true", help="also read each file's GGUF metadata and sha256")

@@ -3,7 +3,8 @@
 ``tests/fixtures/store_before_split.duckdb`` was written by that release: a synthetic
 run (``old-synthetic``), a clinical run of two scripted agents (``llm-979976750fdd``,
 with its call log, agent turns and case texts), one review and one preset.  The two
-``report_*.json`` files are ``python -m dcem report --json`` of each run, printed by that
+``report_*.json`` files are ``python -m dcem report --json`` of each run (clinical reports
+are now ``python -m dcem_clinical report``), printed by that
 release.
 """
 from __future__ import annotations
@@ -61,7 +62,8 @@ def test_migrations_are_renamed_not_reapplied(old_store: Path) -> None:
 
 @pytest.mark.parametrize("run_id", ["old-synthetic", CLINICAL_RUN])
 def test_report_is_what_the_old_release_printed(old_store: Path, run_id: str) -> None:
-    out = subprocess.run([sys.executable, "-m", "dcem", "report", "--db", str(old_store), "--run", run_id,
+    command = "dcem" if run_id == "old-synthetic" else "dcem_clinical"  # clinical reports moved there
+    out = subprocess.run([sys.executable, "-m", command, "report", "--db", str(old_store), "--run", run_id,
                           "--json"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     before = json.loads((FIXTURES / f"report_{run_id}.json").read_text(encoding="utf-8"))

@@ -14,7 +14,7 @@ exported per-case outcomes and the cell's loss matrix and high-cost classes
 
 :func:`metric_mismatches` lists where the exported metrics table disagrees with them.
 :func:`clinical_metrics` is the exported metrics table with each run's dataset, the
-frame :mod:`dcem.analysis.clinical_report` prints.
+frame :mod:`dcem_clinical.report.tables` prints.
 """
 from __future__ import annotations
 

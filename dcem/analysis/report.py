@@ -17,7 +17,7 @@ import pandas as pd
 
 from dcem.core.vocabulary import method_label, order_methods
 
-__all__ = ["AT_T_METRICS", "BY_T_METRICS", "comparison_table", "compliance_table", "escalation_table", "format_table",
+__all__ = ["AT_T_METRICS", "BY_T_METRICS", "mean_std", "comparison_table", "compliance_table", "escalation_table", "format_table",
            "report_dict", "COMPARISON_METRICS"]
 
 AT_T_METRICS = ("A1", "A2", "risk_at_T", "sa_hr", "escalation_at_T")
@@ -26,8 +26,9 @@ COMPARISON_METRICS = ("accuracy", "risk", "high_risk_miss", "harmful_consensus",
                       "escalation_rate", "certified_rate", "decided_rate", "avg_rounds")
 
 
-def _mean_std(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    # std over seeds with ddof=0 so a single seed reports 0 rather than NaN
+def mean_std(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Rows (``keys``, mean, std, n) of the ``value`` column over seeds; std with ddof=0,
+    so a single seed reports 0 rather than NaN."""
     grouped = frame.groupby(keys, sort=False)["value"]
     out = grouped.agg(mean="mean", std=lambda v: float(v.std(ddof=0)) if v.notna().any() else math.nan,
                       n="count").reset_index()
@@ -38,7 +39,7 @@ def comparison_table(metrics: pd.DataFrame) -> pd.DataFrame:
     """Rows (scenario, method, metric, mean, std, n) over seeds; methods in display order."""
     if metrics.empty:
         return pd.DataFrame(columns=["scenario", "method", "metric", "mean", "std", "n"])
-    out = _mean_std(metrics, ["scenario", "method", "metric"])
+    out = mean_std(metrics, ["scenario", "method", "metric"])
     out["method"] = pd.Categorical(out["method"], order_methods(set(out["method"])))
     return out.sort_values(["scenario", "method", "metric"]).reset_index(drop=True)
 
@@ -47,7 +48,7 @@ def compliance_table(ablation: pd.DataFrame) -> pd.DataFrame:
     """Rows (scenario, xi, horizon, metric, mean, std, n)."""
     if ablation.empty:
         return pd.DataFrame(columns=["scenario", "xi", "horizon", "metric", "mean", "std", "n"])
-    return _mean_std(ablation, ["scenario", "xi", "horizon", "metric"]).sort_values(
+    return mean_std(ablation, ["scenario", "xi", "horizon", "metric"]).sort_values(
         ["scenario", "xi", "horizon", "metric"]).reset_index(drop=True)
 
 

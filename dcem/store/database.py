@@ -118,7 +118,8 @@ class Store(Database):
             "(SELECT 1 FROM cells c WHERE c.run_id = r.run_id) ORDER BY r.created_at DESC LIMIT 1",
             [kind, kind]).fetchone()
         if row is None:
-            raise StoreError(f"no stored runs in {self.path}; run `python -m dcem run synthetic` first")
+            first = "python -m dcem_clinical run" if kind == "clinical" else "python -m dcem run synthetic"
+            raise StoreError(f"no stored {kind + ' ' if kind else ''}runs in {self.path}; run `{first}` first")
         return str(row[0])
 
     def check_run(self, run_id: str, con: duckdb.DuckDBPyConnection | None = None) -> None:

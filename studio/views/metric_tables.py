@@ -2,7 +2,7 @@
 per metric, rates in percent.
 
 The report tables (:func:`dcem.analysis.report.comparison_table`, the clinical
-:func:`~dcem.analysis.clinical_report.table6` ...) are long: one row per scenario, method
+:func:`~dcem_clinical.report.tables.table6` ...) are long: one row per scenario, method
 and metric with the mean, std and count over seeds.  :func:`wide_metrics` turns such a
 table into the frame the dashboard shows: key columns first (method keys replaced by
 their display labels), then one column per metric named by its key (the dashboard puts
@@ -18,7 +18,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from dcem.analysis.clinical_report import MIX, detail_table, table1, table6, table7
+from dcem_clinical.report.tables import MIX, detail_table, table1, table6, table7
 from dcem.analysis.glossary import METRICS, RATE_METRICS
 from dcem.analysis.report import comparison_table
 from dcem.core.vocabulary import method_label

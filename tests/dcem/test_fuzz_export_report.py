@@ -1,5 +1,5 @@
-"""Fuzz test of ``python -m dcem report --from-export DIR`` (run in-process through
-:func:`dcem.cli.main`) on damaged copies of the smallest shipped export.
+"""Fuzz test of ``python -m dcem_clinical report --from-export DIR`` (run in-process through
+:func:`dcem_clinical.cli.main`) on damaged copies of the smallest shipped export.
 
 Each input is the shipped ``dcem_clinical`` export with one to three mutations: manifest
 fields dropped, replaced by values of the wrong type, nested, renamed to absolute paths,
@@ -28,13 +28,13 @@ import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from dcem.cli import main
+from dcem_clinical.cli import main
 from dcem.store.demo import DEMO_EXPORTS
 from dcem.store.export_tables import SCHEMAS, sha256_of
 from dcem.store.run_export import MANIFEST, TABLES
 from tests.dcem.fuzz_support import COUNTS, DEFAULT, LARGE, run_budget
 
-SURFACE = "dcem report --from-export"
+SURFACE = "dcem_clinical report --from-export"
 SOURCE = DEMO_EXPORTS[1]  # data/results/dcem_clinical, the smallest shipped export
 MODES: tuple[tuple[str, ...], ...] = ((), ("--markdown",), ("--json",))
 # fields whose null (or absence) is a valid, different statement, not damage: not fuzzed with null

@@ -49,7 +49,7 @@ def test_report_errors_are_one_line(tmp_path: Path, db: Path, capsys: pytest.Cap
     assert "no store file" in capsys.readouterr().err and not (tmp_path / "empty.duckdb").exists()
     Store(tmp_path / "empty.duckdb").close()
     assert main(["report", "--db", str(tmp_path / "empty.duckdb")]) == 2
-    assert "no stored runs" in capsys.readouterr().err
+    assert "no stored synthetic runs" in capsys.readouterr().err
     assert main(["report", "--db", str(db), "--run", "missing"]) == 2
     assert "no run 'missing'" in capsys.readouterr().err
     assert main(["runs", "--db", str(db)]) == 0

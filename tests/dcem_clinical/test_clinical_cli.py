@@ -1,4 +1,4 @@
-"""``python -m dcem_clinical``, the pointer left at ``python -m sag``, and the clinical part of ``python -m dcem report``."""
+"""``python -m dcem_clinical``, the pointer left at ``python -m sag``, and ``python -m dcem_clinical report``."""
 from __future__ import annotations
 
 import json
@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from dcem.cli import main as dcem_main
+from dcem_clinical.cli import main as clinical_main
 from dcem.core.config import MediatorConfig
 from dcem.store.database import Store
 from dcem_clinical.cli import main as sag_main
@@ -47,7 +48,7 @@ def test_models_lists_the_registry(capsys: pytest.CaptureFixture[str]) -> None:
     assert "smollm2-135m" in out and "gemma3-270m" in out
 
 
-def test_dcem_report_prints_tables_6_7_1_for_clinical_runs(tmp_path: Path,
+def test_clinical_report_prints_tables_6_7_1_for_clinical_runs(tmp_path: Path,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     db = tmp_path / "r.duckdb"
     spec = ClinicalSpec(dataset="ddxplus8", scenarios=("S1", "S3b"), seeds=(0,), n_cal=12, n_test=8,
@@ -56,16 +57,24 @@ def test_dcem_report_prints_tables_6_7_1_for_clinical_runs(tmp_path: Path,
     with Store(db) as store:
         run = run_clinical(store, spec, backends=[oracle_backend("ddxplus8", tag="a"),
                                                   oracle_backend("ddxplus8", anchor=6, tag="b")]).run_id
-    assert dcem_main(["report", "--db", str(db), "--run", run]) == 0
+    assert clinical_main(["report", "--db", str(db), "--run", run]) == 0
     out = capsys.readouterr().out
     for title in ("Table 6", "Table 7", "Table 1", "== ddxplus8 =="):
         assert title in out
     assert "S3b" in out and "D-CEM w/o escalation" in out
-    assert dcem_main(["report", "--db", str(db), "--run", run, "--json"]) == 0
+    assert clinical_main(["report", "--db", str(db), "--run", run, "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     t7 = {(r["scenario"], r["metric"]): r["mean"] for r in data["table7"]}
     assert 1.0 <= t7[("S1", "avg_rounds")] <= 3.0
     assert {r["method"] for r in data["table6"]} == {"single", "free", "pool", "dcem"}
+    assert clinical_main(["report", "--db", str(db)]) == 0  # the newest clinical run by default
+    assert f"Run {run}:" in capsys.readouterr().out
+    # each command names the other for the other kind of run
+    assert dcem_main(["report", "--db", str(db), "--run", run]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and f"python -m dcem_clinical report --run {run}" in err
+    assert dcem_main(["report", "--db", str(db)]) == 2  # no synthetic run to default to
+    assert "no stored synthetic runs" in capsys.readouterr().err
 
 
 def test_stop_when_decided_from_the_command_line_with_statistical_agents(tmp_path: Path,

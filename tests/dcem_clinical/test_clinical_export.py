@@ -1,4 +1,4 @@
-"""``python -m dcem_clinical export`` and ``python -m dcem report --from-export``: the export
+"""``python -m dcem_clinical export`` and ``python -m dcem_clinical report --from-export``: the export
 prints the same tables as the store, and bad input is one line with status 2."""
 from __future__ import annotations
 
@@ -7,13 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from dcem.analysis.clinical_agents import export_agent_rows
-from dcem.analysis.clinical_markdown import AGENTS_TITLE, render_clinical_markdown
+from dcem_clinical.report.agents import export_agent_rows
+from dcem_clinical.report.markdown import AGENTS_TITLE, render_clinical_markdown
 from dcem.cli import main as dcem_main
 from dcem.store.run_export import load_run_export
 from dcem_clinical.cli import main as clinical_main
 from dcem_clinical.model_files import model_file_entries
 from tests.dcem_clinical.export_runs import COMMAND, clinical_runs
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -49,19 +51,19 @@ def test_report_from_export_prints_the_tables_of_the_store(export_dir: Path,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     db, runs = clinical_runs()
     stored = ["report", "--db", str(db)] + [a for r in runs for a in ("--run", r)]
-    assert dcem_main(stored) == 0
+    assert clinical_main(stored) == 0
     from_store = capsys.readouterr().out
-    assert dcem_main(["report", "--from-export", str(export_dir)]) == 0
+    assert clinical_main(["report", "--from-export", str(export_dir)]) == 0
     from_export = capsys.readouterr().out
     assert from_export == from_store and "Table 6" in from_export and "== medqa-tri ==" in from_export
-    assert dcem_main(stored + ["--json"]) == 0
+    assert clinical_main(stored + ["--json"]) == 0
     json_store = json.loads(capsys.readouterr().out)
-    assert dcem_main(["report", "--from-export", str(export_dir), "--json"]) == 0
+    assert clinical_main(["report", "--from-export", str(export_dir), "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == json_store
 
 
 def test_report_from_export_prints_markdown(export_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert dcem_main(["report", "--from-export", str(export_dir), "--markdown"]) == 0
+    assert clinical_main(["report", "--from-export", str(export_dir), "--markdown"]) == 0
     out = capsys.readouterr().out
     export = load_run_export(export_dir)
     assert out == render_clinical_markdown(export.metrics, export.manifest, agents=export_agent_rows(export))
@@ -95,17 +97,29 @@ def test_export_without_required_options_exits_2(tmp_path: Path, capsys: pytest.
 
 @pytest.mark.parametrize("extra, needle", [
     ([], "no export directory"),
-    (["--markdown", "--json"], "either --markdown or --json"),
+    (["--markdown", "--json"], "one of --markdown, --json or --paired"),
 ])
 def test_report_from_a_bad_export_exits_2_with_one_line(extra: list[str], needle: str, tmp_path: Path,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
-    assert dcem_main(["report", "--from-export", str(tmp_path / "none"), *extra]) == 2
+    assert clinical_main(["report", "--from-export", str(tmp_path / "none"), *extra]) == 2
     assert needle in _one_error_line(capsys)
 
 
 def test_markdown_without_an_export_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert clinical_main(["report", "--db", str(tmp_path / "x.duckdb"), "--markdown"]) == 2
+    assert "--from-export" in _one_error_line(capsys)
     assert dcem_main(["report", "--db", str(tmp_path / "x.duckdb"), "--markdown"]) == 2
     assert "--from-export" in _one_error_line(capsys)
+
+
+def test_each_report_names_the_other_for_an_export_of_the_other_kind(export_dir: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    assert dcem_main(["report", "--from-export", str(export_dir)]) == 2
+    assert f"python -m dcem_clinical report --from-export {export_dir}" in _one_error_line(capsys)
+    synthetic = ROOT / "data" / "results" / "dcem_synthetic"
+    assert clinical_main(["report", "--from-export", str(synthetic)]) == 2
+    line = _one_error_line(capsys)
+    assert "holds synthetic runs" in line and "python -m dcem report --from-export" in line
 
 
 def test_model_entries_note_keys_without_a_local_file(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from dcem.analysis.report import _mean_std, format_table
+from dcem.analysis.report import format_table, mean_std
 
 __all__ = ["table6", "table7", "table1", "detail_table", "clinical_text", "clinical_dict"]
 
@@ -28,7 +28,7 @@ def _pick(metrics: pd.DataFrame, methods: tuple[str, ...], names: tuple[str, ...
     keep = metrics[metrics["method"].isin(methods) & metrics["metric"].isin(names)]
     if keep.empty:
         return pd.DataFrame(columns=["dataset", "scenario", "method", "metric", "mean", "std", "n"])
-    out = _mean_std(keep, ["dataset", "scenario", "method", "metric"])
+    out = mean_std(keep, ["dataset", "scenario", "method", "metric"])
     out["method"] = pd.Categorical(out["method"], [m for m in methods if m in set(out["method"])])
     out["metric"] = pd.Categorical(out["metric"], [m for m in names if m in set(out["metric"])])
     order = [s for s in _SCENARIO_ORDER if s in set(out["scenario"])]

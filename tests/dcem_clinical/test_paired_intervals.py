@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dcem.analysis.paired_intervals import case_quantities, paired_differences
+from dcem_clinical.report.paired import case_quantities, paired_differences
 from dcem.analysis.reproduction import reproduction_block
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,7 +44,7 @@ def test_differences_are_paired_by_case_and_their_interval_covers_them() -> None
 
 @pytest.mark.parametrize("export_dir, block", PAIRED, ids=[b for _, b in PAIRED])
 def test_the_shipped_grids_blocks_are_what_the_command_prints(export_dir: Path, block: str) -> None:
-    out = subprocess.run([sys.executable, "-m", "dcem", "report", "--from-export", str(export_dir), "--paired"],
+    out = subprocess.run([sys.executable, "-m", "dcem_clinical", "report", "--from-export", str(export_dir), "--paired"],
                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     text = (ROOT / "REPRODUCTION.md").read_text(encoding="utf-8")
@@ -52,7 +52,8 @@ def test_the_shipped_grids_blocks_are_what_the_command_prints(export_dir: Path, 
 
 
 def test_paired_needs_a_clinical_export() -> None:
-    for extra in ([], ["--from-export", str(ROOT / "data" / "results" / "dcem_synthetic")]):
-        out = subprocess.run([sys.executable, "-m", "dcem", "report", "--paired", *extra], cwd=ROOT,
+    for extra, needle in (([], "--paired prints from a run export"),
+                          (["--from-export", str(ROOT / "data" / "results" / "dcem_synthetic")], "holds synthetic runs")):
+        out = subprocess.run([sys.executable, "-m", "dcem_clinical", "report", "--paired", *extra], cwd=ROOT,
                              capture_output=True, text=True, timeout=300)
-        assert out.returncode == 2 and "--paired" in out.stderr and "Traceback" not in out.stderr
+        assert out.returncode == 2 and needle in out.stderr and "Traceback" not in out.stderr

@@ -13,8 +13,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from dcem.analysis.clinical_agents import AGENT_ROW_COLUMNS, agent_rows, export_agent_rows, position_letter
-from dcem.analysis.clinical_markdown import AGENTS_TITLE, render_clinical_markdown
+from dcem_clinical.report.agents import AGENT_ROW_COLUMNS, agent_rows, export_agent_rows, position_letter
+from dcem_clinical.report.markdown import AGENTS_TITLE, render_clinical_markdown
 
 HEADER = "| agent | name | model | CAL accuracy | TEST accuracy | CAL-best | sided with |"
 STAT = {"name": "Agent B", "model": "stat:nb-evidence", "backend": "stat", "model_sha256": "f" * 64}

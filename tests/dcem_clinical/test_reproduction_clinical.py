@@ -2,7 +2,7 @@
 
 Each export lives in ``data/results/<name>/`` (``python -m dcem_clinical export``); its
 block between ``<!-- <block>:begin -->`` and ``<!-- <block>:end -->`` is
-``python -m dcem report --from-export data/results/<name> --markdown``, and its agents
+``python -m dcem_clinical report --from-export data/results/<name> --markdown``, and its agents
 tables hold the numbers the export's Parquet files give directly.
 """
 from __future__ import annotations
@@ -14,11 +14,11 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from dcem.analysis.clinical_agents import export_agent_rows
-from dcem.analysis.clinical_markdown import AGENTS_TITLE, render_clinical_markdown
+from dcem_clinical.report.agents import export_agent_rows
+from dcem_clinical.report.markdown import AGENTS_TITLE, render_clinical_markdown
 from dcem.analysis.reproduction import reproduction_block
 from dcem.analysis.export_metrics import metric_mismatches
-from dcem.cli import main as dcem_main
+from dcem_clinical.cli import main as clinical_main
 from dcem.store.run_export import load_run_export
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -118,7 +118,7 @@ def test_the_agents_tables_of_the_shipped_export_hold_the_numbers_of_its_parquet
         capsys: pytest.CaptureFixture[str], export_dir: Path, block_name: str) -> None:
     expected = _expected_rows(export_dir)
     assert expected and set(expected) <= {"ddxplus8", "medqa-tri"}
-    assert dcem_main(["report", "--from-export", str(export_dir), "--markdown"]) == 0
+    assert clinical_main(["report", "--from-export", str(export_dir), "--markdown"]) == 0
     printed = capsys.readouterr().out
     block = reproduction_block((ROOT / "REPRODUCTION.md").read_text(encoding="utf-8"), block_name)
     for text in (printed, block):

@@ -19,7 +19,7 @@
   split; 0 and 0 without outcomes and traces).
 
 :func:`export_agent_rows` applies it to a loaded run export (None when the export has no
-cells, cases or turns); :func:`dcem.analysis.clinical_markdown.render_clinical_markdown`
+cells, cases or turns); :func:`dcem_clinical.report.markdown.render_clinical_markdown`
 prints the rows as one table per dataset (``agents=``).
 """
 from __future__ import annotations

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from dcem.analysis.clinical_markdown import render_clinical_markdown
+from dcem_clinical.report.markdown import render_clinical_markdown
 from dcem.analysis.reproduction import reproduction_block
-from dcem.analysis.paper_clinical import TABLE_CELLS, load_paper_tables
+from dcem_clinical.report.paper import TABLE_CELLS, load_paper_tables
 from common.errors import InputError
 from dcem.store.database import Store
 from dcem.store.run_export import load_run_export, write_run_export
@@ -102,7 +102,7 @@ def test_reproduction_block_cuts_between_markers() -> None:
 
 
 def test_a_broken_paper_file_is_refused(tmp_path: Path) -> None:
-    from dcem.analysis.paper_clinical import PAPER_TABLES
+    from dcem_clinical.report.paper import PAPER_TABLES
 
     bad = tmp_path / "p.json"
     text = PAPER_TABLES.read_text(encoding="utf-8").replace('"S1": [0.08, 0.04]', '"S1": [0.08]', 1)

@@ -8,13 +8,13 @@ model files with their sha256, per dataset:
 - Table 7 (Appendix H.3): D-CEM escalation rate and average rounds, ours and paper;
 - Table 1 (section 5.5): D-CEM with and without STOP_AND_ESCALATE, R_L^sys and H.C.;
 - a line with every method's accuracy and one with the D-CEM action mix (ours only);
-- with ``agents=`` (:func:`dcem.analysis.clinical_agents.export_agent_rows`), a table of
+- with ``agents=`` (:func:`dcem_clinical.report.agents.export_agent_rows`), a table of
   the panel members by position: name, model key, CAL accuracy, TEST accuracy of the
   member's own round-1 answer under D-CEM (a failed call is wrong) and in how many cells it
   was the CAL-best agent (mean ± std over the dataset's cells).
 
 "ours" is the mean over seeds (``± std``, ddof 0, only with more than one seed), two
-decimals; the paper's cells are mean ± std as printed (:mod:`dcem.analysis.paper_clinical`).
+decimals; the paper's cells are mean ± std as printed (:mod:`dcem_clinical.report.paper`).
 A missing number prints "—".  :func:`reproduction_block` cuts a marked block out of a
 document, so a test can compare REPRODUCTION.md with the export.
 """
@@ -25,8 +25,8 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-from dcem.analysis.clinical_agents import position_letter
-from dcem.analysis.paper_clinical import load_paper_tables, paper_cell
+from dcem_clinical.report.agents import position_letter
+from dcem_clinical.report.paper import load_paper_tables, paper_cell
 from dcem.core.vocabulary import SCENARIOS
 
 __all__ = ["render_clinical_markdown", "METHOD_NAMES"]
@@ -122,7 +122,7 @@ def _distinct(values: pd.Series) -> str:
 
 
 def _agents_table(rows: pd.DataFrame) -> list[str]:
-    """One row per panel position: rows are :func:`~dcem.analysis.clinical_agents.agent_rows`
+    """One row per panel position: rows are :func:`~dcem_clinical.report.agents.agent_rows`
     of one dataset (one per cell and position)."""
     body = [[position_letter(int(agent)), _distinct(group["name"]), _distinct(group["model"]),
              _ours_cell(_mean_std_n(group["cal_accuracy"])), _ours_cell(_mean_std_n(group["test_accuracy"])),
@@ -198,7 +198,7 @@ def render_clinical_markdown(metrics: pd.DataFrame, manifest: Mapping[str, Any],
     metrics : rows (scenario, seed, method, metric, value) plus ``dataset`` (or
     ``run_id``, mapped to the dataset through the manifest's run specs); manifest : a run
     export's manifest (command, models, runs); paper : default :func:`load_paper_tables`;
-    agents : :func:`dcem.analysis.clinical_agents.agent_rows` of the export, printed as
+    agents : :func:`dcem_clinical.report.agents.agent_rows` of the export, printed as
     each dataset's agents table after its summary lines (None: no agents table).
     """
     paper = load_paper_tables() if paper is None else paper
