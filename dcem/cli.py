@@ -70,7 +70,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         xi=args.xi, t_max=args.t_max, free_rounds=args.free_rounds, n_train=args.n_train,
         n_eval=args.n_eval, ablation=not args.no_ablation, sharpness=sharpness, kappa=args.kappa,
         compliance=args.compliance, reports=WORLD_REPORTS[args.world],
-        base_config=base_config(args.t_max, args.param))
+        base_config=base_config(args.t_max, args.param), risk_target=_risk_target(args))
     bar, progress = progress_bar("synthetic", "cell", quiet=args.quiet,
                                  total=len(spec.scenarios) * len(spec.seeds))
     with Store(args.db) as store, executor_from_args(args) as executor:
@@ -84,13 +84,29 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return report_failed_units(summary, "cell")
 
 
+def _risk_target(args: argparse.Namespace) -> Any:
+    """The Learn-then-Test target of ``--fit ltt`` (None for the eq. (1) fit)."""
+    from dcem.calibration.risk_control import RiskTarget
+
+    if args.fit == "eq1":
+        given = [f for f, v in (("--risk", args.risk), ("--alpha", args.alpha), ("--risk-delta", args.risk_delta),
+                                ("--fwer", args.fwer)) if v is not None]
+        if given:
+            raise ProjectError(f"{given[0]} sets the Learn-then-Test target: add --fit ltt")
+        return None
+    risk = args.risk or "harmful_consensus"
+    fwer = args.fwer or ("bonferroni" if risk == "harmful_among_decided" else "fixed_sequence")
+    return RiskTarget(risk=risk, alpha=0.05 if args.alpha is None else args.alpha,
+                      delta=0.1 if args.risk_delta is None else args.risk_delta, fwer=fwer)
+
+
 def _clinical_elsewhere(what: str) -> ProjectError:
     return ProjectError(f"{what}: report clinical runs with python -m dcem_clinical report")
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from dcem.store.database import Store
-    from dcem.store.run_reads import run_kind
+    from dcem.store.run_reads import run_kind, run_spec_text
 
     if args.from_export is not None:
         return _export_report(args)
@@ -105,7 +121,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
         if run_kind(store, run_id) == "clinical":
             raise _clinical_elsewhere(f"run {run_id} is a clinical run (python -m dcem_clinical report --run {run_id})")
         metrics, ablation = store.metrics(run_id), store.ablation(run_id)
-    return _synthetic_report(args, run_id, metrics, ablation)
+        spec = json.loads(run_spec_text(store, run_id) or "{}")
+    return _synthetic_report(args, run_id, metrics, ablation, spec)
 
 
 def _export_report(args: argparse.Namespace) -> int:
@@ -126,20 +143,33 @@ def _export_report(args: argparse.Namespace) -> int:
         return 0
     for run_id in export.run_ids:
         pick = lambda f: f[f["run_id"] == run_id].drop(columns="run_id").reset_index(drop=True)  # noqa: E731
-        _synthetic_report(args, run_id, pick(export.metrics), pick(export.ablation))
+        _synthetic_report(args, run_id, pick(export.metrics), pick(export.ablation), export.run(run_id)["spec"])
         print()
     return 0
 
 
-def _synthetic_report(args: argparse.Namespace, run_id: str, metrics: Any, ablation: Any) -> int:
+def _threshold_line(spec: dict[str, Any]) -> str:
+    """How the run's thresholds were chosen, in one line."""
+    target = spec.get("risk_target")
+    if not target:
+        return "Thresholds: fitted on the tuning cases by the costed objective of eq. (1)"
+    return (f"Thresholds: Learn-then-Test on the tuning cases, {target['risk']} at most {target['alpha']:g} with "
+            f"probability at least {1 - target['delta']:.0%} ({target['fwer']}); a cell where no setting passed "
+            "escalates every case")
+
+
+def _synthetic_report(args: argparse.Namespace, run_id: str, metrics: Any, ablation: Any,
+                      spec: dict[str, Any]) -> int:
     from dcem.analysis.report import (AT_T_METRICS, BY_T_METRICS, comparison_table, compliance_table,
                                       escalation_table, format_table, report_dict)
 
     if args.json:
-        json.dump({"run_id": run_id, **report_dict(metrics, ablation)}, sys.stdout, default=str)
+        extra = {"risk_target": spec["risk_target"]} if spec.get("risk_target") else {}
+        json.dump({"run_id": run_id, **extra, **report_dict(metrics, ablation)}, sys.stdout, default=str)
         sys.stdout.write("\n")
         return 0
-    print(f"Run {run_id}: mean ± std over seeds\n")
+    print(f"Run {run_id}: mean ± std over seeds")
+    print(_threshold_line(spec) + "\n")
     print("Comparison with baselines (Fig. 3)")
     print(format_table(comparison_table(metrics), index=["scenario", "metric"], columns="method"))
     table5 = compliance_table(ablation)
@@ -221,6 +251,22 @@ def _export_options(p: argparse.ArgumentParser) -> None:
                    help="with --from-export: the synthetic blocks of REPRODUCTION.md")
 
 
+def _fit_options(p: argparse.ArgumentParser) -> None:
+    from dcem.calibration.risk_control import FWER_METHODS, RISKS
+
+    p.add_argument("--fit", choices=["eq1", "ltt"], default="eq1",
+                   help="how the thresholds are chosen on the tuning cases: eq1 minimises the costed objective of "
+                        "eq. (1); ltt (Learn-then-Test) chooses the setting that decides most among those whose "
+                        "--risk is at most --alpha with probability at least 1 - --risk-delta")
+    p.add_argument("--risk", choices=RISKS, default=None, help="with --fit ltt: the controlled rate "
+                   "(default harmful_consensus)")
+    p.add_argument("--alpha", type=float_in(0.0, 1.0), default=None, help="with --fit ltt: the bound (default 0.05)")
+    p.add_argument("--risk-delta", type=float_in(0.0, 1.0), default=None,
+                   help="with --fit ltt: the chance the bound may fail (default 0.1)")
+    p.add_argument("--fwer", choices=FWER_METHODS, default=None, help="with --fit ltt: the family-wise error "
+                   "control over the settings (default fixed_sequence; bonferroni for harmful_among_decided)")
+
+
 def _run_parser(sub: Any) -> None:
     """The ``run synthetic`` command and its options (each flag's value checked in range)."""
     p = sub.add_parser("run", help="run an experiment into the store")
@@ -247,6 +293,7 @@ def _run_parser(sub: Any) -> None:
                    help="adopt a recommendation with probability xi (eq. 21) or blend it (eq. 19)")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="mediator parameter default before fitting, e.g. alpha=0.5 (repeatable)")
+    _fit_options(p)
     p.add_argument("--run-id", default=None, help="name the run (default: a hash of the settings)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_executor_arguments(p)

@@ -14,7 +14,7 @@ eq. (1) fit when ``compare_eq1`` is on.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -81,39 +81,48 @@ def _rate(decided: np.ndarray, harmful: np.ndarray, loss: np.ndarray, risk: str)
 
 def _eq1_on_test(panel: Panel, reports: np.ndarray | None, probabilities: np.ndarray | None,
                  truth: np.ndarray, states: RoundState, base: MediatorConfig, high_risk: tuple[int, ...],
-                 cal: np.ndarray, test: np.ndarray, risk: str) -> tuple[float, float]:
+                 cal: np.ndarray, test: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(decided, harmful, loss) on TEST of the eq. (1) fit on CAL."""
     fit = fit_thresholds(panel, None if reports is None else reports[cal], truth[cal], base,
                          probabilities=None if probabilities is None else probabilities[cal])
-    decided, harmful, loss = config_outcomes(panel, _subset(states, test), truth[test], high_risk, fit.config)
-    return _rate(decided, harmful, loss, risk), float(decided.mean())
+    return config_outcomes(panel, _subset(states, test), truth[test], high_risk, fit.config)
+
+
+def _ltt_on_test(outcomes: SettingOutcomes, base: MediatorConfig, target: RiskTarget, cal: np.ndarray,
+                 test: np.ndarray) -> tuple[bool, float, float]:
+    fit = select_setting(outcomes, base, target, cal)
+    if fit.chosen_lambda is None:  # everything escalated: nothing decided, nothing harmful, no loss
+        return False, 0.0, 0.0
+    chosen = target.lambdas.index(fit.chosen_lambda)
+    scale = outcomes.loss_bound if target.risk == "system_risk" else 1.0
+    rate = float(empirical_risks(outcomes, target.risk, test)[0][chosen] * scale)
+    return True, rate, float(outcomes.decided[chosen, test].mean())
 
 
 def check_guarantee(panel: Panel, reports: np.ndarray | None, truth: np.ndarray, base: MediatorConfig,
-                    target: RiskTarget, high_risk: tuple[int, ...], *, n_cal: int, splits: int,
+                    targets: Sequence[RiskTarget], high_risk: tuple[int, ...], *, n_cal: int, splits: int,
                     rng: np.random.Generator, probabilities: np.ndarray | None = None,
-                    compare_eq1: bool = True) -> GuaranteeCheck:
-    """``splits`` random splits of the pool into ``n_cal`` CAL cases and the rest as TEST."""
+                    compare_eq1: bool = True) -> list[GuaranteeCheck]:
+    """``splits`` random splits of the pool into ``n_cal`` CAL cases and the rest as TEST;
+    one :class:`GuaranteeCheck` per target (the targets share the grid of the first), the
+    eq. (1) fit made once per split."""
     y = np.asarray(truth, dtype=np.intp)
     if not 1 <= n_cal < y.shape[0]:
         raise InputError("n_cal", f"must leave TEST cases: 1 to {y.shape[0] - 1}, got {n_cal}")
     if splits < 1:
         raise InputError("splits", f"must be at least 1, got {splits}")
-    outcomes: SettingOutcomes = setting_outcomes(panel, reports, y, base, target.lambdas, high_risk,
-                                                 probabilities=probabilities)
+    if not targets or any(t.lambdas != targets[0].lambdas for t in targets):
+        raise InputError("targets", "give at least one target, all on the same grid of settings")
+    outcomes = setting_outcomes(panel, reports, y, base, targets[0].lambdas, high_risk, probabilities=probabilities)
     states = mediator_states(panel, reports, probabilities, base) if compare_eq1 else None
-    scale = outcomes.loss_bound if target.risk == "system_risk" else 1.0
-    records = []
+    records: list[list[SplitRecord]] = [[] for _ in targets]
     for _ in range(splits):
         order = rng.permutation(y.shape[0])
         cal, test = order[:n_cal], order[n_cal:]
-        fit = select_setting(outcomes, base, target, cal)
-        chosen = None if fit.chosen_lambda is None else target.lambdas.index(fit.chosen_lambda)
-        if chosen is None:  # everything escalated: nothing decided, nothing harmful, no loss
-            rate, decided = 0.0, 0.0
-        else:
-            rate = float(empirical_risks(outcomes, target.risk, test)[0][chosen] * scale)
-            decided = float(outcomes.decided[chosen, test].mean())
-        eq1 = _eq1_on_test(panel, reports, probabilities, y, states, base, high_risk, cal, test, target.risk) \
-            if states is not None else (None, None)
-        records.append(SplitRecord(fit.guaranteed, rate, decided, *eq1))
-    return GuaranteeCheck(target, n_cal, y.shape[0] - n_cal, tuple(records))
+        eq1 = None if states is None else _eq1_on_test(panel, reports, probabilities, y, states, base, high_risk,
+                                                       cal, test)
+        for target, out in zip(targets, records):
+            eq1_rate = None if eq1 is None else _rate(*eq1, target.risk)
+            out.append(SplitRecord(*_ltt_on_test(outcomes, base, target, cal, test), eq1_rate,
+                                   None if eq1 is None else float(eq1[0].mean())))
+    return [GuaranteeCheck(t, n_cal, y.shape[0] - n_cal, tuple(r)) for t, r in zip(targets, records)]

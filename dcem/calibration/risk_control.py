@@ -23,8 +23,9 @@ The controlled rates (``risk``):
 * ``harmful_among_decided``: the share of harmful consensus among the decided cases
   (App. E's "Certified", 1[u = DEC]); a conditional rate, tested on the decided cases
   only, so a setting that decides few cases cannot pass;
-* ``system_risk``: R_L^sys = mean 1[u != ESC] L(d, y), in the loss's units (bounded by
-  the loss's largest entry, by which it is divided for the test).
+* ``system_risk``: R_L^sys = mean 1[u = DEC] L(d, y) (App. E's 1[u != ESC], where a
+  trajectory that ran out of recorded rounds also counts as not decided), in the loss's
+  units (bounded by the loss's largest entry, by which it is divided for the test).
 
 Per setting the null hypothesis "the rate exceeds alpha" gets a Hoeffding-Bentkus
 p-value (:func:`mapie.risk_control.methods.compute_hoeffding_bentkus_p_value`, the
@@ -133,7 +134,11 @@ def escalate_all_config(base: MediatorConfig) -> MediatorConfig:
 class SettingOutcomes:
     """Per-case outcomes of N cases under each of L settings, (L, N) each: ``decided``
     (STOP_AND_DECIDE), ``harmful`` (decided, wrong, high-risk truth) and ``loss``
-    (1[u != ESC] L(d, y)); ``loss_bound`` the loss's largest entry."""
+    (1[u = DEC] L(d, y)); ``loss_bound`` the loss's largest entry.
+
+    A recorded trajectory that ends before the setting's outcome (a run recorded with
+    "stop when decided" replayed under a stricter setting) is PENDING: not decided, so it
+    counts like an escalation, handed to a person."""
 
     decided: np.ndarray
     harmful: np.ndarray
@@ -176,10 +181,9 @@ def config_outcomes(panel: Panel, states: RoundState, truth: np.ndarray, high_ri
     """(decided, harmful, loss) of each case, (N,) each, replayed under ``cfg``."""
     scored = score_states(states, cfg)
     dec = scored.outcome_action == Action.STOP_AND_DECIDE
-    not_esc = scored.outcome_action != Action.STOP_AND_ESCALATE
     wrong = scored.outcome_decision != truth
     high = np.isin(truth, np.asarray(high_risk, dtype=np.intp))
-    return dec, dec & wrong & high, not_esc * panel.loss[scored.outcome_decision, truth]
+    return dec, dec & wrong & high, dec * panel.loss[scored.outcome_decision, truth]
 
 
 def empirical_risks(outcomes: SettingOutcomes, risk: str,

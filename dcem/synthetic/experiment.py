@@ -27,6 +27,7 @@ import numpy as np
 from dcem.core.metrics import evaluate_run, single_agent_high_risk_miss
 from dcem.calibration import fitting as calibration
 from dcem.calibration.fitting import ALPHA, estimate_confusion, estimate_prior
+from dcem.calibration.risk_control import RiskTarget, fit_risk_controlled
 from dcem.core.baselines import fixed_pool, single_best
 from dcem.core.config import MediatorConfig
 from dcem.core.deliberation import deliberate
@@ -200,7 +201,8 @@ def run_cell(scenario: str, seed: int, *, base_config: MediatorConfig | None = N
              n_eval: int = 100, ablation: bool = True, fit_thresholds: bool = True,
              steering: SteeringConfig | None = None, kappa: float = KAPPA,
              sharpness: float = AGENT_SHARPNESS, compliance: str = "adopt", reports: str = "sample",
-             c_esc: float = calibration.C_ESC, c_round: float = calibration.C_ROUND) -> ScenarioResult:
+             c_esc: float = calibration.C_ESC, c_round: float = calibration.C_ROUND,
+             risk_target: RiskTarget | None = None) -> ScenarioResult:
     """Run every method of one (scenario, seed) cell.
 
     Parameters
@@ -219,6 +221,8 @@ def run_cell(scenario: str, seed: int, *, base_config: MediatorConfig | None = N
     compliance : "adopt" (eq. 21) or "blend" (eq. 19)
     reports : "sample" (App. D.1) or "map" (App. B.7's MAP label)
     c_esc, c_round : escalation and per-round costs of the threshold objective (eq. 1)
+    risk_target : choose the thresholds by Learn-then-Test on the tuning part instead of
+        eq. (1) (:func:`dcem.calibration.risk_control.fit_risk_controlled`)
 
     Returns a :class:`ScenarioResult` whose ``methods`` is keyed by ``METHODS``.
     """
@@ -231,9 +235,14 @@ def run_cell(scenario: str, seed: int, *, base_config: MediatorConfig | None = N
     cfg, fit_report = base, {}
     if fit_thresholds:
         tune_agents = world.agents(world.tune.features, world.streams["tune"], world.streams["tune_compliance"], xi)
-        fit = calibration.fit_thresholds(world.panel, deliberate(world.panel, tune_agents, base).reports,
-                                         world.tune.labels, base, c_esc=c_esc, c_round=c_round)
-        cfg, fit_report = fit.config, fit.report
+        tune_reports = deliberate(world.panel, tune_agents, base).reports
+        if risk_target is None:
+            fit = calibration.fit_thresholds(world.panel, tune_reports, world.tune.labels, base, c_esc=c_esc,
+                                             c_round=c_round)
+            cfg, fit_report = fit.config, fit.report
+        else:
+            ltt = fit_risk_controlled(world.panel, tune_reports, world.tune.labels, base, risk_target, HIGH_RISK)
+            cfg, fit_report = ltt.config, ltt.report
     methods = _methods(world, cfg, xi, free_rounds)
     rows = _ablation(world.panel, cfg, world.eval_agents, world.ev.labels) if ablation else []
     log.info("cell %s/seed %d: dcem acc %.2f risk %.2f esc %.2f", scenario, seed,

@@ -11,6 +11,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
+from dcem.calibration.risk_control import RiskTarget
 from dcem.core.config import MediatorConfig
 from dcem.core.results import ScenarioResult
 from dcem.core.vocabulary import SCENARIOS
@@ -42,7 +43,9 @@ class SyntheticSpec:
     sharpness, kappa and compliance are the world's named parameters (see
     :mod:`dcem.synthetic.rule_agents`): 1.0 / 1.0 / "adopt" is the specification's world;
     ``sharpness=3.0`` is the "sharpened" variant and ``reports="map"`` the MAP world
-    (:data:`WORLDS`); reports : ``sample`` (App. D.1) or ``map`` (App. B.7).
+    (:data:`WORLDS`); reports : ``sample`` (App. D.1) or ``map`` (App. B.7).  risk_target :
+    None fits the thresholds by eq. (1); a :class:`~dcem.calibration.risk_control.RiskTarget`
+    chooses them by Learn-then-Test on the same tuning cases (a guarantee, not an average).
     """
 
     scenarios: tuple[str, ...] = SCENARIOS
@@ -58,6 +61,7 @@ class SyntheticSpec:
     compliance: str = "adopt"
     reports: str = "sample"
     base_config: MediatorConfig = field(default_factory=lambda: MediatorConfig(prior="empirical"))
+    risk_target: RiskTarget | None = None
 
     def __post_init__(self) -> None:
         if not self.scenarios:
@@ -84,6 +88,8 @@ class SyntheticSpec:
             raise ConfigError("reports", f"must be sample or map, got {self.reports!r}")
         if self.compliance not in COMPLIANCE:
             raise ConfigError("compliance", f"must be one of {', '.join(COMPLIANCE)}, got {self.compliance!r}")
+        if self.risk_target is not None and not isinstance(self.risk_target, RiskTarget):
+            raise ConfigError("risk_target", f"must be a RiskTarget or None, got {type(self.risk_target).__name__}")
         for name, low in (("t_max", 1), ("free_rounds", 1), ("n_train", 200), ("n_eval", 1)):
             value = getattr(self, name)
             if not isinstance(value, int) or value < low:
@@ -95,6 +101,10 @@ class SyntheticSpec:
         d["base_config"] = self.base_config.to_dict()
         if self.reports == "sample":  # the worlds shipped before the MAP world keep their run ids
             d.pop("reports")
+        if self.risk_target is None:  # eq. (1) runs keep their run ids
+            d.pop("risk_target")
+        else:
+            d["risk_target"] = self.risk_target.to_dict()
         return d
 
     def run_id(self) -> str:
@@ -122,7 +132,7 @@ class SyntheticJob:
         return run_cell(payload[0], payload[1], base_config=spec.base_config, xi=spec.xi, t_max=spec.t_max,
                         free_rounds=spec.free_rounds, n_train=spec.n_train, n_eval=spec.n_eval,
                         ablation=spec.ablation, sharpness=spec.sharpness, kappa=spec.kappa,
-                        compliance=spec.compliance, reports=spec.reports)
+                        compliance=spec.compliance, reports=spec.reports, risk_target=spec.risk_target)
 
 
 def run_synthetic(store: Store, spec: SyntheticSpec, *, run_id: str | None = None,

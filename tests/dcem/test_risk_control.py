@@ -135,8 +135,8 @@ def test_over_many_splits_the_test_rate_exceeds_alpha_at_most_delta_of_the_time(
     alpha) breaks the bound far more often, so the check can fail."""
     pool = _pool("S1", 0, 2000, 6)  # deciding 57 % of the cases costs a system risk of 0.376 here
     target = RiskTarget(risk="system_risk", alpha=0.37, delta=0.1)
-    check = check_guarantee(pool.panel, pool.reports, pool.truth, BASE, target, pool.high_risk, n_cal=200,
-                            splits=300, rng=np.random.default_rng(0), compare_eq1=False)
+    check, = check_guarantee(pool.panel, pool.reports, pool.truth, BASE, [target], pool.high_risk, n_cal=200,
+                             splits=300, rng=np.random.default_rng(0), compare_eq1=False)
     summary = check.summary()
     assert summary["guaranteed_share"] > 0.9 and summary["ltt_mean_decided"] > 0.2
     assert summary["ltt_violation_share"] <= 0.1 + 3 * math.sqrt(0.1 * 0.9 / 300)
@@ -149,3 +149,24 @@ def test_over_many_splits_the_test_rate_exceeds_alpha_at_most_delta_of_the_time(
         pick = ok[np.argmax(outcomes.decided[ok][:, cal].mean(axis=1))]
         naive.append(outcomes.loss[pick, test].mean() > target.alpha)
     assert np.mean(naive) > summary["ltt_violation_share"] + 0.15
+
+
+def test_the_check_sets_the_eq1_fit_beside_each_target_on_the_same_splits() -> None:
+    pool = _pool("S1", 0, 600, 6)
+    targets = [RiskTarget(risk="system_risk", alpha=0.37), RiskTarget(risk="harmful_consensus", alpha=0.01)]
+    checks = check_guarantee(pool.panel, pool.reports, pool.truth, BASE, targets, pool.high_risk, n_cal=150,
+                             splits=12, rng=np.random.default_rng(1))
+    first, second = (c.summary() for c in checks)
+    assert first["splits"] == second["splits"] == 12 and first["n_test"] == 450
+    # one eq. (1) fit per split: the same decided share under both targets
+    assert first["eq1_mean_decided"] == second["eq1_mean_decided"] and 0 <= first["eq1_mean_decided"] <= 1
+    assert [s.eq1_decided for s in checks[0].splits] == [s.eq1_decided for s in checks[1].splits]
+    with pytest.raises(InputError) as info:
+        check_guarantee(pool.panel, pool.reports, pool.truth, BASE, targets, pool.high_risk, n_cal=600, splits=1,
+                        rng=np.random.default_rng(0))
+    assert info.value.field == "n_cal"
+    with pytest.raises(InputError) as info:
+        check_guarantee(pool.panel, pool.reports, pool.truth, BASE,
+                        [targets[0], RiskTarget(lambdas=(1.0, 2.0))], pool.high_risk, n_cal=100, splits=1,
+                        rng=np.random.default_rng(0))
+    assert info.value.field == "targets"
