@@ -6,8 +6,9 @@ for one review and closing it again) a write can vanish without an error: the pr
 closing the file releases DuckDB's lock before it has finished with the file's
 write-ahead log, the next process opens the file in that moment and writes, and the
 first one's clean-up then discards that write.  Measured with DuckDB 2.0.0, four
-processes writing 40 rows each (one open, insert and close per row) on two busy cores:
-10 of 40 rounds lost a row (11 of 6,400 rows, with no error); with this lock file, 0 of 40.
+processes writing 40 rows each (one open, insert and close per row) on two busy cores
+(``benchmarks/store_turns.py``): 11 of 40 rounds lost rows (13 of 6,400, with no error);
+with this lock file, 0 of 40.
 
 So every store this project opens also takes an ``flock`` on ``<file>.lock`` first
 (exclusive for a writer, shared for a reader) and releases it only after DuckDB has

@@ -141,7 +141,7 @@ def test_the_lock_is_exclusive_within_the_process_only_through_the_registry(tmp_
 
 
 def test_four_processes_taking_turns_lose_no_write(tmp_path: Path, spawn: Any) -> None:
-    """Without the lock file, DuckDB lost a row in 10 of 40 such rounds on two busy cores;
+    """Without the lock file, DuckDB lost rows in 11 of 40 such rounds on two busy cores;
     with it, none in 40 (three rounds here)."""
     n, workers = 40, 4
     for round_ in range(3):
