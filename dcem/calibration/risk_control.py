@@ -47,8 +47,9 @@ p-values and the FWER step.  ``tests/dcem/test_risk_control.py`` checks, on a ca
 can express, that MAPIE's own BinaryClassificationController finds the same p-values and
 the same passing settings.
 
-When no setting passes (too few CAL cases for the promise, or alpha below what the panel
-can reach), the fit says so and returns the configuration that escalates every case
+When no setting that decides at least one CAL case passes (too few CAL cases for the
+promise, or alpha below what the panel can reach), the fit says so and returns the
+configuration that escalates every case
 (``guaranteed`` is then false and ``chosen_lambda`` None): it does not certify without a
 guarantee.  The promise is about cases drawn like the CAL cases; it says nothing under a
 shift of the case mix, the agents or the prompts.
@@ -276,7 +277,8 @@ def select_setting(outcomes: SettingOutcomes, base: MediatorConfig, target: Risk
     rows = tuple({"lam": lam, "rate": float(r_hat[i] * scale), "n_obs": int(n_obs[i]),
                   "decided_share": float(share[i]), "p_value": float(p[i]), "passed": i in ok}
                  for i, lam in enumerate(target.lambdas))
-    chosen = int(max(passed, key=lambda i: (share[i], -i))) if len(passed) else None
+    useful = [i for i in ok if share[i] > 0]  # a setting that decides no CAL case promises nothing useful
+    chosen = max(useful, key=lambda i: (share[i], -i)) if useful else None
     config = escalate_all_config(base) if chosen is None else decision_config(base, target.lambdas[chosen])
     lam = None if chosen is None else target.lambdas[chosen]
     report = {"method": "ltt", **target.to_dict(), "guaranteed": chosen is not None, "chosen_lambda": lam,
