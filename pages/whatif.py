@@ -21,6 +21,7 @@ from studio.memo import replay_for
 from studio.whatif_calibration import calibration_choice
 from studio.whatif_inputs import loss_section, parameter_widgets, refusal_text
 from studio.whatif_settings import apply_preset, reset_for_run, reset_to_run_settings, seed_defaults
+from studio.whatif_risk import risk_section
 from studio.whatif_view import settle, show_results
 from studio.widgets import disclaimer, pick_run, store
 from studio.literal import literal
@@ -100,6 +101,7 @@ if valid is None:
     st.info("No valid settings yet: fix the input above or press \"Reset to run settings\".")
     st.stop()
 show_results(replay, valid, inert, stale=stale)
+risk_section(replay)
 
 with st.form("wi_save"):
     name = st.text_input("Preset name")

@@ -89,6 +89,14 @@ CONCEPTS: dict[str, Term] = {
                         "classes are those whose miss costs l_high."),
     "high_risk": Term("High-risk class", "A class whose miss is costly (loss l_high); harmful consensus counts "
                       "misses of these classes."),
+    "risk_control": Term("Thresholds with a guarantee (Learn-then-Test)", "Instead of thresholds that do well "
+                         "on average, the mediator may decide only below an energy level chosen by a statistical "
+                         "test on labelled calibration cases. The promise: with probability at least 1 - delta "
+                         "over which calibration cases were drawn, the chosen rate (harmful consensus, harmful "
+                         "consensus among decided cases, or system risk) on new cases like them is at most "
+                         "alpha. Among the levels that pass, the one that decides most is used; when none passes, "
+                         "every case is escalated. It promises nothing about one case, and nothing when the "
+                         "cases, the agents or their prompts change from those the calibration saw."),
 }
 
 GLOSSARY: dict[str, Term] = {**CONCEPTS, **METRICS, **PARAMETERS}

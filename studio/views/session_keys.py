@@ -63,3 +63,11 @@ EVAL_EXPORTS = "sag_eval_exports"
 EVAL_SOURCE = "ev_source"
 EVAL_NEXT_SOURCE = "ev_source_next"
 EVAL_IMPORTED = "ev_imported"
+
+# What-if: thresholds with a guarantee (Learn-then-Test)
+WI_RISK_ON = "wi_risk_on"
+WI_RISK = "wi_risk"
+WI_RISK_ALPHA = "wi_risk_alpha"
+WI_RISK_DELTA = "wi_risk_delta"
+WI_RISK_FWER = "wi_risk_fwer"
+WI_RISK_CELL = "wi_risk_cell"

@@ -351,7 +351,8 @@ def test_a_set_that_does_not_fit_says_why_and_offers_nothing(page: tuple[AppTest
     at = page[0]
     at.session_state["calib_set"] = _calibration_set(("k0", "k1", "flu"), ("A", "B", "C"), "other.csv")
     at.run()
-    assert not at.exception and not at.error and not at.toggle
+    assert not at.exception and not at.error
+    assert [t.key for t in at.toggle] == ["wi_risk_on"]  # no calibration toggle offered (only risk control's)
     warning = " ".join(w.value for w in at.warning)
     assert warning.startswith("The loaded calibration set (other.csv) cannot re-score this run: the labels differ: "
                               "the set has k0, k1, flu; the run has k0, k1, k2 (only in the set: flu; only in "

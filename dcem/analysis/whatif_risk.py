@@ -1,0 +1,89 @@
+"""Learn-then-Test on a stored run (the what-if page's "Thresholds with a guarantee").
+
+A stored run holds each cell's TEST trajectories only, so each cell's cases are split at
+random (seeded, the same split on every call) into a CAL half, on which the
+risk-controlled setting is chosen (:func:`dcem.calibration.risk_control.select_setting`),
+and a TEST half, on which its rate and decided share are measured; beside it, the
+cell's own (eq. 1) thresholds on the same TEST half.  The panel, the loss and every other
+setting are the cell's own (or the re-calibrated ones of the page's calibration choice).
+Replay keeps the recorded reports, as every what-if does.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from common.errors import InputError
+from dcem.analysis.run_replay import ReplayCell, RunReplay
+from dcem.calibration.risk_control import (RiskTarget, RiskControlFit, config_outcomes, mediator_states,
+                                           select_setting, setting_outcomes)
+
+__all__ = ["CellRiskControl", "risk_control_cells", "pooled_risk_control", "MIN_CASES"]
+
+MIN_CASES = 4  # a cell needs at least two CAL and two TEST cases
+
+
+@dataclass(frozen=True)
+class CellRiskControl:
+    """One cell: the LTT fit on its CAL half, and rates on its TEST half of the chosen
+    setting (``test_rate``, ``test_decided``) and of the cell's own thresholds (``own_*``)."""
+
+    scenario: str
+    seed: int
+    n_cal: int
+    n_test: int
+    fit: RiskControlFit
+    test_rate: float
+    test_decided: float
+    own_rate: float
+    own_decided: float
+
+
+def _rate(decided: np.ndarray, harmful: np.ndarray, loss: np.ndarray, risk: str) -> float:
+    if risk == "harmful_consensus":
+        return float(harmful.mean())
+    if risk == "system_risk":
+        return float(loss.mean())
+    return float(harmful.sum() / decided.sum()) if decided.any() else 0.0
+
+
+def _cell(cell: ReplayCell, target: RiskTarget, rng: np.random.Generator) -> CellRiskControl:
+    n = len(cell.truth)
+    order = rng.permutation(n)
+    cal, test = np.sort(order[: n // 2]), np.sort(order[n // 2:])
+    outcomes = setting_outcomes(cell.panel, cell.reports, cell.truth, cell.config, target.lambdas, cell.high_risk,
+                                probabilities=cell.probabilities)
+    fit = select_setting(outcomes, cell.config, target, cal)
+    states = mediator_states(cell.panel, cell.reports, cell.probabilities, cell.config)
+    states_test = type(states)(*(f[test] for f in states))
+    truth = np.asarray(cell.truth, dtype=np.intp)
+    chosen = config_outcomes(cell.panel, states_test, truth[test], cell.high_risk, fit.config)
+    own = config_outcomes(cell.panel, states_test, truth[test], cell.high_risk, cell.config)
+    return CellRiskControl(cell.scenario, cell.seed, len(cal), len(test), fit, _rate(*chosen, target.risk),
+                           float(chosen[0].mean()), _rate(*own, target.risk), float(own[0].mean()))
+
+
+def risk_control_cells(replay: RunReplay, target: RiskTarget, *, seed: int = 0) -> list[CellRiskControl]:
+    """Every cell of a D-CEM replay, split and tested as the module docstring says."""
+    if replay.method != "dcem":
+        raise InputError("method", "risk control chooses between deciding and escalating: pick D-CEM, not "
+                         "D-CEM without escalation")
+    small = [f"{c.scenario}/seed {c.seed}" for c in replay.cells if len(c.truth) < MIN_CASES]
+    if small:
+        raise InputError("cases", f"{small[0]} has fewer than {MIN_CASES} cases to split into CAL and TEST")
+    return [_cell(cell, target, np.random.default_rng([seed, i])) for i, cell in enumerate(replay.cells)]
+
+
+def pooled_risk_control(cells: list[CellRiskControl]) -> dict[str, Any]:
+    """Over every cell: how many passed, and the TEST rates and decided shares weighted by
+    each cell's TEST cases (the chosen setting's, and the cells' own thresholds')."""
+    weights = np.array([c.n_test for c in cells], dtype=float)
+
+    def mean(values: list[float]) -> float:
+        return float(np.dot(values, weights) / weights.sum()) if weights.sum() else float("nan")
+
+    return {"cells": len(cells), "guaranteed": sum(c.fit.guaranteed for c in cells),
+            "test_rate": mean([c.test_rate for c in cells]), "test_decided": mean([c.test_decided for c in cells]),
+            "own_rate": mean([c.own_rate for c in cells]), "own_decided": mean([c.own_decided for c in cells])}
