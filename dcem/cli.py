@@ -15,6 +15,7 @@ from common.cli_args import MAX_SAMPLES, MAX_SCALE, MAX_SEED, MAX_SEEDS
 from common.cli_kit import (Parser, add_executor_arguments, add_merge_command, executor_from_args, float_in, int_in,
                             progress_bar, report_failed_units, run_command)
 from dcem.core.config import MAX_ROUNDS, MediatorConfig
+from dcem.fit_options import add_fit_options, risk_target_from_args
 from common.errors import ProjectError
 
 __all__ = ["main", "base_config"]
@@ -70,7 +71,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         xi=args.xi, t_max=args.t_max, free_rounds=args.free_rounds, n_train=args.n_train,
         n_eval=args.n_eval, ablation=not args.no_ablation, sharpness=sharpness, kappa=args.kappa,
         compliance=args.compliance, reports=WORLD_REPORTS[args.world],
-        base_config=base_config(args.t_max, args.param), risk_target=_risk_target(args))
+        base_config=base_config(args.t_max, args.param), risk_target=risk_target_from_args(args))
     bar, progress = progress_bar("synthetic", "cell", quiet=args.quiet,
                                  total=len(spec.scenarios) * len(spec.seeds))
     with Store(args.db) as store, executor_from_args(args) as executor:
@@ -82,22 +83,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
     print(f"run {summary.run_id} ({state}): {summary.computed} cells computed, "
           f"{summary.skipped} already stored, {summary.total} in all")
     return report_failed_units(summary, "cell")
-
-
-def _risk_target(args: argparse.Namespace) -> Any:
-    """The Learn-then-Test target of ``--fit ltt`` (None for the eq. (1) fit)."""
-    from dcem.calibration.risk_control import RiskTarget
-
-    if args.fit == "eq1":
-        given = [f for f, v in (("--risk", args.risk), ("--alpha", args.alpha), ("--risk-delta", args.risk_delta),
-                                ("--fwer", args.fwer)) if v is not None]
-        if given:
-            raise ProjectError(f"{given[0]} sets the Learn-then-Test target: add --fit ltt")
-        return None
-    risk = args.risk or "harmful_consensus"
-    fwer = args.fwer or ("bonferroni" if risk == "harmful_among_decided" else "fixed_sequence")
-    return RiskTarget(risk=risk, alpha=0.05 if args.alpha is None else args.alpha,
-                      delta=0.1 if args.risk_delta is None else args.risk_delta, fwer=fwer)
 
 
 def _clinical_elsewhere(what: str) -> ProjectError:
@@ -251,22 +236,6 @@ def _export_options(p: argparse.ArgumentParser) -> None:
                    help="with --from-export: the synthetic blocks of REPRODUCTION.md")
 
 
-def _fit_options(p: argparse.ArgumentParser) -> None:
-    from dcem.calibration.risk_control import FWER_METHODS, RISKS
-
-    p.add_argument("--fit", choices=["eq1", "ltt"], default="eq1",
-                   help="how the thresholds are chosen on the tuning cases: eq1 minimises the costed objective of "
-                        "eq. (1); ltt (Learn-then-Test) chooses the setting that decides most among those whose "
-                        "--risk is at most --alpha with probability at least 1 - --risk-delta")
-    p.add_argument("--risk", choices=RISKS, default=None, help="with --fit ltt: the controlled rate "
-                   "(default harmful_consensus)")
-    p.add_argument("--alpha", type=float_in(0.0, 1.0), default=None, help="with --fit ltt: the bound (default 0.05)")
-    p.add_argument("--risk-delta", type=float_in(0.0, 1.0), default=None,
-                   help="with --fit ltt: the chance the bound may fail (default 0.1)")
-    p.add_argument("--fwer", choices=FWER_METHODS, default=None, help="with --fit ltt: the family-wise error "
-                   "control over the settings (default fixed_sequence; bonferroni for harmful_among_decided)")
-
-
 def _run_parser(sub: Any) -> None:
     """The ``run synthetic`` command and its options (each flag's value checked in range)."""
     p = sub.add_parser("run", help="run an experiment into the store")
@@ -293,7 +262,7 @@ def _run_parser(sub: Any) -> None:
                    help="adopt a recommendation with probability xi (eq. 21) or blend it (eq. 19)")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="mediator parameter default before fitting, e.g. alpha=0.5 (repeatable)")
-    _fit_options(p)
+    add_fit_options(p, where="the tuning cases")
     p.add_argument("--run-id", default=None, help="name the run (default: a hash of the settings)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_executor_arguments(p)

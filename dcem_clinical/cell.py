@@ -36,6 +36,7 @@ import numpy as np
 from clinical.datasets import ClinicalCase, ClinicalDataset
 from dcem.core.metrics import evaluate_run
 from dcem.calibration.fitting import ALPHA, ThresholdGrid, estimate_confusion, estimate_prior, fit_thresholds
+from dcem.calibration.risk_control import fit_risk_controlled
 from dcem.core.baselines import best_agent, fixed_pool_probabilities, pooled_decision_probabilities, single_best
 from dcem.core.config import MediatorConfig
 from dcem.core.deliberation import deliberate
@@ -147,7 +148,8 @@ class _Cell:
 
 
 def _calibrate(cell: _Cell) -> tuple[Panel, np.ndarray, Any, LlmPanel]:
-    """CAL: confusions, prior and accuracies from round 1; thresholds fitted on a D-CEM run.
+    """CAL: confusions, prior and accuracies from round 1; thresholds fitted on a D-CEM run
+    (by eq. 1, or by Learn-then-Test when the spec has a risk target).
 
     Returns (panel, calibration accuracies (A,), the threshold fit, the CAL panel).
     """
@@ -160,6 +162,11 @@ def _calibrate(cell: _Cell) -> tuple[Panel, np.ndarray, Any, LlmPanel]:
     cal_panel = cell.panel("cal")
     cal_run = deliberate(panel, cal_panel, base)
     assert cal_run.probabilities is not None
+    target = cell.settings.risk_target
+    if target is not None:  # Learn-then-Test on the same CAL trajectories
+        ltt = fit_risk_controlled(panel, cal_run.reports, cal_truth, base, target, cell.dataset.high_risk,
+                                  probabilities=cal_run.probabilities)
+        return panel, cal_acc, ltt, cal_panel
     fit = fit_thresholds(panel, cal_run.reports, cal_truth, base, probabilities=cal_run.probabilities,
                          grid=ThresholdGrid(delta_rule=cell.settings.delta_rule))
     return panel, cal_acc, fit, cal_panel

@@ -16,6 +16,7 @@ from typing import Sequence
 from common.cli_kit import (Parser, add_executor_arguments, add_merge_command, executor_from_args, float_in, int_in,
                             progress_bar, report_failed_units, run_command)
 from dcem.core.config import MAX_ROUNDS
+from dcem.fit_options import add_fit_options, risk_target_from_args
 from dcem_clinical.report.command import add_report_command
 from dcem_clinical.train_cli import add_train_command
 from runtime.factory import MAX_GPU_LAYERS, MAX_THREADS, N_CTX_RANGE
@@ -53,6 +54,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                         mode=args.mode, temperature=args.temperature, free_rounds=args.free_rounds,
                         n_ctx=args.n_ctx, few_shot_k=args.few_shot, stop_when_decided=args.stop_when_decided,
                         layout=args.layout, stat_dialogue=_stat_dialogue(args), delta_rule=args.delta,
+                        risk_target=risk_target_from_args(args),
                         base_config=MediatorConfig(prior="empirical", t_max=args.t_max))
     bar, progress = progress_bar(f"{spec.dataset}", "turn", quiet=args.quiet)
     threads = args.threads or (args.worker_threads if args.executor == "ray" else None)
@@ -183,6 +185,7 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     p.add_argument("--delta", choices=["fitted", "eq14"], default="fitted",
                    help="the escalation gate's delta: fitted on CAL with the other thresholds (every shipped run) "
                         "or c / kappa_1 of eq. 14, kappa_1 the slope of the loss on the energy over CAL")
+    add_fit_options(p, where="the CAL trajectories")
     p.add_argument("--temperature", type=float_in(0.0, 2.0), default=0.0)
     p.add_argument("--t-max", type=int_in(1, MAX_ROUNDS), default=6, help="mediator round budget")
     p.add_argument("--free-rounds", type=int_in(1, MAX_ROUNDS), default=6, help="rounds of free discussion")

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from clinical.datasets import DATASETS
 from common.errors import ConfigError
 from dcem.calibration.fitting import DELTA_RULES
+from dcem.calibration.risk_control import RiskTarget
 from dcem.core.config import MediatorConfig
 from dcem.core.vocabulary import SCENARIOS
 from dcem_clinical.agent import MODES
@@ -52,7 +53,9 @@ class ClinicalSpec:
     left out of the run id when None or when no member is statistical); delta_rule : the
     escalation gate's delta searched on CAL with the other thresholds (``fitted``, every
     shipped run) or c / kappa_1 of eq. 14 (``eq14``, :mod:`dcem.calibration.stopping_cost`;
-    left out of the run id when ``fitted``).
+    left out of the run id when ``fitted``); risk_target : None fits the thresholds on CAL
+    by eq. (1); a :class:`~dcem.calibration.risk_control.RiskTarget` chooses them by
+    Learn-then-Test on the same CAL trajectories (left out of the run id when None).
     """
 
     dataset: str = "ddxplus8"
@@ -70,6 +73,7 @@ class ClinicalSpec:
     layout: str = AGENT_FIRST
     stat_dialogue: StatDialogue | None = field(default_factory=StatDialogue)
     delta_rule: str = "fitted"
+    risk_target: RiskTarget | None = None
     base_config: MediatorConfig = field(default_factory=lambda: MediatorConfig(prior="empirical", t_max=6))
 
     def __post_init__(self) -> None:
@@ -100,6 +104,8 @@ class ClinicalSpec:
         check_layout(self.layout)
         if self.stat_dialogue is not None and not isinstance(self.stat_dialogue, StatDialogue):
             raise ConfigError("stat_dialogue", f"must be a StatDialogue or None, got {self.stat_dialogue!r}")
+        if self.risk_target is not None and not isinstance(self.risk_target, RiskTarget):
+            raise ConfigError("risk_target", f"must be a RiskTarget or None, got {type(self.risk_target).__name__}")
         if self.delta_rule not in DELTA_RULES:
             raise ConfigError("delta_rule", f"must be one of {', '.join(DELTA_RULES)}, got {self.delta_rule!r}")
         if not any(is_stat_key(a) for a in self.agents):  # no statistical member: nothing to say
@@ -132,6 +138,10 @@ class ClinicalSpec:
             d.pop("stat_dialogue")
         if self.delta_rule == "fitted":
             d.pop("delta_rule")
+        if self.risk_target is None:  # eq. (1) runs keep their run ids
+            d.pop("risk_target")
+        else:
+            d["risk_target"] = self.risk_target.to_dict()
         return d
 
     def run_id(self) -> str:
