@@ -21,7 +21,7 @@ from dcem.synthetic.experiment import DEFAULT_CONFIG, _world
 from dcem.synthetic.generator import HIGH_RISK
 from dcem.synthetic.rule_agents import AGENT_SHARPNESS, KAPPA
 
-__all__ = ["TrajectoryPool", "trajectory_pool"]
+__all__ = ["TrajectoryPool", "trajectory_pool", "round_one_cases"]
 
 
 @dataclass(frozen=True)
@@ -43,3 +43,16 @@ def trajectory_pool(scenario: str, seed: int, n_cases: int, *, base: MediatorCon
                    compliance="adopt", reports="sample")
     run = deliberate(world.panel, world.eval_agents(xi), cfg)
     return TrajectoryPool(world.panel, run.reports, np.asarray(world.ev.labels, dtype=np.intp), tuple(HIGH_RISK))
+
+
+def round_one_cases(scenario: str, n: int, rng: np.random.Generator, *,
+                    sharpness: float = AGENT_SHARPNESS) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` fresh cases of a scenario and its agents' unsteered round-1 reports, as the
+    world's calibration draws them: (truth (n,), reports (n, A))."""
+    from dcem.synthetic.generator import generate
+    from dcem.synthetic.rule_agents import RuleAgents
+    from dcem.synthetic.rule_agents import scenario as build_scenario
+
+    cases = generate(n, rng)
+    reports = RuleAgents(build_scenario(scenario), cases.features, rng, sharpness=sharpness).report(1)
+    return np.asarray(cases.labels, dtype=np.intp), np.asarray(reports)
