@@ -17,8 +17,8 @@ import numpy as np
 
 from common.errors import InputError
 from dcem.analysis.run_replay import ReplayCell, RunReplay
-from dcem.calibration.risk_control import (RiskTarget, RiskControlFit, config_outcomes, mediator_states,
-                                           select_setting, setting_outcomes)
+from dcem.calibration.risk_control import (RiskControlFit, RiskTarget, config_outcomes, mediator_states,
+                                           outcome_rate, select_setting, setting_outcomes)
 
 __all__ = ["CellRiskControl", "risk_control_cells", "pooled_risk_control", "MIN_CASES"]
 
@@ -41,14 +41,6 @@ class CellRiskControl:
     own_decided: float
 
 
-def _rate(decided: np.ndarray, harmful: np.ndarray, loss: np.ndarray, risk: str) -> float:
-    if risk == "harmful_consensus":
-        return float(harmful.mean())
-    if risk == "system_risk":
-        return float(loss.mean())
-    return float(harmful.sum() / decided.sum()) if decided.any() else 0.0
-
-
 def _cell(cell: ReplayCell, target: RiskTarget, rng: np.random.Generator) -> CellRiskControl:
     n = len(cell.truth)
     order = rng.permutation(n)
@@ -61,8 +53,8 @@ def _cell(cell: ReplayCell, target: RiskTarget, rng: np.random.Generator) -> Cel
     truth = np.asarray(cell.truth, dtype=np.intp)
     chosen = config_outcomes(cell.panel, states_test, truth[test], cell.high_risk, fit.config)
     own = config_outcomes(cell.panel, states_test, truth[test], cell.high_risk, cell.config)
-    return CellRiskControl(cell.scenario, cell.seed, len(cal), len(test), fit, _rate(*chosen, target.risk),
-                           float(chosen[0].mean()), _rate(*own, target.risk), float(own[0].mean()))
+    return CellRiskControl(cell.scenario, cell.seed, len(cal), len(test), fit, outcome_rate(*chosen, target.risk),
+                           float(chosen[0].mean()), outcome_rate(*own, target.risk), float(own[0].mean()))
 
 
 def risk_control_cells(replay: RunReplay, target: RiskTarget, *, seed: int = 0) -> list[CellRiskControl]:

@@ -20,7 +20,7 @@ import numpy as np
 
 from common.errors import InputError
 from dcem.calibration.fitting import fit_thresholds
-from dcem.calibration.risk_control import (RiskTarget, SettingOutcomes, config_outcomes, empirical_risks,
+from dcem.calibration.risk_control import (RiskTarget, SettingOutcomes, config_outcomes, empirical_risks, outcome_rate,
                                            mediator_states, select_setting, setting_outcomes)
 from dcem.core.config import MediatorConfig
 from dcem.core.panel import Panel
@@ -71,14 +71,6 @@ def _subset(states: RoundState, cases: np.ndarray) -> RoundState:
     return RoundState(*(f[cases] for f in states))
 
 
-def _rate(decided: np.ndarray, harmful: np.ndarray, loss: np.ndarray, risk: str) -> float:
-    if risk == "harmful_consensus":
-        return float(harmful.mean())
-    if risk == "system_risk":
-        return float(loss.mean())
-    return float(harmful.sum() / decided.sum()) if decided.any() else 0.0
-
-
 def _eq1_on_test(panel: Panel, reports: np.ndarray | None, probabilities: np.ndarray | None,
                  truth: np.ndarray, states: RoundState, base: MediatorConfig, high_risk: tuple[int, ...],
                  cal: np.ndarray, test: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -122,7 +114,7 @@ def check_guarantee(panel: Panel, reports: np.ndarray | None, truth: np.ndarray,
         eq1 = None if states is None else _eq1_on_test(panel, reports, probabilities, y, states, base, high_risk,
                                                        cal, test)
         for target, out in zip(targets, records):
-            eq1_rate = None if eq1 is None else _rate(*eq1, target.risk)
+            eq1_rate = None if eq1 is None else outcome_rate(*eq1, target.risk)
             out.append(SplitRecord(*_ltt_on_test(outcomes, base, target, cal, test), eq1_rate,
                                    None if eq1 is None else float(eq1[0].mean())))
     return [GuaranteeCheck(t, n_cal, y.shape[0] - n_cal, tuple(r)) for t, r in zip(targets, records)]

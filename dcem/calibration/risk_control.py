@@ -71,8 +71,9 @@ from dcem.core.state import RoundState, assess_reports
 from dcem.calibration.fitting import soft_states
 
 __all__ = ["RISKS", "CONDITIONAL_RISKS", "FWER_METHODS", "DEFAULT_LAMBDAS", "RiskTarget", "SettingOutcomes",
-           "RiskControlFit", "config_outcomes", "mediator_states", "decision_config", "escalate_all_config", "setting_outcomes", "empirical_risks",
-           "ltt_test", "fit_risk_controlled", "select_setting"]
+           "RiskControlFit", "config_outcomes", "mediator_states", "decision_config", "escalate_all_config",
+           "setting_outcomes", "empirical_risks", "outcome_rate", "ltt_test", "fit_risk_controlled",
+           "select_setting"]
 
 RISKS = ("harmful_consensus", "harmful_among_decided", "system_risk")
 CONDITIONAL_RISKS = ("harmful_among_decided",)
@@ -185,6 +186,16 @@ def config_outcomes(panel: Panel, states: RoundState, truth: np.ndarray, high_ri
     wrong = scored.outcome_decision != truth
     high = np.isin(truth, np.asarray(high_risk, dtype=np.intp))
     return dec, dec & wrong & high, dec * panel.loss[scored.outcome_decision, truth]
+
+
+def outcome_rate(decided: np.ndarray, harmful: np.ndarray, loss: np.ndarray, risk: str) -> float:
+    """The rate ``risk`` of one setting's per-case outcomes (:func:`config_outcomes`), in the
+    loss's units for system risk (a conditional rate over no decided case is 0)."""
+    if risk == "harmful_consensus":
+        return float(harmful.mean())
+    if risk == "system_risk":
+        return float(loss.mean())
+    return float(harmful.sum() / decided.sum()) if decided.any() else 0.0
 
 
 def empirical_risks(outcomes: SettingOutcomes, risk: str,
