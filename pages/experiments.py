@@ -10,7 +10,7 @@ from studio.views.run_compare import (changed_outcomes, export_tables, metric_de
 from studio.experiment_charts import comparison_figure, round_curve_figure
 from studio.executor_choice import executor_choice
 from studio.experiment_launch import (launch_spec, queue_launch, run_pending, settle_launch, show_cell_count,
-                                      show_last_launch)
+                                      show_last_launch, threshold_choice)
 from studio.experiment_tables import changed_view, deltas_view
 from studio.tables import MISSING
 from studio.widgets import disclaimer, pick_run, store
@@ -42,7 +42,9 @@ with st.expander("Launch a synthetic experiment", expanded=False):
                           "p ∝ exp(3 s), closer to the agent accuracies of the paper's Table 5.")
     compliance = c7.radio("Compliance model", list(COMPLIANCE), format_func=COMPLIANCE_NAMES.get,
                           horizontal=True, key="exp_comp")
-    spec = launch_spec(form, xi=xi, ablation=ablation, world=world, compliance=compliance)
+    fit_ok, risk_target = threshold_choice()
+    spec = launch_spec(form, xi=xi, ablation=ablation, world=world, compliance=compliance,
+                       risk_target=risk_target) if fit_ok else None
     show_cell_count(db, form, spec, ablation)
     st.caption("Finished cells are saved as they complete. Pressing Stop (or any other control) "
                "interrupts between cells; launching the same settings again resumes.")

@@ -17,9 +17,12 @@ from streamlit.delta_generator import DeltaGenerator
 
 from studio.views.launch_form import LaunchForm, LaunchProgress, cells_text, launch_message
 from common.errors import ProjectError
+from dcem.calibration.risk_control import RiskTarget
 from dcem.store.database import Store
 from dcem.synthetic import spec as synthetic_spec
 from studio.executor_choice import executor_for
+from studio.risk_inputs import RiskKeys, risk_target_inputs
+from studio.views import session_keys as keys
 from studio.widgets import set_current_run
 from studio.views.session_keys import EXP_LAUNCH as LAUNCH, EXP_ACTIVE as ACTIVE, EXP_PENDING as PENDING
 
@@ -107,6 +110,23 @@ def launch(db: Store, spec: synthetic_spec.SyntheticSpec, *, executor: str = "pr
         _record(running.progress)
 
 
+_FITS = {"eq1": "Fitted by eq. (1) (average cost)", "ltt": "Learn-then-Test (a guarantee)"}
+
+
+def threshold_choice() -> tuple[bool, RiskTarget | None]:
+    """How the run's thresholds are chosen on each cell's tuning cases: ``(ok, target)``,
+    target None for eq. (1); ok False while the Learn-then-Test inputs are refused."""
+    fit = st.radio("Thresholds", list(_FITS), format_func=_FITS.get, horizontal=True, key=keys.EXP_FIT,
+                   help="eq. (1) minimises the costed objective on the tuning cases. Learn-then-Test decides "
+                        "only below the energy level that keeps the chosen rate at most alpha with probability "
+                        "1 - delta (see the Glossary); where no level passes, the cell escalates every case.")
+    if fit == "eq1":
+        return True, None
+    target = risk_target_inputs(RiskKeys(keys.EXP_RISK, keys.EXP_RISK_ALPHA, keys.EXP_RISK_DELTA,
+                                         keys.EXP_RISK_FWER), alpha=0.05)
+    return target is not None, target
+
+
 def show_last_launch() -> None:
     """The last launch's outcome: finished (cells computed) or stopped after N of M cells."""
     progress = st.session_state.get(LAUNCH)
@@ -116,14 +136,14 @@ def show_last_launch() -> None:
     (st.success if kind == "success" else st.warning)(text)
 
 
-def launch_spec(form: LaunchForm, *, xi: float, ablation: bool, world: str,
-                compliance: str) -> synthetic_spec.SyntheticSpec | None:
+def launch_spec(form: LaunchForm, *, xi: float, ablation: bool, world: str, compliance: str,
+                risk_target: RiskTarget | None = None) -> synthetic_spec.SyntheticSpec | None:
     """The run the form describes, or None while a field is invalid (its message shown
     under the field by the page; a setting the spec refuses is shown here)."""
     if not form.ok:
         return None
     try:
-        return form.spec(xi=xi, ablation=ablation, world=world, compliance=compliance)
+        return form.spec(xi=xi, ablation=ablation, world=world, compliance=compliance, risk_target=risk_target)
     except ProjectError as exc:
         st.error(str(exc))
         return None

@@ -9,34 +9,13 @@ from common.errors import ProjectError
 from dcem.analysis.glossary import term_help
 from dcem.analysis.run_replay import RunReplay
 from dcem.analysis.whatif_risk import risk_control_cells
-from dcem.calibration.risk_control import CONDITIONAL_RISKS, FWER_METHODS, RISKS, RiskTarget
 from studio.literal import literal
 from studio.risk_charts import risk_region_figure
+from studio.risk_inputs import RiskKeys, risk_target_inputs
 from studio.views import session_keys as keys
 from studio.views.risk_view import RISK_WORDS, cell_curve, cell_label, risk_summary, risk_table
 
 __all__ = ["risk_section"]
-
-
-def _target() -> RiskTarget | None:
-    a, b, c, d = st.columns(4)
-    risk = a.selectbox("Controlled rate", RISKS, key=keys.WI_RISK, format_func=RISK_WORDS.get)
-    alpha = b.number_input("alpha (the bound)", min_value=0.001, max_value=0.999, value=0.1, step=0.01,
-                           format="%.3f", key=keys.WI_RISK_ALPHA)
-    delta = c.number_input("delta (chance the bound fails)", min_value=0.001, max_value=0.999, value=0.1,
-                           step=0.01, format="%.3f", key=keys.WI_RISK_DELTA)
-    conditional = risk in CONDITIONAL_RISKS
-    fwer = d.radio("Multiple testing", FWER_METHODS, key=keys.WI_RISK_FWER, horizontal=True,
-                   index=1 if conditional else 0, disabled=conditional,
-                   help="fixed_sequence tests the energy levels from the strictest up and stops at the first "
-                        "that fails; bonferroni tests each at delta / (number of levels). A rate among decided "
-                        "cases takes bonferroni.")
-    try:
-        return RiskTarget(risk=risk, alpha=float(alpha), delta=float(delta),
-                          fwer="bonferroni" if conditional else fwer)
-    except ProjectError as exc:
-        st.error(f"These settings cannot be tested: {literal(exc)}")
-        return None
 
 
 def risk_section(replay: RunReplay) -> None:
@@ -50,7 +29,7 @@ def risk_section(replay: RunReplay) -> None:
                      help="Each cell's stored cases are split at random into halves: the level is chosen on "
                           "one half and measured on the other."):
         return
-    target = _target()
+    target = risk_target_inputs(RiskKeys(keys.WI_RISK, keys.WI_RISK_ALPHA, keys.WI_RISK_DELTA, keys.WI_RISK_FWER))
     if target is None:
         return
     try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dcem.calibration.risk_control import RiskTarget
 from dcem.analysis.form_input import IntField, parse_int_field
 from dcem.core.config import MediatorConfig
 from common.errors import ConfigError
@@ -52,8 +53,10 @@ class LaunchForm:
         """Cells a run computes: one per (scenario, seed); None while the seeds are invalid."""
         return None if self.seeds.value is None else len(self.scenarios) * self.seeds.value
 
-    def spec(self, *, xi: float, ablation: bool, world: str, compliance: str) -> SyntheticSpec:
-        """The run these fields describe (raises ConfigError when a field is invalid)."""
+    def spec(self, *, xi: float, ablation: bool, world: str, compliance: str,
+             risk_target: RiskTarget | None = None) -> SyntheticSpec:
+        """The run these fields describe (raises ConfigError when a field is invalid);
+        ``risk_target``: thresholds by Learn-then-Test instead of eq. (1)."""
         if self.seeds.value is None or self.t_max.value is None:
             raise ConfigError("launch", " ".join(self.errors))
         if world not in WORLDS:
@@ -61,7 +64,8 @@ class LaunchForm:
         t_max = self.t_max.value
         return SyntheticSpec(scenarios=self.scenarios, seeds=tuple(range(self.seeds.value)), xi=float(xi),
                              t_max=t_max, ablation=bool(ablation), sharpness=WORLDS[world],
-                             compliance=compliance, base_config=MediatorConfig(prior="empirical", t_max=t_max))
+                             compliance=compliance, base_config=MediatorConfig(prior="empirical", t_max=t_max),
+                             risk_target=risk_target)
 
 
 def read_launch_form(scenarios: list[str] | tuple[str, ...], seeds: object, t_max: object) -> LaunchForm:

@@ -71,3 +71,10 @@ WI_RISK_ALPHA = "wi_risk_alpha"
 WI_RISK_DELTA = "wi_risk_delta"
 WI_RISK_FWER = "wi_risk_fwer"
 WI_RISK_CELL = "wi_risk_cell"
+
+# Experiments: how a launched run's thresholds are fitted
+EXP_FIT = "exp_fit"
+EXP_RISK = "exp_risk"
+EXP_RISK_ALPHA = "exp_risk_alpha"
+EXP_RISK_DELTA = "exp_risk_delta"
+EXP_RISK_FWER = "exp_risk_fwer"

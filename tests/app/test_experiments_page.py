@@ -75,6 +75,27 @@ def test_launch_a_run_then_compare(run_db: Path, tmp_path: Path, monkeypatch: py
     assert at.selectbox(key="exp_metric").format_func("escalation_rate") == "Escalated"
 
 
+def test_a_learn_then_test_launch_stores_its_target_and_promise(run_db: Path, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    db = _copy(run_db, tmp_path, monkeypatch, "ltt.duckdb")
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    assert at.radio(key="exp_fit").value == "eq1"  # eq. (1) unless asked
+    at.multiselect(key="exp_scen").set_value(["S1"]).run()
+    at.text_input(key="exp_seeds").input("1").run()
+    at.radio(key="exp_fit").set_value("ltt").run()
+    at.selectbox(key="exp_risk").set_value("system_risk").run()
+    at.number_input(key="exp_risk_alpha").set_value(0.3).run()
+    assert not at.exception and not at.error
+    at.button(key="exp_run").click().run()
+    assert not at.exception and any("1 cell computed" in s.value for s in at.success)
+    with Store(db) as store:
+        run_id = store.latest_run()
+        spec = json.loads(store.con.execute("SELECT spec_json FROM runs WHERE run_id = ?", [run_id]).fetchone()[0])
+        info = json.loads(store.con.execute("SELECT info_json FROM cells WHERE run_id = ?", [run_id]).fetchone()[0])
+    assert spec["risk_target"]["risk"] == "system_risk" and spec["risk_target"]["alpha"] == 0.3
+    assert info["threshold_fit"]["method"] == "ltt" and "at most 0.3" in info["threshold_fit"]["statement"]
+
+
 def test_charts_title_their_axes_and_keep_legends_above() -> None:
     table = pd.DataFrame({"scenario": ["S1", "S1"], "method": ["dcem", "pool"], "metric": ["accuracy"] * 2,
                           "mean": [0.5, 0.4], "std": [0.1, 0.1]})
