@@ -167,6 +167,9 @@ def setting_outcomes(panel: Panel, reports: np.ndarray | None, truth: np.ndarray
                      probabilities: np.ndarray | None = None) -> SettingOutcomes:
     """Replay every case under every setting of ``lambdas`` (the mediator states are
     computed once: they do not depend on the thresholds)."""
+    if base.alpha == base.beta == base.gamma == 0:
+        raise InputError("weights", "risk control orders the settings by energy, which is 0 for every case when "
+                         "alpha, beta and gamma are all 0: make one of them positive")
     states = mediator_states(panel, reports, probabilities, base)
     y = np.asarray(truth, dtype=np.intp)
     if y.ndim != 1 or y.shape[0] != states.energy.shape[0]:

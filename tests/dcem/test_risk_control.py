@@ -127,6 +127,10 @@ def test_inputs_that_cannot_be_controlled_are_refused() -> None:
     with pytest.raises(InputError) as info:
         fit_risk_controlled(pool.panel, pool.reports, pool.truth[:-1], BASE, RiskTarget(), pool.high_risk)
     assert info.value.field == "truth"
+    with pytest.raises(InputError) as info:  # no energy, nothing to order the settings by
+        fit_risk_controlled(pool.panel, pool.reports, pool.truth, BASE.with_changes(alpha=0.0, beta=0.0, gamma=0.0),
+                            RiskTarget(), pool.high_risk)
+    assert info.value.field == "weights"
 
 
 def test_over_many_splits_the_test_rate_exceeds_alpha_at_most_delta_of_the_time() -> None:
