@@ -31,6 +31,7 @@ import pandas as pd
 from dcem.calibration.csv_import import (CSV_COLUMNS, MAX_BYTES, MAX_ROWS, check_table_size, parse_csv_rows,
                                          validate_label_list)
 from dcem.calibration.fitting import ALPHA, estimate_prior
+from dcem.calibration.label_free_sets import ESTIMATORS, usable_estimate
 from dcem.core.panel import Panel
 from common.errors import InputError
 
@@ -40,14 +41,16 @@ __all__ = ["CSV_COLUMNS", "CalibrationSet", "parse_calibration_csv", "rows_to_se
 
 
 
-def _index_array(value: object, n_max: int, field: str) -> np.ndarray:
+def _index_array(value: object, n_max: int, field: str, *, unknown: bool = False) -> np.ndarray:
+    """Indices in 0..n_max-1 (or -1 when ``unknown`` is allowed), one per row."""
     arr = np.asarray(value)
     if arr.ndim != 1:
         raise InputError(field, f"expected one entry per row (1-D), got shape {arr.shape}")
     if arr.size and not np.issubdtype(arr.dtype, np.integer):
         raise InputError(field, f"expected integer indices, got {arr.dtype}")
-    if arr.size and (arr.min() < 0 or arr.max() >= n_max):
-        raise InputError(field, f"indices must lie in 0..{n_max - 1}")
+    low = -1 if unknown else 0
+    if arr.size and (arr.min() < low or arr.max() >= n_max):
+        raise InputError(field, f"indices must lie in 0..{n_max - 1}" + (" (or -1: no label)" if unknown else ""))
     out = arr.astype(np.int64, copy=True)
     out.setflags(write=False)
     return out
@@ -79,6 +82,9 @@ class CalibrationSet:
     agent : int64 (n,), agent index of each row
     report : int64 (n,), reported label index of each row
     source : str, where the rows come from (shown to users)
+    estimator : where the confusions and prior come from: ``counts`` (every case labelled)
+        or ``dawid-skene`` / ``one-coin`` (EM over every case, ``truth`` -1 where a case has
+        no label; :mod:`dcem.calibration.label_free_sets`)
 
     Validation: at least one row, every index in range, every agent with at least one
     row, no (case, agent) pair twice, one true label per case, and the size caps of
@@ -93,6 +99,7 @@ class CalibrationSet:
     agent: np.ndarray
     report: np.ndarray
     source: str = ""
+    estimator: str = "counts"
 
     def __post_init__(self) -> None:
         labels = validate_label_list(self.labels)
@@ -105,7 +112,12 @@ class CalibrationSet:
         if bad:
             raise InputError("case_ids", f"case ids must be non-empty strings, got {bad[0]!r}")
         k, n = len(labels), len(case_ids)
-        truth = _index_array(self.truth, k, "truth")
+        if self.estimator not in ESTIMATORS:
+            raise InputError("estimator", f"must be one of {', '.join(ESTIMATORS)}, got {self.estimator!r}")
+        truth = _index_array(self.truth, k, "truth", unknown=True)
+        if self.estimator == "counts" and truth.size and truth.min() < 0:
+            raise InputError("truth", f"{int((truth < 0).sum()):,} rows have no true label; counting needs every "
+                             "case labelled: choose the estimator dawid-skene or one-coin")
         agent = _index_array(self.agent, len(agents), "agent")
         report = _index_array(self.report, k, "report")
         for field, arr in (("truth", truth), ("agent", agent), ("report", report)):
@@ -157,9 +169,10 @@ class CalibrationSet:
 
     # ------------------------------------------------------------ tables
     def counts(self) -> np.ndarray:
-        """int64 (A, K, K): ``counts[a, i, j]`` = rows where agent a reported j for truth i."""
+        """int64 (A, K, K): ``counts[a, i, j]`` = labelled rows where agent a reported j for truth i."""
         k = self.n_labels
-        flat = (self.agent * k + self.truth) * k + self.report
+        known = self.truth >= 0
+        flat = (self.agent[known] * k + self.truth[known]) * k + self.report[known]
         out = np.bincount(flat, minlength=self.n_agents * k * k).astype(np.int64, copy=False)
         return out.reshape(self.n_agents, k, k)
 
@@ -172,6 +185,8 @@ class CalibrationSet:
         (cases, agents) report matrix.  Computed by :func:`smoothed_confusion` from
         :meth:`counts` in one pass, not per agent.
         """
+        if self.estimator != "counts":
+            return usable_estimate(self, alpha).confusion
         return smoothed_confusion(self.counts(), alpha)
 
     def recall(self) -> np.ndarray:
@@ -184,16 +199,24 @@ class CalibrationSet:
     def accuracy(self) -> np.ndarray:
         """Share of correct rows per agent, float (A,)."""
         counts = self.counts()
-        return np.trace(counts, axis1=1, axis2=2) / counts.sum(axis=(1, 2))
+        totals = counts.sum(axis=(1, 2))
+        out = np.full(totals.shape, np.nan)
+        np.divide(np.trace(counts, axis1=1, axis2=2), totals, out=out, where=totals > 0)
+        return out
 
     def class_counts(self) -> np.ndarray:
         """int64 (K,): number of distinct cases of each true class (each case counted once)."""
-        return np.bincount(self._case_truth(), minlength=self.n_labels).astype(np.int64)
+        truth = self._case_truth()
+        return np.bincount(truth[truth >= 0], minlength=self.n_labels).astype(np.int64)
 
     def prior(self, mode: str = "uniform", alpha: float = ALPHA) -> np.ndarray:
         """Prior (K,) by :func:`dcem.calibration.fitting.estimate_prior` over the distinct cases:
-        ``"uniform"`` or ``"empirical"`` = ``(n_k + alpha) / (N + alpha K)``."""
-        return estimate_prior(self._case_truth(), self.n_labels, mode, alpha=alpha)
+        ``"uniform"`` or ``"empirical"`` = ``(n_k + alpha) / (N + alpha K)``; for a label-free
+        estimator ``"empirical"`` is the EM's class prior."""
+        if self.estimator != "counts" and mode == "empirical":
+            return usable_estimate(self, alpha).prior
+        return estimate_prior(np.zeros(0, dtype=np.int64) if self.estimator != "counts" else self._case_truth(),
+                              self.n_labels, mode, alpha=alpha)
 
     def to_panel(self, loss: object, *, alpha: float = ALPHA, prior_mode: str = "uniform") -> Panel:
         """A :class:`Panel` with this set's labels, ``confusion(alpha)`` and ``prior(prior_mode)``."""
@@ -206,7 +229,7 @@ class CalibrationSet:
             "case_id": list(self.case_ids),
             "agent": np.array(self.agents, dtype=object)[self.agent],
             "reported_label": labels[self.report],
-            "true_label": labels[self.truth],
+            "true_label": np.where(self.truth >= 0, labels[np.maximum(self.truth, 0)], ""),
         }, columns=list(CSV_COLUMNS))
 
     def to_csv(self) -> str:
@@ -233,7 +256,7 @@ class CalibrationSet:
             np.concatenate([self.truth, other.truth]),
             np.concatenate([self.agent, remap[other.agent]]),
             np.concatenate([self.report, other.report]),
-            source if source is not None else f"{self.source} + {other.source}")
+            source if source is not None else f"{self.source} + {other.source}", estimator=self.estimator)
 
 
 def smoothed_confusion(counts: np.ndarray, alpha: float = ALPHA) -> np.ndarray:
