@@ -100,10 +100,7 @@ def connect(path: Path, *, read_only: bool, create: bool = True) -> duckdb.DuckD
     command that only reads passes ``create=False`` and gets a StoreError instead (a
     read-only connection never creates one either).
     """
-    if not create and not path.is_file():
-        raise StoreError(f"no store file {path}; name an existing store with --db (or DCEM_DB)")
-    if not read_only:
-        path.parent.mkdir(parents=True, exist_ok=True)
+    _prepare(path, read_only=read_only, create=create)
     try:
         return duckdb.connect(str(path), read_only=read_only)
     except duckdb.Error as exc:
@@ -116,6 +113,14 @@ def connect(path: Path, *, read_only: bool, create: bool = True) -> duckdb.DuckD
         raise StoreError(f"cannot open the store {path}: {exc}") from None
 
 
+def _prepare(path: Path, *, read_only: bool, create: bool) -> None:
+    """Refuse a missing file unless it may be created; make a writer's folder."""
+    if not create and not path.is_file():
+        raise StoreError(f"no store file {path}; name an existing store with --db (or DCEM_DB)")
+    if not read_only:
+        path.parent.mkdir(parents=True, exist_ok=True)
+
+
 def _busy(path: Path) -> StoreBusyError:
     return StoreBusyError(
         f"the store {path.name} is in use by another program (a running dashboard or "
@@ -126,10 +131,7 @@ def _busy(path: Path) -> StoreBusyError:
 def open_held(path: Path, *, read_only: bool, create: bool = True) -> tuple[duckdb.DuckDBPyConnection, Hold]:
     """:func:`connect` under the store's lock file (:mod:`common.file_hold`), taken first
     and returned with the connection: release it after closing the connection."""
-    if not create and not path.is_file():
-        raise StoreError(f"no store file {path}; name an existing store with --db (or DCEM_DB)")
-    if not read_only:
-        path.parent.mkdir(parents=True, exist_ok=True)
+    _prepare(path, read_only=read_only, create=create)  # before the lock file is made beside it
     try:
         held = Hold(None) if str(path).startswith(":memory:") else hold(path, shared=read_only)
     except HeldElsewhere:

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from clinical.datasets import DATASETS
 from common.errors import ConfigError
 from dcem.calibration.fitting import DELTA_RULES
-from dcem.calibration.risk_control import RiskTarget
+from dcem.calibration.risk_control import RiskTarget, check_risk_target, put_risk_target
 from dcem.core.config import MediatorConfig
 from dcem.core.vocabulary import SCENARIOS
 from dcem_clinical.agent import MODES
@@ -104,8 +104,7 @@ class ClinicalSpec:
         check_layout(self.layout)
         if self.stat_dialogue is not None and not isinstance(self.stat_dialogue, StatDialogue):
             raise ConfigError("stat_dialogue", f"must be a StatDialogue or None, got {self.stat_dialogue!r}")
-        if self.risk_target is not None and not isinstance(self.risk_target, RiskTarget):
-            raise ConfigError("risk_target", f"must be a RiskTarget or None, got {type(self.risk_target).__name__}")
+        check_risk_target(self.risk_target)
         if self.delta_rule not in DELTA_RULES:
             raise ConfigError("delta_rule", f"must be one of {', '.join(DELTA_RULES)}, got {self.delta_rule!r}")
         if not any(is_stat_key(a) for a in self.agents):  # no statistical member: nothing to say
@@ -138,10 +137,7 @@ class ClinicalSpec:
             d.pop("stat_dialogue")
         if self.delta_rule == "fitted":
             d.pop("delta_rule")
-        if self.risk_target is None:  # eq. (1) runs keep their run ids
-            d.pop("risk_target")
-        else:
-            d["risk_target"] = self.risk_target.to_dict()
+        put_risk_target(d, self.risk_target)
         return d
 
     def run_id(self) -> str:

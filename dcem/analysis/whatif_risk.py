@@ -18,7 +18,7 @@ import numpy as np
 from common.errors import InputError
 from dcem.analysis.run_replay import ReplayCell, RunReplay
 from dcem.calibration.risk_control import (RiskControlFit, RiskTarget, config_outcomes, mediator_states,
-                                           outcome_rate, select_setting, setting_outcomes)
+                                           outcome_rate, select_setting, setting_outcomes, subset_states)
 
 __all__ = ["CellRiskControl", "risk_control_cells", "pooled_risk_control", "MIN_CASES"]
 
@@ -45,11 +45,11 @@ def _cell(cell: ReplayCell, target: RiskTarget, rng: np.random.Generator) -> Cel
     n = len(cell.truth)
     order = rng.permutation(n)
     cal, test = np.sort(order[: n // 2]), np.sort(order[n // 2:])
-    outcomes = setting_outcomes(cell.panel, cell.reports, cell.truth, cell.config, target.lambdas, cell.high_risk,
-                                probabilities=cell.probabilities)
-    fit = select_setting(outcomes, cell.config, target, cal)
     states = mediator_states(cell.panel, cell.reports, cell.probabilities, cell.config)
-    states_test = type(states)(*(f[test] for f in states))
+    outcomes = setting_outcomes(cell.panel, cell.reports, cell.truth, cell.config, target.lambdas, cell.high_risk,
+                                states=states)
+    fit = select_setting(outcomes, cell.config, target, cal)
+    states_test = subset_states(states, test)
     truth = np.asarray(cell.truth, dtype=np.intp)
     chosen = config_outcomes(cell.panel, states_test, truth[test], cell.high_risk, fit.config)
     own = config_outcomes(cell.panel, states_test, truth[test], cell.high_risk, cell.config)

@@ -21,7 +21,7 @@ import numpy as np
 from common.errors import InputError
 from dcem.calibration.fitting import fit_thresholds
 from dcem.calibration.risk_control import (RiskTarget, SettingOutcomes, config_outcomes, empirical_risks, outcome_rate,
-                                           mediator_states, select_setting, setting_outcomes)
+                                           mediator_states, select_setting, setting_outcomes, subset_states)
 from dcem.core.config import MediatorConfig
 from dcem.core.panel import Panel
 from dcem.core.state import RoundState
@@ -67,17 +67,13 @@ class GuaranteeCheck:
         return out
 
 
-def _subset(states: RoundState, cases: np.ndarray) -> RoundState:
-    return RoundState(*(f[cases] for f in states))
-
-
 def _eq1_on_test(panel: Panel, reports: np.ndarray | None, probabilities: np.ndarray | None,
                  truth: np.ndarray, states: RoundState, base: MediatorConfig, high_risk: tuple[int, ...],
                  cal: np.ndarray, test: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(decided, harmful, loss) on TEST of the eq. (1) fit on CAL."""
     fit = fit_thresholds(panel, None if reports is None else reports[cal], truth[cal], base,
                          probabilities=None if probabilities is None else probabilities[cal])
-    return config_outcomes(panel, _subset(states, test), truth[test], high_risk, fit.config)
+    return config_outcomes(panel, subset_states(states, test), truth[test], high_risk, fit.config)
 
 
 def _ltt_on_test(outcomes: SettingOutcomes, base: MediatorConfig, target: RiskTarget, cal: np.ndarray,
@@ -105,8 +101,9 @@ def check_guarantee(panel: Panel, reports: np.ndarray | None, truth: np.ndarray,
         raise InputError("splits", f"must be at least 1, got {splits}")
     if not targets or any(t.lambdas != targets[0].lambdas for t in targets):
         raise InputError("targets", "give at least one target, all on the same grid of settings")
-    outcomes = setting_outcomes(panel, reports, y, base, targets[0].lambdas, high_risk, probabilities=probabilities)
-    states = mediator_states(panel, reports, probabilities, base) if compare_eq1 else None
+    all_states = mediator_states(panel, reports, probabilities, base)
+    outcomes = setting_outcomes(panel, reports, y, base, targets[0].lambdas, high_risk, states=all_states)
+    states = all_states if compare_eq1 else None
     records: list[list[SplitRecord]] = [[] for _ in targets]
     for _ in range(splits):
         order = rng.permutation(y.shape[0])

@@ -62,7 +62,7 @@ from typing import Any
 
 import numpy as np
 
-from common.errors import InputError
+from common.errors import ConfigError, InputError
 from dcem.core.config import MediatorConfig
 from dcem.core.panel import Panel
 from dcem.core.policy import Action
@@ -71,8 +71,8 @@ from dcem.core.state import RoundState, assess_reports
 from dcem.calibration.fitting import soft_states
 
 __all__ = ["RISKS", "CONDITIONAL_RISKS", "FWER_METHODS", "DEFAULT_LAMBDAS", "RiskTarget", "SettingOutcomes",
-           "RiskControlFit", "config_outcomes", "mediator_states", "decision_config", "escalate_all_config",
-           "setting_outcomes", "empirical_risks", "outcome_rate", "ltt_test", "fit_risk_controlled",
+           "RiskControlFit", "put_risk_target", "check_risk_target", "config_outcomes", "mediator_states", "decision_config", "escalate_all_config",
+           "setting_outcomes", "subset_states", "empirical_risks", "outcome_rate", "ltt_test", "fit_risk_controlled",
            "select_setting"]
 
 RISKS = ("harmful_consensus", "harmful_among_decided", "system_risk")
@@ -121,6 +121,20 @@ class RiskTarget:
                 "lambdas": list(self.lambdas)}
 
 
+def put_risk_target(spec: dict[str, object], target: RiskTarget | None) -> None:
+    """A run spec's entry for ``target``: its dict, or no entry at all for the eq. (1) fit,
+    so the run ids of eq. (1) runs stay as they were."""
+    spec.pop("risk_target", None)
+    if target is not None:
+        spec["risk_target"] = target.to_dict()
+
+
+def check_risk_target(target: object) -> None:
+    """ConfigError unless ``target`` is a :class:`RiskTarget` or None (a spec's field)."""
+    if target is not None and not isinstance(target, RiskTarget):
+        raise ConfigError("risk_target", f"must be a RiskTarget or None, got {type(target).__name__}")
+
+
 def decision_config(base: MediatorConfig, lam: float) -> MediatorConfig:
     """The base configuration that decides only at energy at most ``lam``."""
     return base.with_changes(eps_safe=float(lam), eps_low=float(lam) * (1.0 + _ABOVE) + 1e-12)
@@ -162,15 +176,21 @@ def mediator_states(panel: Panel, reports: np.ndarray | None, probabilities: np.
     return assess_reports(panel, reports[:, : min(reports.shape[1], base.t_max)], base)
 
 
+def subset_states(states: RoundState, cases: np.ndarray) -> RoundState:
+    """The states of some cases (indices into the batch's first axis)."""
+    return RoundState(*(f[cases] for f in states))
+
+
 def setting_outcomes(panel: Panel, reports: np.ndarray | None, truth: np.ndarray, base: MediatorConfig,
                      lambdas: tuple[float, ...], high_risk: tuple[int, ...], *,
-                     probabilities: np.ndarray | None = None) -> SettingOutcomes:
+                     probabilities: np.ndarray | None = None, states: RoundState | None = None) -> SettingOutcomes:
     """Replay every case under every setting of ``lambdas`` (the mediator states are
-    computed once: they do not depend on the thresholds)."""
+    computed once, or taken from ``states``: they do not depend on the thresholds)."""
     if base.alpha == base.beta == base.gamma == 0:
         raise InputError("weights", "risk control orders the settings by energy, which is 0 for every case when "
                          "alpha, beta and gamma are all 0: make one of them positive")
-    states = mediator_states(panel, reports, probabilities, base)
+    if states is None:
+        states = mediator_states(panel, reports, probabilities, base)
     y = np.asarray(truth, dtype=np.intp)
     if y.ndim != 1 or y.shape[0] != states.energy.shape[0]:
         raise InputError("truth", f"{y.shape[0] if y.ndim == 1 else y.shape} labels for "

@@ -215,8 +215,8 @@ class CalibrationSet:
         estimator ``"empirical"`` is the EM's class prior."""
         if self.estimator != "counts" and mode == "empirical":
             return usable_estimate(self, alpha).prior
-        return estimate_prior(np.zeros(0, dtype=np.int64) if self.estimator != "counts" else self._case_truth(),
-                              self.n_labels, mode, alpha=alpha)
+        truth = self._case_truth()
+        return estimate_prior(truth[truth >= 0], self.n_labels, mode, alpha=alpha)
 
     def to_panel(self, loss: object, *, alpha: float = ALPHA, prior_mode: str = "uniform") -> Panel:
         """A :class:`Panel` with this set's labels, ``confusion(alpha)`` and ``prior(prior_mode)``."""

@@ -11,7 +11,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
-from dcem.calibration.risk_control import RiskTarget
+from dcem.calibration.risk_control import RiskTarget, check_risk_target, put_risk_target
 from dcem.core.config import MediatorConfig
 from dcem.core.results import ScenarioResult
 from dcem.core.vocabulary import SCENARIOS
@@ -88,8 +88,7 @@ class SyntheticSpec:
             raise ConfigError("reports", f"must be sample or map, got {self.reports!r}")
         if self.compliance not in COMPLIANCE:
             raise ConfigError("compliance", f"must be one of {', '.join(COMPLIANCE)}, got {self.compliance!r}")
-        if self.risk_target is not None and not isinstance(self.risk_target, RiskTarget):
-            raise ConfigError("risk_target", f"must be a RiskTarget or None, got {type(self.risk_target).__name__}")
+        check_risk_target(self.risk_target)
         for name, low in (("t_max", 1), ("free_rounds", 1), ("n_train", 200), ("n_eval", 1)):
             value = getattr(self, name)
             if not isinstance(value, int) or value < low:
@@ -101,10 +100,7 @@ class SyntheticSpec:
         d["base_config"] = self.base_config.to_dict()
         if self.reports == "sample":  # the worlds shipped before the MAP world keep their run ids
             d.pop("reports")
-        if self.risk_target is None:  # eq. (1) runs keep their run ids
-            d.pop("risk_target")
-        else:
-            d["risk_target"] = self.risk_target.to_dict()
+        put_risk_target(d, self.risk_target)
         return d
 
     def run_id(self) -> str:
