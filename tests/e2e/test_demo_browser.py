@@ -147,3 +147,24 @@ def test_save_and_next_says_recorded_above_the_case_it_opens(chromium, demo_url:
     picker = page.locator('[data-testid="stSelectbox"]', has_text="Case to review").first
     assert message.bounding_box()["y"] < picker.bounding_box()["y"]  # type: ignore[index]
     page.close()
+
+
+def test_the_guarantee_check_shows_every_cell_and_the_chosen_level(chromium, demo_url: str, shot) -> None:  # type: ignore[no-untyped-def]
+    """In Chromium: the what-if's Learn-then-Test section, off until asked, then a summary
+    over every cell of the featured run, the per-cell table and the trade-off chart."""
+    page = chromium.new_page(viewport={"width": 1400, "height": 2600})
+    _open(page, f"{demo_url}/whatif", "Metrics over")
+    assert page.get_by_text("cells found a setting", exact=False).count() == 0
+    page.get_by_text("Check a guarantee on this run").click()
+    summary = page.get_by_text("cells found a setting", exact=False)
+    summary.wait_for(timeout=60_000)
+    settled(page)
+    found = re.search(r"(\d+) of (\d+) cells found a setting", summary.inner_text())
+    assert found and int(found.group(2)) == 20 and 0 < int(found.group(1)) <= 20  # the views grid's cells
+    find = ("Array.from(document.querySelectorAll('.js-plotly-plot')).find(p => p._fullData && "
+            "p._fullData.some(t => String(t.name).startsWith('passed the test')))")
+    page.wait_for_function(f"() => !!({find})", timeout=60_000)
+    names = page.evaluate(f"() => {find}._fullData.map(t => t.name)")
+    assert "run's thresholds, TEST half" in names and any(n.startswith("chosen (energy") for n in names)
+    shot(page, "whatif-guarantee")
+    page.close()
