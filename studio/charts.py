@@ -190,11 +190,12 @@ def confusion_figure(matrix: np.ndarray, labels: Sequence[str], title: str,
     return fig
 
 
-def recall_figure(recall: np.ndarray, labels: Sequence[str], agents: Sequence[str]) -> go.Figure:
+def recall_figure(recall: np.ndarray, labels: Sequence[str], agents: Sequence[str],
+                  title: str = "Per-class recall") -> go.Figure:
     """Per-class recall of every agent as grouped bars (a missing class shows no bar)."""
     fig = go.Figure()
     for a, name in enumerate(agents):
         fig.add_bar(x=list(labels), y=[None if np.isnan(v) else float(v) for v in recall[a]], name=name)
-    fig.update_layout(barmode="group", height=280, title="Per-class recall", margin={"t": 40, "b": 30},
+    fig.update_layout(barmode="group", height=280, title=title, margin={"t": 40, "b": 30},
                       yaxis={"range": [0, 1]}, legend={"orientation": "h"})
     return fig

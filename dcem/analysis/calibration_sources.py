@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from common.errors import InputError
+from dcem.calibration.fitting import ALPHA
+from dcem.calibration.label_free_sets import AUTO, UNKNOWN, choose_estimator, usable_estimate
 from dcem.calibration.sets import CalibrationSet, from_matrix
 from dcem.store.database import Store
 from dcem.synthetic.experiment import N_TUNE, seed_streams
@@ -49,12 +51,17 @@ def synthetic_calibration_set(scenario: str, seed: int, n: int = 2000) -> Calibr
     return from_matrix(case_ids, est.labels, reports, LABELS, source)
 
 
-def stored_run_calibration_set(store: Store, run_id: str, scenario: str, seed: int) -> CalibrationSet:
+def stored_run_calibration_set(store: Store, run_id: str, scenario: str, seed: int, *,
+                               labelled: bool = True, estimator: str = AUTO) -> CalibrationSet:
     """Ex-post set from a stored run: round-1 reports of the ``dcem`` traces vs the truth.
 
     These are the agents' first answers on the run's EVALUATION cases (round 1 comes
     before any steer), not the held-out calibration data the run estimated its panel
     from; confusions estimated here describe how the agents did on the evaluated cases.
+    With ``labelled=False`` the truth is left out: the confusions are estimated from the
+    reports alone (``estimator``, :func:`~dcem.calibration.label_free_sets.choose_estimator`),
+    and reviewed cases can give labels later (:func:`~dcem.calibration.label_free_sets.
+    with_labels`); an estimate with problems is refused with them named.
     Raises :class:`dcem.store.database.StoreError` when the cell is missing and
     :class:`InputError` when it has no ``dcem`` traces.
     """
@@ -62,9 +69,16 @@ def stored_run_calibration_set(store: Store, run_id: str, scenario: str, seed: i
     if "dcem" not in cell.reports:
         raise InputError("run_id", f"run {run_id!r} cell {scenario}/seed {seed} has no 'dcem' traces")
     first = cell.reports["dcem"][:, 0, :]
+    what = "vs their true labels" if labelled else "without their labels"
     source = (f"run {run_id} {scenario}/seed {seed}: round-1 dcem reports on the "
-              f"{len(cell.case_ids)} evaluation cases (ex post, not the run's calibration data)")
-    return from_matrix(cell.case_ids, cell.truth, first, tuple(cell.panel.labels), source)
+              f"{len(cell.case_ids)} evaluation cases, {what} (ex post, not the run's calibration data)")
+    if labelled:
+        return from_matrix(cell.case_ids, cell.truth, first, tuple(cell.panel.labels), source)
+    chosen = choose_estimator(estimator, first.shape[1], True)
+    unknown = np.full(len(cell.case_ids), UNKNOWN, dtype=np.int64)
+    cset = from_matrix(cell.case_ids, unknown, first, tuple(cell.panel.labels), source, estimator=chosen)
+    usable_estimate(cset, ALPHA)
+    return cset
 
 
 def example_csv() -> str:

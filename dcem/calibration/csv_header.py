@@ -1,8 +1,10 @@
-"""The header line of a calibration CSV: where the four required columns are.
+"""The header line of a calibration CSV: where the columns are.
 
-Names are matched case-insensitively after stripping surrounding spaces; spaces and
-hyphens inside a name count as underscores (``"Case ID"`` is ``case_id``).  Other
-columns are ignored and named in the warnings.
+``case_id``, ``agent`` and ``reported_label`` are required; ``true_label`` is optional (a
+file without it holds unlabelled reports, :data:`OPTIONAL_COLUMN`).  Names are matched
+case-insensitively after stripping surrounding spaces; spaces and hyphens inside a name
+count as underscores (``"Case ID"`` is ``case_id``).  Other columns are ignored and named
+in the warnings.
 """
 from __future__ import annotations
 
@@ -11,7 +13,10 @@ import re
 from dcem.calibration.csv_limits import CSV_COLUMNS, MAX_LISTED_WARNINGS
 from common.errors import InputError
 
-__all__ = ["header_index", "is_header_row"]
+__all__ = ["OPTIONAL_COLUMN", "header_index", "is_header_row"]
+
+OPTIONAL_COLUMN = "true_label"
+"""The column a file may leave out: its cases then have no label."""
 
 _SEPARATOR_HINTS = {";": "semicolons", "\t": "tabs", "|": "vertical bars"}
 
@@ -22,11 +27,15 @@ def _norm(name: str) -> str:
 
 def is_header_row(values: tuple[str, str, str, str]) -> bool:
     """Whether a row's case_id, agent, reported_label and true_label values are those
-    column names (as the header spells them): a header line repeated below line 1."""
-    return tuple(_norm(v) for v in values) == CSV_COLUMNS
+    column names (as the header spells them): a header line repeated below line 1.  A
+    blank true_label value (a file without that column) is not compared."""
+    names = tuple(_norm(v) for v in values)
+    return names == CSV_COLUMNS or (not values[3] and names[:3] == CSV_COLUMNS[:3])
 
 
 def header_index(header: list[str], warnings: list[str]) -> dict[str, int]:
+    """Column positions by name (``true_label`` absent when the file has no such column);
+    ignored columns are added to ``warnings``."""
     names = [_norm(h) for h in header]
     index: dict[str, int] = {}
     for pos, name in enumerate(names):
@@ -34,7 +43,7 @@ def header_index(header: list[str], warnings: list[str]) -> dict[str, int]:
             if name in index:
                 raise InputError("file", f"column {name} appears more than once in the header (line 1)")
             index[name] = pos
-    missing = [c for c in CSV_COLUMNS if c not in index]
+    missing = [c for c in CSV_COLUMNS if c not in index and c != OPTIONAL_COLUMN]
     if missing:
         found = ", ".join(repr(h.strip()[:40]) for h in header[:8]) + (", ..." if len(header) > 8 else "")
         hint = ""
@@ -45,7 +54,8 @@ def header_index(header: list[str], warnings: list[str]) -> dict[str, int]:
                     break
         plural = "s" if len(missing) > 1 else ""
         raise InputError("file", f"missing required column{plural} {', '.join(missing)} in the header "
-                         f"(line 1 must name {', '.join(CSV_COLUMNS)}; found {found}){hint}")
+                         f"(line 1 must name {', '.join(CSV_COLUMNS[:3])} and, for labelled cases, "
+                         f"{OPTIONAL_COLUMN}; found {found}){hint}")
     extra = [h.strip() for pos, h in enumerate(header) if pos not in index.values()]
     named = [h for h in extra if h]
     if named:

@@ -4,24 +4,30 @@ Format (also documented for users in ``docs/calibration_csv.md``):
 
 * UTF-8 text (a leading byte-order mark is accepted), comma-separated, standard CSV
   quoting (a value containing a comma is written in double quotes).
-* Line 1 is a header naming the four required columns, in any order::
+* Line 1 is a header naming the columns, in any order::
 
       case_id,agent,reported_label,true_label
+
+  ``true_label`` may be left out (unlabelled reports) or left blank on a case's rows
+  (that case has no label); such rows get the truth index -1, and the set's confusions
+  are then estimated from the reports (:mod:`dcem.calibration.label_free_sets`).
 
   Header names are matched case-insensitively after stripping surrounding spaces;
   spaces and hyphens inside a name count as underscores (``"Case ID"`` is
   ``case_id``).  Other columns are ignored and reported in the warnings.
 * One row per (case, agent): what ``agent`` reported for case ``case_id`` and the
-  case's true label.  Every row of a case must give the same ``true_label``; a
+  case's true label.  Every row of a case must give the same ``true_label`` (or leave
+  it blank on every row); a
   (case_id, agent) pair may appear only once.  An agent may skip cases (reported as a
   warning): its confusion matrix then uses only the cases it answered.
 * Values are stripped of surrounding spaces and compared exactly (labels and agent
   names are case-sensitive).  Rows whose every field is blank are skipped.
 * Labels: if the caller gives a label list, every ``true_label`` and
   ``reported_label`` must be in it, and every listed label must occur as a
-  ``true_label`` (an empty class is an error).  Otherwise the labels are the sorted
-  union of the true and reported labels (plain string order, so ``"k10"`` sorts before
-  ``"k2"``); a label that only ever appears as a report is then a warning.
+  ``true_label`` when every case is labelled (an empty class is an error).  Otherwise
+  the labels are the sorted union of the true and reported labels (plain string order,
+  so ``"k10"`` sorts before ``"k2"``); a label that only ever appears as a report is then
+  a warning (not for a file with unlabelled cases, whose confusions are estimated).
 * Limits: ``max_bytes`` (default 5,000,000) and ``max_rows`` data rows (default
   200,000); at least two labels and one data row.  The caps on the set's shape
   (:mod:`dcem.calibration.csv_limits`) are checked as each row is read, before any table
@@ -56,15 +62,14 @@ __all__ = ["CSV_COLUMNS", "MAX_AGENTS", "MAX_BYTES", "MAX_LABELS", "MAX_ROWS", "
            "ParsedCsv", "check_table_size", "parse_csv_rows", "validate_label_list"]
 
 
-
-
 @dataclass(frozen=True, eq=False)
 class ParsedCsv:
     """The rows of a valid calibration CSV, as indices.
 
     labels, agents : tuples of names (agents in order of first appearance)
     case_ids : tuple of str, one per row
-    truth, agent, report : int64 arrays, one entry per row (indices into labels/agents)
+    truth, agent, report : int64 arrays, one entry per row (indices into labels/agents;
+        truth -1 where the case has no label)
     warnings : tuple of user-readable warnings
     """
 
@@ -166,15 +171,16 @@ def _label(scan: _Scan, col: str, value: str, line: int, given: tuple[str, ...] 
 
 def _add_row(scan: _Scan, line: int, case: str, agent: str, reported: str, true: str,
              given: tuple[str, ...] | None) -> None:
-    """Check one data row (empty values, labels, caps, duplicates, truth) and record it."""
-    if not (case and agent and reported and true):
-        col = next(c for c, v in zip(CSV_COLUMNS, (case, agent, reported, true)) if not v)
+    """Check one data row (empty values, labels, caps, duplicates, truth) and record it.
+    A blank ``true`` is a case without a label (truth index -1)."""
+    if not (case and agent and reported):
+        col = next(c for c, v in zip(CSV_COLUMNS, (case, agent, reported)) if not v)
         raise InputError(col, f"line {line} has an empty {col}")
     if agent.lower() == "agent" and is_header_row((case, agent, reported, true)):
         raise InputError("file", f"line {line} repeats the header (line 1); a header line stands only at "
                          "the top, remove it (files joined together?)")
-    t = scan.label_index.get(true)
-    if t is None:
+    t = scan.label_index.get(true, -1) if true else -1
+    if t < 0 and true:
         t = _label(scan, "true_label", true, line, given)
     r = scan.label_index.get(reported)
     if r is None:
@@ -188,14 +194,22 @@ def _add_row(scan: _Scan, line: int, case: str, agent: str, reported: str, true:
         scan.case_truth.append(t)
         scan.case_line.append(line)
     elif scan.case_truth[c] != t:
-        known = next(lab for lab, i in scan.label_index.items() if i == scan.case_truth[c])
-        raise InputError("true_label", f"line {line}: case {_show(case)} has true label {_show(true)} but "
-                         f"line {scan.case_line[c]} gives {_show(known)}; a case has one true label")
+        _truth_conflict(scan, c, case, true, line)
     scan.row_line.append(line)
     scan.row_case.append(c)
     scan.row_agent.append(a)
     scan.row_truth.append(t)
     scan.row_report.append(r)
+
+
+def _truth_conflict(scan: _Scan, c: int, case: str, true: str, line: int) -> None:
+    """Raise for a row whose true label (or blank) differs from the case's first row."""
+    first = scan.case_truth[c]
+    known = next((lab for lab, i in scan.label_index.items() if i == first), "")
+    said = f"true label {_show(true)}" if true else "no true label"
+    earlier = f"gives {_show(known)}" if known else "leaves it blank"
+    raise InputError("true_label", f"line {line}: case {_show(case)} has {said} but line {scan.case_line[c]} "
+                     f"{earlier}; a case has one true label, given on every row or on none")
 
 
 def _check_pairs(scan: _Scan, row_case: np.ndarray, row_agent: np.ndarray) -> None:
@@ -234,9 +248,10 @@ def _scan(text: str, max_rows: int, given: tuple[str, ...] | None) -> _Scan:
     ic = ia = ir = it = 0
     try:
         for rec in reader:
-            if len(rec) == n_fields:  # fast path: a data row whose four values are all present
-                case, agent, reported, true = rec[ic].strip(), rec[ia].strip(), rec[ir].strip(), rec[it].strip()
-                if case and agent and reported and true:
+            if len(rec) == n_fields:  # fast path: a data row whose required values are all present
+                case, agent, reported = rec[ic].strip(), rec[ia].strip(), rec[ir].strip()
+                if case and agent and reported:
+                    true = rec[it].strip() if it >= 0 else ""
                     if n_rows >= max_rows:
                         raise InputError("file", f"has more than {max_rows:,} data rows; the limit is "
                                          f"{max_rows:,} rows")
@@ -250,7 +265,7 @@ def _scan(text: str, max_rows: int, given: tuple[str, ...] | None) -> _Scan:
             if cols is None:
                 index = _header_index(rec, scan.warnings)
                 cols, n_fields = (index["case_id"], index["agent"], index["reported_label"],
-                                  index["true_label"]), len(rec)
+                                  index.get("true_label", -1)), len(rec)
                 ic, ia, ir, it = cols
                 continue
             if len(rec) != n_fields:
@@ -261,7 +276,8 @@ def _scan(text: str, max_rows: int, given: tuple[str, ...] | None) -> _Scan:
                 raise InputError("file", f"has more than {max_rows:,} data rows; the limit is "
                                  f"{max_rows:,} rows")
             n_rows += 1
-            _add_row(scan, line, rec[ic].strip(), rec[ia].strip(), rec[ir].strip(), rec[it].strip(), given)
+            _add_row(scan, line, rec[ic].strip(), rec[ia].strip(), rec[ir].strip(),
+                     rec[it].strip() if it >= 0 else "", given)
     except csv.Error as exc:
         raise InputError("file", f"line {reader.line_num} is not valid CSV ({exc})") from None
     if cols is None:  # unreachable: non-blank text always yields a header
@@ -279,9 +295,11 @@ def _check_given_classes(given: tuple[str, ...], true_seen: np.ndarray) -> None:
                              f"true_label {_show(lab)}); add cases of it or leave it out of the labels")
 
 
-def _sorted_labels(scan: _Scan, true_seen: np.ndarray) -> tuple[tuple[str, ...], np.ndarray, list[str]]:
+def _sorted_labels(scan: _Scan, true_seen: np.ndarray, unlabelled: bool
+                   ) -> tuple[tuple[str, ...], np.ndarray, list[str]]:
     """Sorted labels, the map from first-appearance to sorted index and the warnings about
-    labels that only appear as reports (the first few by name, then a count)."""
+    labels that only appear as reports (the first few by name, then a count; none when
+    some case is ``unlabelled``: those confusions are estimated, not counted)."""
     names = list(scan.label_index)
     if len(names) < 2:
         raise InputError("labels", f"found only 1 label ({_show(names[0])}); at least 2 distinct "
@@ -290,7 +308,7 @@ def _sorted_labels(scan: _Scan, true_seen: np.ndarray) -> tuple[tuple[str, ...],
     remap = np.empty(len(names), dtype=np.int64)
     remap[order] = np.arange(len(names), dtype=np.int64)
     label_tuple = tuple(names[i] for i in order)
-    only_reported = [names[i] for i in order if not true_seen[i]]
+    only_reported = [] if unlabelled else [names[i] for i in order if not true_seen[i]]
     warnings = [f"class {_show(lab)} appears only as a reported label; it has no calibration rows, "
                 "so its confusion rows are the smoothing default"
                 for lab in only_reported[:MAX_LISTED_WARNINGS]]
@@ -332,6 +350,11 @@ def _int64(values: array) -> np.ndarray:
     return np.frombuffer(values, dtype=np.int64).copy() if len(values) else np.zeros(0, dtype=np.int64)
 
 
+def _remapped(remap: np.ndarray, truth: np.ndarray) -> np.ndarray:
+    """Truth indices in the final label order; -1 (no label) stays -1."""
+    return np.where(truth >= 0, remap[np.maximum(truth, 0)], -1) if truth.size else truth
+
+
 def parse_csv_rows(data: bytes | str, *, labels: Sequence[str] | None = None,
                    max_bytes: int = MAX_BYTES, max_rows: int = MAX_ROWS) -> ParsedCsv:
     """Parse and validate a calibration CSV (format in the module docstring).
@@ -355,19 +378,22 @@ def parse_csv_rows(data: bytes | str, *, labels: Sequence[str] | None = None,
                          "are needed")
     row_case, row_agent = _int64(scan.row_case), _int64(scan.row_agent)
     _check_pairs(scan, row_case, row_agent)
+    case_truth = _int64(scan.case_truth)
+    unlabelled = bool((case_truth < 0).any())
     true_seen = np.zeros(len(scan.label_index), dtype=bool)
-    true_seen[_int64(scan.case_truth)] = True
+    true_seen[case_truth[case_truth >= 0]] = True
     warnings = scan.warnings
     if given is not None:
-        _check_given_classes(given, true_seen)
+        if not unlabelled:
+            _check_given_classes(given, true_seen)
         label_tuple, remap = given, np.arange(len(given), dtype=np.int64)
     else:
-        label_tuple, remap, label_warnings = _sorted_labels(scan, true_seen)
+        label_tuple, remap, label_warnings = _sorted_labels(scan, true_seen, unlabelled)
         warnings += label_warnings
     warnings += _skipped_case_warnings(scan, row_case, row_agent)
     case_names = list(scan.case_index)
     return ParsedCsv(
         labels=label_tuple, agents=tuple(scan.agent_index),
         case_ids=tuple(case_names[c] for c in scan.row_case),
-        truth=remap[_int64(scan.row_truth)], agent=row_agent, report=remap[_int64(scan.row_report)],
+        truth=_remapped(remap, _int64(scan.row_truth)), agent=row_agent, report=remap[_int64(scan.row_report)],
         warnings=tuple(warnings))

@@ -30,6 +30,10 @@ What is detected and reported, not silently used (:attr:`LabelFreeEstimate.probl
   below 1 / K), which is what a switched or degenerate solution looks like;
 * too few cases (fewer than :data:`MIN_CASES`).
 
+The problems are judged on the matrices smoothed with the standard alpha (0.5) whatever
+``alpha`` the estimate is returned with, so a set usable at one smoothing is usable at
+every one.
+
 :meth:`LabelFreeEstimate.usable` is False when any problem was found; a calibration set
 built on such an estimate is refused with the problems named.
 """
@@ -130,18 +134,18 @@ def _switched(reference: np.ndarray, estimate: np.ndarray, n_labels: int) -> boo
     return bool(best > np.trace(table) + 1e-9)
 
 
-def _em_estimate_of_labelled(reports: np.ndarray, confusion: np.ndarray, post: np.ndarray,
+def _em_estimate_of_labelled(reports: np.ndarray, confusion: np.ndarray, prior: np.ndarray,
                              labelled: np.ndarray) -> np.ndarray:
-    """What the estimated model says about the labelled cases from their reports alone
-    (their posteriors are fixed to the truth, so they cannot be compared directly)."""
-    prior = post.mean(axis=0)
+    """What the estimated model (smoothed, so every entry is positive) says about the
+    labelled cases from their reports alone (their posteriors are fixed to the truth, so
+    they cannot be compared directly)."""
     log = np.log(prior)[None, :] + sum(np.log(confusion[a][:, reports[labelled, a]]).T
                                        for a in range(reports.shape[1]))
     return np.asarray(log.argmax(axis=1))
 
 
 def _problems(reports: np.ndarray, truth: np.ndarray, post: np.ndarray, confusion: np.ndarray,
-              method: str) -> list[str]:
+              prior: np.ndarray) -> list[str]:
     n, a = reports.shape
     k = post.shape[1]
     out = []
@@ -150,7 +154,7 @@ def _problems(reports: np.ndarray, truth: np.ndarray, post: np.ndarray, confusio
     estimate = post.argmax(axis=1)
     unlabelled = truth < 0
     if (~unlabelled).sum() >= k:  # enough labels: they are the reference (the majority may be wrong)
-        if _switched(truth[~unlabelled], _em_estimate_of_labelled(reports, confusion, post, ~unlabelled), k):
+        if _switched(truth[~unlabelled], _em_estimate_of_labelled(reports, confusion, prior, ~unlabelled), k):
             out.append("the estimated classes look permuted against the labelled cases (label switching)")
     else:
         majority = np.array([np.bincount(row, minlength=k).argmax() for row in reports])
@@ -177,7 +181,10 @@ def estimate_without_labels(reports: object, n_labels: int, *, method: str = "da
                          f"it needs at least {need};{other}".rstrip(";"))
     post = _em_posteriors(r, y, n_labels, method)
     confusion, prior = _smoothed(r, post, n_labels, alpha)
-    problems = tuple(_problems(r, y, post, confusion, method))
+    # judged at the standard smoothing, so whether an estimate is usable does not depend on
+    # the alpha it is shown with
+    judged = (confusion, prior) if alpha == ALPHA else _smoothed(r, post, n_labels, ALPHA)
+    problems = tuple(_problems(r, y, post, *judged))
     for arr in (confusion, prior, post):
         arr.setflags(write=False)
     return LabelFreeEstimate(confusion, prior, post, method, int(r.shape[0]), int((y >= 0).sum()), problems)

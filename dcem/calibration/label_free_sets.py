@@ -23,10 +23,39 @@ from dcem.calibration.dawid_skene import LABEL_FREE_METHODS, LabelFreeEstimate, 
 if TYPE_CHECKING:
     from dcem.calibration.sets import CalibrationSet
 
-__all__ = ["ESTIMATORS", "UNKNOWN", "set_estimate", "usable_estimate", "with_labels"]
+__all__ = ["AUTO", "ESTIMATORS", "UNKNOWN", "choose_estimator", "estimator_note", "set_estimate", "usable_estimate",
+           "with_labels"]
 
 ESTIMATORS = ("counts", *LABEL_FREE_METHODS)
+AUTO = "auto"
+"""Estimator choice: ``counts`` when every case is labelled, else :func:`choose_estimator`."""
 UNKNOWN = -1  # the truth index of a case without a label
+
+
+def choose_estimator(estimator: str, n_agents: int, unlabelled: bool) -> str:
+    """The estimator to use: ``estimator`` itself, or for :data:`AUTO` ``counts`` when no
+    case is ``unlabelled``, else ``dawid-skene`` with three or more agents (full matrices
+    are identified) and ``one-coin`` with fewer."""
+    if estimator == AUTO:
+        if not unlabelled:
+            return "counts"
+        return "dawid-skene" if n_agents >= 3 else "one-coin"
+    if estimator not in ESTIMATORS:
+        raise InputError("estimator", f"must be {AUTO} or one of {', '.join(ESTIMATORS)}, got {estimator!r}")
+    return estimator
+
+
+def estimator_note(cset: "CalibrationSet") -> str:
+    """Where the set's confusions and prior come from, in one sentence."""
+    n = cset.n_cases
+    labelled = int((cset.class_counts()).sum())
+    if cset.estimator == "counts":
+        return f"Confusions and prior counted from the {n:,} labelled cases."
+    name = "Dawid-Skene (a full matrix per agent)" if cset.estimator == "dawid-skene" else \
+        "one-coin Dawid-Skene (one accuracy per agent)"
+    seeded = (f"; the {labelled:,} labelled cases are fixed to their truth" if labelled
+              else "; no case has a label")
+    return f"Confusions and prior estimated without labels by {name} from the reports on {n:,} cases{seeded}."
 
 
 def _matrix(cset: "CalibrationSet") -> tuple[np.ndarray, np.ndarray]:
@@ -46,9 +75,14 @@ def _matrix(cset: "CalibrationSet") -> tuple[np.ndarray, np.ndarray]:
 
 
 def set_estimate(cset: "CalibrationSet", alpha: float) -> LabelFreeEstimate:
-    """The label-free estimate of a set whose estimator is ``dawid-skene`` or ``one-coin``."""
-    reports, truth = _matrix(cset)
-    return estimate_without_labels(reports, cset.n_labels, method=cset.estimator, truth=truth, alpha=alpha)
+    """The label-free estimate of a set whose estimator is ``dawid-skene`` or ``one-coin``
+    (made once per smoothing ``alpha`` and kept with the set, which is immutable)."""
+    cache: dict[float, LabelFreeEstimate] = cset.__dict__.setdefault("_estimates", {})
+    key = float(alpha)
+    if key not in cache:
+        reports, truth = _matrix(cset)
+        cache[key] = estimate_without_labels(reports, cset.n_labels, method=cset.estimator, truth=truth, alpha=alpha)
+    return cache[key]
 
 
 def usable_estimate(cset: "CalibrationSet", alpha: float) -> LabelFreeEstimate:

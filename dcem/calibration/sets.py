@@ -31,7 +31,7 @@ import pandas as pd
 from dcem.calibration.csv_import import (CSV_COLUMNS, MAX_BYTES, MAX_ROWS, check_table_size, parse_csv_rows,
                                          validate_label_list)
 from dcem.calibration.fitting import ALPHA, estimate_prior
-from dcem.calibration.label_free_sets import ESTIMATORS, usable_estimate
+from dcem.calibration.label_free_sets import AUTO, ESTIMATORS, choose_estimator, usable_estimate
 from dcem.core.panel import Panel
 from common.errors import InputError
 
@@ -286,16 +286,27 @@ def recall_from_counts(counts: np.ndarray) -> np.ndarray:
 
 def parse_calibration_csv(data: bytes | str, *, labels: Sequence[str] | None = None,
                           max_bytes: int = MAX_BYTES, max_rows: int = MAX_ROWS,
-                          source: str = "uploaded CSV") -> tuple[CalibrationSet, list[str]]:
+                          source: str = "uploaded CSV", estimator: str = AUTO) -> tuple[CalibrationSet, list[str]]:
     """Read a calibration CSV (format: :mod:`dcem.calibration.csv_import`).
 
     Returns the set and a list of warnings; raises :class:`InputError` with a
     user-readable message (line number, column, label or limit) for invalid input.
+    Cases without a true label need a label-free ``estimator`` (:data:`AUTO` picks one,
+    :func:`~dcem.calibration.label_free_sets.choose_estimator`); the estimate is made
+    once here, so a file whose estimate has problems is refused with them named.
     """
     parsed = parse_csv_rows(data, labels=labels, max_bytes=max_bytes, max_rows=max_rows)
+    unlabelled = parsed.truth < 0
+    chosen = choose_estimator(estimator, len(parsed.agents), bool(unlabelled.any()))
     cset = CalibrationSet(parsed.labels, parsed.agents, parsed.case_ids, parsed.truth,
-                          parsed.agent, parsed.report, source)
-    return cset, list(parsed.warnings)
+                          parsed.agent, parsed.report, source, estimator=chosen)
+    warnings = list(parsed.warnings)
+    if chosen != "counts":
+        usable_estimate(cset, ALPHA)
+        n_without = len(set(np.asarray(parsed.case_ids, dtype=object)[unlabelled].tolist()))
+        warnings.append(f"{n_without:,} of {cset.n_cases:,} cases have no true label: the confusions and the "
+                        f"prior are estimated from the agents' reports ({chosen}), not counted")
+    return cset, warnings
 
 
 def rows_to_set(rows: pd.DataFrame, labels: Sequence[str], source: str) -> CalibrationSet:
@@ -326,11 +337,11 @@ def _agent_labels(n_agents: int) -> tuple[str, ...]:
 
 
 def from_matrix(case_ids: Sequence[str], truth: np.ndarray, reports: np.ndarray,
-                 labels: tuple[str, ...], source: str) -> CalibrationSet:
-    """Rows case-major from a complete (N, A) report matrix."""
+                labels: tuple[str, ...], source: str, estimator: str = "counts") -> CalibrationSet:
+    """Rows case-major from a complete (N, A) report matrix (``truth`` -1: no label)."""
     n, n_agents = reports.shape
     return CalibrationSet(labels, _agent_labels(n_agents),
                           tuple(c for c in case_ids for _ in range(n_agents)),
                           np.repeat(np.asarray(truth, dtype=np.int64), n_agents),
                           np.tile(np.arange(n_agents, dtype=np.int64), n),
-                          np.asarray(reports, dtype=np.int64).reshape(-1), source)
+                          np.asarray(reports, dtype=np.int64).reshape(-1), source, estimator=estimator)

@@ -33,11 +33,12 @@ from dcem.analysis.calibration_sources import (
     synthetic_calibration_set,
 )
 from dcem.calibration.sets import CSV_COLUMNS
+from dcem.calibration.label_free_sets import AUTO, estimator_note, usable_estimate
 from dcem.core.vocabulary import SCENARIOS
 from studio.views.session_keys import CALIB_SET as CALIB_SET_KEY
 
 __all__ = ["CALIB_SET_KEY", "SET_PURPOSE", "SET_USES", "SetUse", "set_download", "MAX_SHOWN_AGENTS",
-           "MAX_CAPTION_LABELS", "ALPHA_MIN", "ALPHA_MAX", "CalibrationView", "label_order", "load_upload",
+           "MAX_CAPTION_LABELS", "ESTIMATOR_CHOICES", "ESTIMATOR_NAMES", "ALPHA_MIN", "ALPHA_MAX", "CalibrationView", "label_order", "load_upload",
            "calibration_view", "prior_table", "set_caption", "shown_agents"]
 
 MAX_SHOWN_AGENTS = 4
@@ -46,6 +47,12 @@ MAX_CAPTION_LABELS = 20
 ALPHA_MIN, ALPHA_MAX = 0.01, 10.0
 """The smoothing alpha the page offers."""
 PRIOR_MODES = ("uniform", "empirical")
+ESTIMATOR_CHOICES = (AUTO, "dawid-skene", "one-coin")
+"""How cases without a true label are estimated: automatic (Dawid-Skene with 3 or more
+agents, else one-coin), or one of the two named."""
+ESTIMATOR_NAMES = {AUTO: "automatic (Dawid-Skene with 3+ agents, else one-coin)",
+                   "dawid-skene": "Dawid-Skene (a full matrix per agent; 3+ agents)",
+                   "one-coin": "one-coin Dawid-Skene (one accuracy per agent)"}
 """Session-state key of the loaded calibration set (a :class:`CalibrationSet`)."""
 
 SET_PURPOSE = (
@@ -109,26 +116,49 @@ def label_order(text: str | None) -> list[str] | None:
     return labels or None
 
 
-def load_upload(data: bytes | str, order: str | None, name: str) -> tuple[CalibrationSet, list[str]]:
-    """Parse an uploaded calibration CSV (with the typed label order, if any).
+def load_upload(data: bytes | str, order: str | None, name: str,
+                estimator: str = AUTO) -> tuple[CalibrationSet, list[str]]:
+    """Parse an uploaded calibration CSV (with the typed label order, if any; cases
+    without a true label estimated with ``estimator``, :data:`ESTIMATOR_CHOICES`).
 
     Returns the set (its source is the file name) and the parser's warnings; raises
-    :class:`InputError` naming the problem (line, column, value or limit).
+    :class:`InputError` naming the problem (line, column, value, limit, or the problems
+    of a label-free estimate).
     """
-    return parse_calibration_csv(data, labels=label_order(order), source=str(name) or "uploaded CSV")
+    return parse_calibration_csv(data, labels=label_order(order), source=str(name) or "uploaded CSV",
+                                 estimator=_estimator(estimator))
+
+
+def _estimator(value: object) -> str:
+    if value not in ESTIMATOR_CHOICES:
+        raise InputError("estimator", f"must be one of {', '.join(ESTIMATOR_CHOICES)}, got {value!r}")
+    return str(value)
 
 
 @dataclass(frozen=True, eq=False)
 class CalibrationView:
     """The tables of a loaded set as the page shows them.
 
-    counts : int64 (A, K, K); smoothed : float (A, K, K), rows sum to 1
-    recall : float (A, K), NaN where an agent has no rows of a class
+    counts : int64 (A, K, K), over the labelled rows; smoothed : float (A, K, K), rows sum
+    to 1 (counted, or for a label-free set the estimate); recall : float (A, K), NaN where
+    an agent has no rows of a class (for a label-free set the estimate's diagonal);
+    estimated : whether the matrices come from a label-free estimate
     """
 
     counts: np.ndarray
     smoothed: np.ndarray
     recall: np.ndarray
+    estimated: bool = False
+
+    def matrix_title(self, agent: str) -> str:
+        """The heading of one agent's heatmap."""
+        if self.estimated:
+            return f"{agent}: estimated probabilities (no counts: most cases have no label)"
+        return f"{agent}: counts and smoothed probabilities"
+
+    @property
+    def recall_title(self) -> str:
+        return "Per-class recall, estimated (the matrices' diagonal)" if self.estimated else "Per-class recall"
 
 
 def _alpha(value: object) -> float:
@@ -147,13 +177,16 @@ def _calibration_set(calib: object) -> CalibrationSet:
 
 
 def set_caption(calib: CalibrationSet) -> str:
-    """One line: cases, agents and the labels (the first :data:`MAX_CAPTION_LABELS`, then a count)."""
+    """Cases (and how many are labelled), agents, the labels (the first
+    :data:`MAX_CAPTION_LABELS`, then a count) and where the confusions come from."""
     calib = _calibration_set(calib)
     labels = list(calib.labels)
     shown = ", ".join(labels[:MAX_CAPTION_LABELS])
     if len(labels) > MAX_CAPTION_LABELS:
         shown += f", ... ({len(labels)} labels)"
-    return f"{calib.n_cases} cases, {calib.n_agents} agents, labels {shown}"
+    labelled = int(calib.class_counts().sum())
+    cases = f"{calib.n_cases} cases" + ("" if labelled == calib.n_cases else f" ({labelled} labelled)")
+    return f"{cases}, {calib.n_agents} agents, labels {shown}. {estimator_note(calib)}"
 
 
 def calibration_view(calib: CalibrationSet, alpha: float) -> CalibrationView:
@@ -161,19 +194,26 @@ def calibration_view(calib: CalibrationSet, alpha: float) -> CalibrationView:
     calib = _calibration_set(calib)
     alpha = _alpha(alpha)
     counts = calib.counts()  # once: the (A, K, K) tables are the largest arrays of the page
+    if calib.estimator != "counts":
+        smoothed = calib.confusion(alpha)
+        return CalibrationView(counts=counts, smoothed=smoothed,
+                               recall=np.diagonal(smoothed, axis1=1, axis2=2).copy(), estimated=True)
     return CalibrationView(counts=counts, smoothed=smoothed_confusion(counts, alpha),
                            recall=recall_from_counts(counts))
 
 
 def prior_table(calib: CalibrationSet, prior_mode: str, alpha: float) -> dict[str, list]:
-    """The prior as the page's table: columns label, cases (distinct cases per class) and
+    """The prior as the page's table: columns label, cases (distinct labelled cases per
+    class), for a label-free set estimated cases (the EM's class shares summed), and
     prior (``prior_mode`` uniform or empirical, smoothed with ``alpha``), K rows each."""
     calib = _calibration_set(calib)
     alpha = _alpha(alpha)
     if prior_mode not in PRIOR_MODES:
         raise InputError("prior", f"must be 'uniform' or 'empirical', got {prior_mode!r}")
-    return {"label": list(calib.labels), "cases": calib.class_counts().tolist(),
-            "prior": [round(float(p), 4) for p in calib.prior(prior_mode, alpha)]}
+    table = {"label": list(calib.labels), "cases": calib.class_counts().tolist()}
+    if calib.estimator != "counts":  # the EM's share of every case, labelled or not
+        table["estimated cases"] = [round(float(v), 1) for v in usable_estimate(calib, alpha).posteriors.sum(axis=0)]
+    return table | {"prior": [round(float(p), 4) for p in calib.prior(prior_mode, alpha)]}
 
 
 def shown_agents(calib: CalibrationSet, picked: Sequence[str] | None = None) -> list[int]:

@@ -12,6 +12,7 @@ from typing import Sequence
 
 import pandas as pd
 
+from dcem.calibration.reviewed_labels import ReviewedInto, reviewed_into
 from dcem.calibration.sets import CalibrationSet, rows_to_set
 from common.errors import InputError
 from studio.views.walkthrough import CaseTrace
@@ -28,7 +29,7 @@ from dcem.store.reviews import (
 )
 
 __all__ = ["QUEUE_TABLE_COLUMNS", "ANSWER_TABLE_COLUMNS", "HISTORY_TABLE_COLUMNS", "QueueView", "LastAnswersView",
-           "HistoryView", "ReviewedSet", "queue_view", "next_unreviewed", "after_save", "chosen_label",
+           "HistoryView", "ReviewedInto", "queue_view", "next_unreviewed", "after_save", "chosen_label",
            "escalation_why", "last_answers_view", "played_rounds_table", "history_view", "reviewed_calibration_set"]
 
 QUEUE_TABLE_COLUMNS = ["case_id", "scenario", "seed", "energy", "margin", "descent", "steers", "rounds", "reviewed",
@@ -167,24 +168,12 @@ def history_view(history: pd.DataFrame) -> HistoryView | None:
     return HistoryView(summary, history[HISTORY_TABLE_COLUMNS])
 
 
-@dataclass(frozen=True, eq=False)
-class ReviewedSet:
-    """The calibration set with the reviewed cases added, and how many cases were added."""
-
-    calibration_set: CalibrationSet
-    added: int
-
-    @property
-    def message(self) -> str:
-        return (f"{self.added} reviewed cases are now in the calibration set "
-                "(see the Calibration sets page).")
-
-
 def reviewed_calibration_set(rows: pd.DataFrame, labels: Sequence[str], *, run_id: str,
-                             current: CalibrationSet | None = None) -> ReviewedSet:
+                             current: CalibrationSet | None = None) -> ReviewedInto:
     """The rows of :func:`dcem.store.reviews.reviewed_as_calibration_rows` as a calibration
-    set over ``labels``, appended to ``current`` when there is one.  Raises
-    :class:`common.errors.ProjectError` (e.g. labels that do not match ``current``)."""
-    added = rows_to_set(rows, labels, f"reviews of run {run_id}")
-    combined = current.merge(added) if current is not None else added
-    return ReviewedSet(combined, added.n_cases)
+    set over ``labels``, into ``current`` when there is one: labels for the cases it holds
+    (a set from this run's reports), new rows for the rest
+    (:func:`dcem.calibration.reviewed_labels.reviewed_into`).  Raises
+    :class:`common.errors.ProjectError` (labels that do not match ``current``, a case
+    held with other reports, a label-free estimate with problems)."""
+    return reviewed_into(current, rows_to_set(rows, labels, f"reviews of run {run_id}"))

@@ -209,7 +209,8 @@ def test_defect7_many_agents_show_a_few_heatmaps_and_counted_warnings(page: AppT
     assert picker.value == ["a0", "a1", "a2", "a3"]
     picker.set_value(["a999"]).run()
     assert not at.exception and len(at.get("plotly_chart")) == 2
-    assert "3000 cases, 1000 agents, labels k0, k1, k2" in [c.value for c in at.caption]
+    assert ("3000 cases, 1000 agents, labels k0, k1, k2. Confusions and prior counted from the 3,000 labelled "
+            "cases.") in [c.value for c in at.caption]
 
 
 def test_defect8_two_hundred_labels_render_without_cell_text(page: AppTest) -> None:
@@ -220,7 +221,7 @@ def test_defect8_two_hundred_labels_render_without_cell_text(page: AppTest) -> N
     assert not at.exception and not at.error
     assert len(at.get("plotly_chart")) == 3
     caption = next(c.value for c in at.caption if c.value.startswith("400 cases"))
-    assert caption.startswith("400 cases, 2 agents, labels L0, L1, L10, L100") and caption.endswith("(200 labels)")
+    assert caption.startswith("400 cases, 2 agents, labels L0, L1, L10, L100") and "(200 labels). Confusions and prior counted" in caption
     assert len(at.dataframe[0].value) == 200
     heatmap = at.get("plotly_chart")[0].proto.spec
     assert '"texttemplate"' not in heatmap  # 40,000 cells: colours and hover only

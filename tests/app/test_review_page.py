@@ -64,7 +64,8 @@ def test_truth_hidden_until_asked_and_reviews_feed_calibration(page: tuple[AppTe
     assert "truth_label" in queue.columns
     _submit(at, "k2", "", "dr c")
     next(b for b in at.button if b.label.startswith("Add reviewed")).click().run()
-    assert any("1 reviewed cases are now in the calibration set" in s.value for s in at.success)
+    assert any(s.value.startswith("1 reviewed case joined the set as new rows. The calibration set has 1 labelled "
+                                  "of 1 cases") for s in at.success)
     assert at.session_state["calib_set"].n_cases == 1
 
 

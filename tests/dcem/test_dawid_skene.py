@@ -104,3 +104,19 @@ def test_bad_input_names_its_field(kwargs: dict[str, object], field: str) -> Non
     with pytest.raises(InputError) as info:
         estimate_without_labels(**args)  # type: ignore[arg-type]
     assert info.value.field == field
+
+
+def test_whether_an_estimate_is_usable_does_not_depend_on_the_smoothing_it_is_shown_with() -> None:
+    """The fuzz test's find: near-chance agents whose estimate was 'worse than chance' at
+    alpha 0.5 but not at 2, when the problems were judged on the shown smoothing."""
+    rng = np.random.default_rng(7)
+    n = int(rng.integers(15, 40))
+    truth = rng.integers(0, 3, n)
+    accuracy = rng.uniform(0.2, 0.6, 4)
+    reports = np.stack([np.where(rng.random(n) < acc, truth, rng.integers(0, 3, n)) for acc in accuracy], axis=1)
+    seeded = np.r_[truth[:3], np.full(n - 3, -1)]
+    problems = {alpha: estimate_without_labels(reports, 3, truth=seeded, alpha=alpha).problems
+                for alpha in (0.01, 0.25, 0.5, 2.0, 10.0)}
+    assert len(set(problems.values())) == 1 and problems[0.5]
+    shown = estimate_without_labels(reports, 3, truth=seeded, alpha=2.0)
+    assert not np.allclose(shown.confusion, estimate_without_labels(reports, 3, truth=seeded).confusion)

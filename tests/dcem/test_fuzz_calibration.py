@@ -1,8 +1,8 @@
 """Fuzz tests of the calibration CSV upload and the Calibration sets page's steps after it.
 
 Each input is an upload (bytes: near-valid calibration files with mutations, quoting and
-encoding accidents, files at and beyond the label/agent/table caps, arbitrary text and
-bytes), the typed label order, the smoothing alpha and the prior mode.  The page's steps
+encoding accidents, files at and beyond the label/agent/table caps, complete panels'
+reports without labels, arbitrary text and bytes), the typed label order, the smoothing alpha and the prior mode.  The page's steps
 (:func:`studio.views.calibration_view.load_upload`, ``calibration_view``,
 ``prior_table``) must end in a clean :class:`common.errors.InputError` whose message names
 its field, or in a valid set: labels and agents only from the file (or exactly the given
@@ -30,7 +30,8 @@ from dcem.calibration.sets import parse_calibration_csv
 from common.errors import ProjectError, InputError
 from tests.dcem.fuzz_support import DEFAULT, LARGE, run_budget
 
-FIELDS = {"file", "labels", "agent", "case_id", "reported_label", "true_label", "alpha", "prior"}
+FIELDS = {"file", "labels", "agent", "case_id", "reported_label", "true_label", "alpha", "prior",
+          "agents", "reports", "calibration"}  # the last three: a label-free estimate refused
 
 _CASES = ["c1", "c2", "c3", "c4", "c5", "case 6", " c1 ", "c1\n2", "", "  ", '"c7"', "x,y"]
 _AGENTS = ["A", "B", "C", "dr \"x\"", " A", "a", "", "agent, one", "é"]
@@ -64,6 +65,8 @@ def _structured(draw: Any) -> str:
     if pairs and draw(st.sampled_from([False] * 15 + [True])):  # a repeated (case, agent) pair
         pairs.insert(draw(st.integers(0, len(pairs))), draw(st.sampled_from(pairs)))
     truth_of = {c: draw(st.sampled_from(label_pool)) for c in case_pool}
+    if draw(st.sampled_from([False] * 3 + [True])):  # some cases without a label (blank cells)
+        truth_of |= {c: "" for c in draw(st.lists(st.sampled_from(case_pool), max_size=len(case_pool)))}
     rows = []
     for case, agent in pairs:
         true = truth_of[case] if draw(st.sampled_from([True] * 20 + [False])) else draw(st.sampled_from(label_pool))
@@ -143,13 +146,33 @@ def _encode(text: str, how: str) -> bytes:
     return text.encode("utf-8", errors="surrogatepass")
 
 
+@st.composite
+def _label_free(draw: Any) -> str:
+    """A complete panel's reports on 8 to 40 cases, most or all without a label (no
+    true_label column, or blank cells): the label-free estimators' input."""
+    n, agents = draw(st.integers(8, 40)), draw(st.integers(1, 4))
+    k = draw(st.integers(2, 4))
+    accuracy = draw(st.lists(st.floats(0.2, 0.95), min_size=agents, max_size=agents))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    truth = rng.integers(0, k, n)
+    column = draw(st.booleans())
+    keep = draw(st.sampled_from([0, 0, 1, 3, n // 2]))
+    lines = ["case_id,agent,reported_label" + (",true_label" if column else "")]
+    for i in range(n):
+        for a in range(agents):
+            report = truth[i] if rng.random() < accuracy[a] else rng.integers(0, k)
+            true = (f",k{truth[i]}" if i < keep else ",") if column else ""
+            lines.append(f"case {i},agent {a},k{report}{true}")
+    return "\n".join(lines) + "\n"
+
+
 def _weighted(*choices: tuple[int, st.SearchStrategy[Any]]) -> st.SearchStrategy[Any]:
     """One of the strategies, picked with the given integer weights."""
     table = [strategy for weight, strategy in choices for _ in range(weight)]
     return st.integers(0, len(table) - 1).flatmap(table.__getitem__)
 
 
-_texts = _weighted((6, _structured()), (2, _mutated()), (2, _repeated_header()), (1, _at_the_caps()),
+_texts = _weighted((6, _structured()), (2, _label_free()), (2, _mutated()), (2, _repeated_header()), (1, _at_the_caps()),
                    (1, st.text(max_size=80)),
                    (1, st.text(alphabet=",\"\n\r ak0", max_size=60)))
 _encodings = _weighted((8, st.just("utf-8")), (1, st.sampled_from(["utf-8-sig", "utf-16", "latin-1"])))
@@ -211,9 +234,12 @@ def check(value: tuple[bytes, str, Any, str]) -> str:
         assert list(cset.labels) == sorted(cset.labels)
     assert set(cset.labels) <= fields and set(cset.agents) <= fields and set(cset.case_ids) <= fields
     for arr, bound in ((cset.truth, k), (cset.report, k), (cset.agent, a)):
-        assert arr.shape == (n,) and arr.min() >= 0 and arr.max() < bound
+        assert arr.shape == (n,) and arr.min() >= (-1 if arr is cset.truth else 0) and arr.max() < bound
+    unlabelled = bool((cset.truth < 0).any())
+    assert (cset.estimator != "counts") == unlabelled  # the automatic choice
+    labelled_rows = int((cset.truth >= 0).sum())
     rows = zip(cset.case_ids, (cset.agents[i] for i in cset.agent), (cset.labels[i] for i in cset.report),
-               (cset.labels[i] for i in cset.truth))
+               (cset.labels[i] if i >= 0 else "" for i in cset.truth))
     assert not any(_names_the_columns(row) for row in rows)  # no header line read as data
     assert all(isinstance(w, str) and 0 < len(w) < 1000 for w in warnings) and len(warnings) <= 30
     try:
@@ -224,19 +250,25 @@ def check(value: tuple[bytes, str, Any, str]) -> str:
         assert not (_page_alpha_ok(alpha) and prior_mode in ("uniform", "empirical")), str(exc)
         return "error"
     assert _page_alpha_ok(alpha) and prior_mode in ("uniform", "empirical")
-    assert view.counts.shape == (a, k, k) and view.counts.sum() == n and view.counts.min() >= 0
+    assert view.counts.shape == (a, k, k) and view.counts.sum() == labelled_rows and view.counts.min() >= 0
+    assert view.estimated == unlabelled
     assert np.isfinite(view.smoothed).all() and view.smoothed.min() > 0
     np.testing.assert_allclose(view.smoothed.sum(axis=2), 1.0, rtol=1e-12)
     rec = view.recall[~np.isnan(view.recall)]
     assert ((rec >= 0) & (rec <= 1)).all()
     prior = cset.prior(prior_mode, alpha)
     assert np.isfinite(prior).all() and prior.min() > 0 and abs(prior.sum() - 1) < 1e-12
-    assert table["label"] == list(cset.labels) and sum(table["cases"]) == cset.n_cases
+    assert table["label"] == list(cset.labels) and sum(table["cases"]) == len(set(
+        c for c, t in zip(cset.case_ids, cset.truth.tolist()) if t >= 0))
+    if unlabelled:
+        assert abs(sum(table["estimated cases"]) - cset.n_cases) < 0.05 * k + 1e-9
     if n <= 300:  # the set's own CSV reads back to the same rows (report-only labels sort back)
         every_class = bool((cset.class_counts() > 0).all())
-        back, _ = parse_calibration_csv(cset.to_csv(), labels=cset.labels if every_class else None)
+        back, _ = parse_calibration_csv(cset.to_csv(), labels=cset.labels if every_class or unlabelled else None)
         assert back.labels == cset.labels and back.agents == cset.agents and back.case_ids == cset.case_ids
+        assert back.estimator == cset.estimator
         np.testing.assert_array_equal(back.counts(), view.counts)
+        np.testing.assert_array_equal(back.truth, cset.truth)
     return "valid"
 
 

@@ -116,7 +116,9 @@ def test_reviewed_cases_join_the_calibration_set(small_run_store: Store) -> None
     rows = reviewed_as_calibration_rows(small_run_store, RUN_ID, "dcem")
     alone = reviewed_calibration_set(rows, labels, run_id=RUN_ID)
     assert alone.added == 2 and alone.calibration_set.n_cases == 2
-    assert alone.message.startswith("2 reviewed cases are now in the calibration set")
+    assert alone.labelled == 0
+    assert alone.message.startswith("2 reviewed cases joined the set as new rows. The calibration set has 2 "
+                                    "labelled of 2 cases")
     earlier = rows.assign(case_id=["earlier-" + str(c) for c in rows["case_id"]])
     current = rows_to_set(earlier, labels, "earlier")
     merged = reviewed_calibration_set(rows, labels, run_id=RUN_ID, current=current)
