@@ -2,6 +2,7 @@
 import streamlit as st
 
 from studio.views.calibration_view import CALIB_SET_KEY, SET_PURPOSE, load_upload, set_caption
+from studio.views.calibration_view import ESTIMATOR_CHOICES, ESTIMATOR_NAMES, LABEL_FREE_NOTE
 from studio.views.calibration_view import (
     MAX_AGENTS,
     MAX_LABELS,
@@ -38,21 +39,31 @@ elif source == "Stored run":
     if run_id:
         cells = sorted(db.done_cells(run_id))
         cell = st.selectbox("Cell", cells, format_func=lambda c: f"{c[0]} seed {c[1]}")
+        hide = st.checkbox("Leave out the true labels (estimate the confusions from the reports alone)",
+                           key="calib_run_unlabelled", help=LABEL_FREE_NOTE)
+        estimator = st.selectbox("Estimator", ESTIMATOR_CHOICES, format_func=ESTIMATOR_NAMES.get,
+                                 key="calib_run_estimator", disabled=not hide)
         if st.button("Load from run", type="primary"):
             try:
-                st.session_state[CALIB_SET_KEY] = stored_run_calibration_set(db, run_id, cell[0], cell[1])
+                with st.spinner("Reading the run's reports ..."):
+                    st.session_state[CALIB_SET_KEY] = stored_run_calibration_set(
+                        db, run_id, cell[0], cell[1], labelled=not hide, estimator=estimator)
             except ProjectError as exc:
                 load_failed("The set was not loaded", exc)
 else:
     st.markdown(f"CSV with a header row and the columns `{'`, `'.join(CSV_COLUMNS)}`: one row per "
-                f"case and agent, at most {MAX_LABELS} labels and {MAX_AGENTS:,} agents. See the example file.")
+                f"case and agent, at most {MAX_LABELS} labels and {MAX_AGENTS:,} agents. See the example file. "
+                f"`{CSV_COLUMNS[-1]}` may be left out, or blank for some cases: {LABEL_FREE_NOTE}")
     st.download_button("Download an example CSV", example_csv(), file_name="calibration_example.csv",
                        mime="text/csv")
     order = st.text_input("Label order (optional, comma-separated)", key="calib_labels")
+    estimator = st.selectbox("Cases without a true label are estimated by", ESTIMATOR_CHOICES,
+                             format_func=ESTIMATOR_NAMES.get, key="calib_estimator")
     upload = st.file_uploader("Calibration CSV", type=["csv"], key="calib_upload")
     if upload is not None and st.button("Load uploaded file", type="primary"):
         try:
-            loaded, warnings = load_upload(upload.getvalue(), order, upload.name)
+            with st.spinner("Reading the file ..."):
+                loaded, warnings = load_upload(upload.getvalue(), order, upload.name, estimator)
         except ProjectError as exc:
             load_failed("The file was not loaded", exc)
         else:

@@ -75,10 +75,11 @@ def show_matrices(calib: CalibrationSet, alpha: FloatField) -> None:
     shown = _picked_agents(calib)
     if view is not None:
         for a, col in zip(shown, st.columns(len(shown))):
-            col.plotly_chart(confusion_figure(view.smoothed[a], calib.labels, f"{calib.agents[a]}: counts and "
-                                              "smoothed probabilities", counts=view.counts[a]), key=f"calib_conf_{a}")
-        st.plotly_chart(recall_figure(view.recall[shown], calib.labels, [calib.agents[a] for a in shown]),
-                        key="calib_recall")
+            col.plotly_chart(confusion_figure(view.smoothed[a], calib.labels, view.matrix_title(calib.agents[a]),
+                                              counts=None if view.estimated else view.counts[a]),
+                             key=f"calib_conf_{a}")
+        st.plotly_chart(recall_figure(view.recall[shown], calib.labels, [calib.agents[a] for a in shown],
+                                      view.recall_title), key="calib_recall")
     prior_mode = st.radio("Prior", ["uniform", "empirical"], horizontal=True, key="calib_prior")
     if alpha.value is None:
         return

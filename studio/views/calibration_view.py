@@ -38,7 +38,7 @@ from dcem.core.vocabulary import SCENARIOS
 from studio.views.session_keys import CALIB_SET as CALIB_SET_KEY
 
 __all__ = ["CALIB_SET_KEY", "SET_PURPOSE", "SET_USES", "SetUse", "set_download", "MAX_SHOWN_AGENTS",
-           "MAX_CAPTION_LABELS", "ESTIMATOR_CHOICES", "ESTIMATOR_NAMES", "ALPHA_MIN", "ALPHA_MAX", "CalibrationView", "label_order", "load_upload",
+           "MAX_CAPTION_LABELS", "ESTIMATOR_CHOICES", "ESTIMATOR_NAMES", "LABEL_FREE_NOTE", "ALPHA_MIN", "ALPHA_MAX", "CalibrationView", "label_order", "load_upload",
            "calibration_view", "prior_table", "set_caption", "shown_agents"]
 
 MAX_SHOWN_AGENTS = 4
@@ -53,6 +53,11 @@ agents, else one-coin), or one of the two named."""
 ESTIMATOR_NAMES = {AUTO: "automatic (Dawid-Skene with 3+ agents, else one-coin)",
                    "dawid-skene": "Dawid-Skene (a full matrix per agent; 3+ agents)",
                    "one-coin": "one-coin Dawid-Skene (one accuracy per agent)"}
+LABEL_FREE_NOTE = (
+    "cases without a label are estimated from the agents' reports by the Dawid-Skene model (the labelled ones fixed to "
+    "their truth), which needs every agent's report on every case and at least 10 cases; an estimate whose classes "
+    "look permuted or whose agents come out worse than chance is refused with the reason. Labels still matter: see "
+    "the Glossary's entry on confusions without labels.")
 """Session-state key of the loaded calibration set (a :class:`CalibrationSet`)."""
 
 SET_PURPOSE = (

@@ -225,3 +225,69 @@ def test_defect8_two_hundred_labels_render_without_cell_text(page: AppTest) -> N
     assert len(at.dataframe[0].value) == 200
     heatmap = at.get("plotly_chart")[0].proto.spec
     assert '"texttemplate"' not in heatmap  # 40,000 cells: colours and hover only
+
+
+def _unlabelled_csv(n: int, agents: int, keep: int = 0, seed: int = 3) -> bytes:
+    """Reports of ``agents`` fair agents on ``n`` cases; only the first ``keep`` labelled."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    truth = rng.choice(3, n, p=(0.5, 0.3, 0.2))
+    lines = ["case_id,agent,reported_label,true_label"]
+    for i in range(n):
+        for a in range(agents):
+            report = truth[i] if rng.random() < 0.8 else (truth[i] + rng.integers(1, 3)) % 3
+            lines.append(f"c{i},agent {a + 1},k{report}," + (f"k{truth[i]}" if i < keep else ""))
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_an_unlabelled_upload_is_estimated_and_says_so(page: AppTest) -> None:
+    at = page.run()
+    at.radio[0].set_value("Upload CSV").run()
+    at = _upload(at, "unlabelled.csv", _unlabelled_csv(120, 3, keep=6))
+    assert not at.exception and not at.error
+    assert at.warning[-1].value.startswith("114 of 120 cases have no true label")
+    caption = next(c.value for c in at.caption if c.value.startswith("120 cases"))
+    assert caption.startswith("120 cases (6 labelled), 3 agents, labels k0, k1, k2.")
+    assert caption.endswith("by Dawid-Skene (a full matrix per agent) from the reports on 120 cases; the 6 "
+                            "labelled cases are fixed to their truth.")
+    charts = at.get("plotly_chart")
+    assert len(charts) == 4 and "estimated probabilities" in charts[0].proto.spec
+    assert "Per-class recall, estimated" in charts[-1].proto.spec
+    table = at.dataframe[0].value
+    assert list(table.columns) == ["label", "cases", "estimated cases", "prior"]
+    assert table["cases"].sum() == 6 and abs(table["estimated cases"].sum() - 120) < 0.5
+    at.selectbox(key="calib_estimator").set_value("one-coin").run()
+    at.button[0].click().run()
+    assert "one-coin Dawid-Skene (one accuracy per agent)" in next(
+        c.value for c in at.caption if c.value.startswith("120 cases"))
+
+
+def test_an_unusable_label_free_estimate_is_refused_and_unloads_the_old_set(page: AppTest) -> None:
+    at = page.run()
+    at.radio[0].set_value("Upload CSV").run()
+    at = _upload(at, "fine.csv", _unlabelled_csv(60, 3))
+    assert at.subheader[0].value == "Loaded: fine.csv"
+    at = _upload(at, "few.csv", _unlabelled_csv(6, 3))
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and errors[0].startswith("The file was not loaded: calibration: the dawid-skene estimate "
+                                                     "of few.csv cannot be used: only 6 cases")
+    assert "set loaded before (fine.csv) is unloaded" in errors[0] and "calib_set" not in at.session_state
+    at.selectbox(key="calib_estimator").set_value("dawid-skene").run()
+    at = _upload(at, "pair.csv", _unlabelled_csv(60, 2))
+    assert "dawid-skene cannot identify the agents' matrices from 2 agent(s)" in at.error[0].value
+
+
+def test_a_stored_run_loads_without_its_labels(page: AppTest) -> None:
+    at = page.run()
+    at.radio[0].set_value("Stored run").run()
+    assert at.selectbox(key="calib_run_estimator").disabled
+    at.checkbox(key="calib_run_unlabelled").check().run()
+    assert not at.selectbox(key="calib_run_estimator").disabled
+    at.button[0].click().run()
+    assert not at.exception
+    loaded = at.session_state["calib_set"]
+    assert loaded.estimator == "one-coin" and (loaded.truth == -1).all()
+    assert at.subheader[0].value.startswith("Loaded: run ui-run S1/seed 0: round-1 dcem reports on the 24 "
+                                            "evaluation cases, without their labels")
