@@ -21,7 +21,7 @@ from studio.literal import literal
 st.title("Calibration sets")
 disclaimer()
 st.write("The mediator reads each agent's calibration confusion matrix to see which diagnoses "
-         "a report may hide. Load a set of labelled reports, then check the matrices.")
+         "a report may hide. Load a set of reports, labelled or not, then check the matrices.")
 st.markdown(SET_PURPOSE)
 
 source = st.radio("Source", ["Synthetic scenario", "Stored run", "Upload CSV"], horizontal=True)

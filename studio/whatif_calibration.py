@@ -15,6 +15,7 @@ from studio.views.calibration_view import CALIB_SET_KEY
 from dcem.analysis.run_replay import RunReplay
 from dcem.analysis.whatif_calibration import calibration_match
 from dcem.calibration.fitting import ALPHA
+from dcem.calibration.label_free_sets import estimator_note
 from dcem.calibration.sets import CalibrationSet
 from common.errors import ProjectError
 from studio.memo import calibrated_for
@@ -48,6 +49,8 @@ def calibration_choice(replay: RunReplay) -> RunReplay:
     if not st.toggle(f"Use the loaded calibration set ({calib.source})", key=TOGGLE_KEY, help=CALIBRATION_HELP):
         return replay
     st.caption(CALIBRATION_HELP)
+    if calib.estimator != "counts":
+        st.caption(estimator_note(calib))
     for note in match.notes:
         st.caption(note)
     try:

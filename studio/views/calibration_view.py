@@ -158,7 +158,7 @@ class CalibrationView:
     def matrix_title(self, agent: str) -> str:
         """The heading of one agent's heatmap."""
         if self.estimated:
-            return f"{agent}: estimated probabilities (no counts: most cases have no label)"
+            return f"{agent}: estimated probabilities"
         return f"{agent}: counts and smoothed probabilities"
 
     @property

@@ -69,3 +69,6 @@ def test_reviewed_escalations_label_an_unlabelled_set_that_then_re_scores_the_ru
     toggle.set_value(True).run()
     assert not whatif.exception and not whatif.error
     assert [m.delta for m in whatif.metric] != ["+0.0 points vs original"] * 4 + ["+0.000 vs original"]
+    assert any(c.value.startswith("Confusions and prior estimated without labels by one-coin Dawid-Skene (one "
+                                  "accuracy per agent) from the reports on") and "the 2 labelled cases are fixed"
+               in c.value for c in whatif.caption)

@@ -168,3 +168,57 @@ def test_the_guarantee_check_shows_every_cell_and_the_chosen_level(chromium, dem
     assert "run's thresholds, TEST half" in names and any(n.startswith("chosen (energy") for n in names)
     shot(page, "whatif-guarantee")
     page.close()
+
+
+def _nav(page, title: str, ready: str) -> None:  # type: ignore[no-untyped-def]
+    """Open a page from the sidebar (the session, and so the loaded set, stays)."""
+    page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True).click()
+    page.get_by_text(ready, exact=False).first.wait_for(timeout=60_000)
+    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=60_000)
+
+
+def _pick(page, box: str, option: str) -> None:  # type: ignore[no-untyped-def]
+    page.locator('[data-testid="stSelectbox"]', has_text=box).first.click()
+    page.get_by_role("option", name=option).click()
+    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=60_000)
+
+
+def test_reviewed_labels_reach_an_unlabelled_set_and_re_score_the_run(chromium, demo_url: str, shot) -> None:  # type: ignore[no-untyped-def]
+    """In Chromium, one session: the featured run's reports loaded without labels, the
+    first escalation reviewed and its label given to the set, the run re-scored with it."""
+    page = chromium.new_page(viewport={"width": 1400, "height": 2000})
+    page.goto(f"{demo_url}/calibration")
+    page.get_by_text("Calibration sets", exact=False).first.wait_for(timeout=60_000)
+    page.get_by_text("Stored run", exact=True).click()
+    page.get_by_text("Load from run").wait_for(timeout=60_000)
+    assert FEATURED_RUN in _run_box(page)
+    _pick(page, "Cell", "S3a seed 1")  # the cell of the queue's first escalations
+    page.get_by_text("Leave out the true labels", exact=False).click()
+    page.get_by_role("button", name="Load from run").click()
+    caption = page.get_by_text("estimated without labels by one-coin Dawid-Skene", exact=False)
+    caption.wait_for(timeout=60_000)
+    assert caption.inner_text().startswith("100 cases (0 labelled), 2 agents")
+    shot(page, "calibration-unlabelled")
+
+    _nav(page, "Escalation review", "Why it escalated")
+    page.locator('[data-testid="stSelectbox"]', has_text="Final label").first.click()
+    page.keyboard.press("ArrowDown")
+    page.get_by_role("option").first.click()
+    page.get_by_label("Reviewer").fill("e2e flow")
+    page.get_by_role("button", name="Record review").click()
+    page.get_by_text(re.compile(r"Review of .+ recorded")).wait_for(timeout=60_000)
+    page.get_by_role("button", name="Add reviewed cases to the calibration set").click()
+    done = page.get_by_text(re.compile(r"\d+ reviewed cases? of the set now ha(s|ve) the reviewer's label"))
+    done.wait_for(timeout=60_000)
+    found = re.search(r"The calibration set has (\d+) labelled of (\d+) cases", done.inner_text())
+    assert found and int(found.group(1)) >= 1 and int(found.group(2)) >= 100
+
+    _nav(page, "Loss and thresholds", "Metrics over")
+    toggle = page.get_by_text("Use the loaded calibration set (run llm-ab12b25c83e1 S3a/seed 1", exact=False)
+    toggle.click()
+    page.get_by_text("come from the loaded calibration set", exact=False).first.wait_for(timeout=60_000)
+    settled(page)
+    deltas = [d.inner_text() for d in page.locator('[data-testid="stMetricDelta"]').all()]
+    assert deltas and any(not re.match(r"^[+-]?0\.0+ ", d) for d in deltas), deltas  # the set moved something
+    shot(page, "whatif-reviewed-set")
+    page.close()
