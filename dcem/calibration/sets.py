@@ -9,7 +9,9 @@ Sources:
 
 * an uploaded CSV file, :func:`parse_calibration_csv`.  Format: UTF-8, header
   ``case_id,agent,reported_label,true_label`` (any order, case-insensitive, extra
-  columns ignored with a warning), one row per (case, agent), one true label per case.
+  columns ignored with a warning; ``true_label`` optional or blank for cases without a
+  label, which a label-free estimator then covers), one row per (case, agent), one true
+  label per case.
   Without an explicit label list the labels are the sorted union of true and reported
   labels.  Full rules in :mod:`dcem.calibration.csv_import` and ``docs/calibration_csv.md``;
 * a complete (case, agent) report matrix, :func:`from_matrix`;
