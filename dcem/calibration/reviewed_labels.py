@@ -82,7 +82,13 @@ def reviewed_into(current: CalibrationSet | None, reviewed: CalibrationSet) -> R
     first = ~pd.Index(reviewed.case_ids).duplicated(keep="first")
     labels = {c: reviewed.labels[t] for c, t in zip(np.asarray(reviewed.case_ids, dtype=object)[first],
                                                    reviewed.truth[first].tolist()) if c in held}
-    result = with_labels(current, labels, source=f"{current.source} + {reviewed.source}") if labels else current
+    try:
+        result = with_labels(current, labels, source=f"{current.source} + {reviewed.source}") if labels else current
+    except InputError as exc:
+        said = str(exc).removeprefix(f"{exc.field}: ")
+        raise InputError(exc.field, f"{said}: the set labels that case otherwise than its reviewer; "
+                         "build the set from the run's reports without their labels to take the reviewers' "
+                         "labels instead") from None
     new_rows = np.array([c not in held for c in reviewed.case_ids])
     if new_rows.any():
         idx = np.flatnonzero(new_rows)

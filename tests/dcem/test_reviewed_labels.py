@@ -66,8 +66,10 @@ def test_a_set_from_another_source_or_with_another_label_is_refused() -> None:
     with pytest.raises(InputError, match="case 'c4' is in the calibration set with other reports"):
         reviewed_into(changed, review)
     labelled = from_matrix([f"c{i}" for i in range(40)], (truth + 1) % 3, _panel(40)[1], LABELS, "labelled")
-    with pytest.raises(InputError, match="case 'c4' already has the label"):
+    with pytest.raises(InputError, match="case 'c4' already has the label") as info:
         reviewed_into(labelled, review)
+    assert str(info.value).endswith("build the set from the run's reports without their labels to take the "
+                                    "reviewers' labels instead")
     renamed = from_matrix([f"c{i}" for i in range(40)], truth, _panel(40)[1], ("a", "b", "c"), "renamed")
     with pytest.raises(InputError, match="labels"):
         reviewed_into(renamed, review)
