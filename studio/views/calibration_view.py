@@ -65,7 +65,8 @@ SET_PURPOSE = (
     "the report into a posterior over the true condition through that agent's confusion matrix (row = true "
     "label, column = reported label) and the prior. An agent's reliability, the posterior weight on its own "
     "report that sets its share of the pooled belief, follows from the same matrix. The matrices and the "
-    "prior are estimated from a calibration set: labelled reports like these. A set can therefore serve as "
+    "prior are estimated from a calibration set: reports like these, counted against their labels or, for cases "
+    "without one, estimated by the Dawid-Skene model. A set can therefore serve as "
     "a run's calibration (its smoothed matrices and prior become the panel the mediator reasons with), or "
     "as labelled cases on which the stopping thresholds (eps_safe, eps_low, m_safe, delta) are re-fitted.")
 
