@@ -1,4 +1,4 @@
-"""Command line: ``python -m dcem explain | run synthetic | report | runs | export | ceilings | merge``.
+"""Command line: ``python -m dcem explain | run synthetic | report | runs | export | ceilings | calibrate | merge``.
 
 Bad input exits with status 2 and a one-line message on stderr, never a traceback.
 """
@@ -211,6 +211,34 @@ def _export_parser(sub: Any) -> None:
     p.set_defaults(func=_cmd_export)
 
 
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    from dcem.analysis.calibration_summary import calibration_summary, read_calibration_file, summary_text
+
+    labels = [x.strip() for x in args.labels.split(",") if x.strip()] if args.labels else None
+    cset, warnings = read_calibration_file(args.file, labels=labels, estimator=args.estimator)
+    summary = calibration_summary(cset, warnings, alpha=args.alpha, prior_mode=args.prior)
+    if args.json:
+        json.dump(summary, sys.stdout, indent=2, allow_nan=False)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(summary_text(summary))
+    return 0
+
+
+def _calibrate_parser(sub: Any) -> None:
+    p = sub.add_parser("calibrate", help="read a calibration CSV (labelled or not) and print its confusion "
+                                         "matrices and prior (docs/calibration_csv.md)")
+    p.add_argument("file", help="calibration CSV: case_id, agent, reported_label and, for labelled cases, true_label")
+    p.add_argument("--estimator", choices=["auto", "counts", "dawid-skene", "one-coin"], default="auto",
+                   help="for cases without a true label: auto (counts when every case is labelled, else "
+                        "dawid-skene with 3+ agents, one-coin with fewer), or one of the three")
+    p.add_argument("--labels", default=None, help="the label list, comma-separated (default: the labels in the file)")
+    p.add_argument("--alpha", type=float_in(0.01, 10.0), default=0.5, help="smoothing (default 0.5, as runs use)")
+    p.add_argument("--prior", choices=["uniform", "empirical"], default="empirical")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=_cmd_calibrate)
+
+
 def _cmd_runs(args: argparse.Namespace) -> int:
     from dcem.store.database import Store
 
@@ -291,6 +319,7 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("runs", help="list stored runs")
     p.set_defaults(func=_cmd_runs)
     _export_parser(sub)
+    _calibrate_parser(sub)
 
     for p in sub.choices.values():
         p.add_argument("--db", default=None, help="DuckDB file (default: $DCEM_DB or data/dcem.duckdb)")
