@@ -88,7 +88,8 @@ class SetUse:
 
 SET_USES: tuple[SetUse, ...] = (
     SetUse("pages/review.py", "Escalation review",
-           "adds the cases a reviewer has labelled to this set (button under *Use the reviews*)."),
+           "adds the cases a reviewer has labelled to this set (button under *Use the reviews*): a case the set "
+           "holds (a set from the same run's reports) gets the reviewer's final label, the others join as rows."),
     SetUse("pages/whatif.py", "Loss and thresholds",
            "re-scores a stored run with this set: its switch \"Use the loaded calibration set\" gives every cell "
            f"of the run this set's confusion matrices (smoothed with alpha = {ALPHA:g}, as the run's own were, "
