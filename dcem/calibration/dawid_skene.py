@@ -47,10 +47,18 @@ import numpy as np
 from common.errors import InputError
 from dcem.calibration.fitting import ALPHA
 
-__all__ = ["LABEL_FREE_METHODS", "MIN_CASES", "LabelFreeEstimate", "estimate_without_labels"]
+__all__ = ["LABEL_FREE_METHODS", "MIN_CASES", "MAX_REPORT_ENTRIES", "MAX_ONE_COIN_CELLS", "LabelFreeEstimate",
+           "estimate_without_labels"]
 
 LABEL_FREE_METHODS = ("dawid-skene", "one-coin")
 MIN_CASES = 10
+MAX_REPORT_ENTRIES = 5_000_000
+"""Reports x labels an estimate may take.  crowd-kit's EM holds and updates tables of that
+size; at the calibration file's own caps it took up to 110 s and 1.4 GB here, and at this
+limit about 6 to 15 s and 0.4 GB (BENCHMARKS.md, "Confusions without labels")."""
+MAX_ONE_COIN_CELLS = 400_000
+"""Agents x labels² for one-coin, whose crowd-kit fit slows with it (83 s at 1,000 agents
+and 63 labels, 14 s at 10 agents and 200 labels)."""
 _MIN_AGENTS = {"dawid-skene": 3, "one-coin": 2}
 
 
@@ -86,6 +94,20 @@ def _check(reports: object, n_labels: int, truth: object | None, method: str) ->
             or y.max(initial=-1) >= n_labels:
         raise InputError("truth", f"expected one label in 0..{n_labels - 1} or -1 (unknown) per case")
     return r.astype(np.int64), y.astype(np.int64)
+
+
+def _check_size(n: int, a: int, k: int, method: str) -> None:
+    """Refuse an estimate beyond :data:`MAX_REPORT_ENTRIES` (or, for one-coin,
+    :data:`MAX_ONE_COIN_CELLS`) before the EM starts."""
+    entries = n * a * k
+    if entries > MAX_REPORT_ENTRIES:
+        raise InputError("reports", f"a label-free estimate of {n * a:,} reports over {k} labels needs "
+                         f"{entries:,} report x label entries; the limit is {MAX_REPORT_ENTRIES:,} (beyond it the "
+                         "estimate takes minutes and gigabytes): use fewer cases or labels, or count labelled cases")
+    if method == "one-coin" and a * k * k > MAX_ONE_COIN_CELLS:
+        raise InputError("reports", f"one-coin over {a:,} agents and {k} labels needs {a * k * k:,} agent x label² "
+                         f"entries; the limit is {MAX_ONE_COIN_CELLS:,} (beyond it the estimate takes minutes): use "
+                         "dawid-skene, fewer agents or fewer labels")
 
 
 def _em_posteriors(reports: np.ndarray, truth: np.ndarray, n_labels: int, method: str) -> np.ndarray:
@@ -174,6 +196,7 @@ def estimate_without_labels(reports: object, n_labels: int, *, method: str = "da
     seeded with some (``truth``: a label per case, -1 where unknown); see the module
     docstring.  A panel too small for ``method`` raises :class:`InputError`."""
     r, y = _check(reports, n_labels, truth, method)
+    _check_size(r.shape[0], r.shape[1], n_labels, method)
     need = _MIN_AGENTS[method]
     if r.shape[1] < need:
         other = " use one-coin, one accuracy per agent" if method == "dawid-skene" else ""

@@ -120,3 +120,17 @@ def test_whether_an_estimate_is_usable_does_not_depend_on_the_smoothing_it_is_sh
     assert len(set(problems.values())) == 1 and problems[0.5]
     shown = estimate_without_labels(reports, 3, truth=seeded, alpha=2.0)
     assert not np.allclose(shown.confusion, estimate_without_labels(reports, 3, truth=seeded).confusion)
+
+
+def test_an_estimate_too_large_to_finish_soon_is_refused_before_the_em() -> None:
+    """At the calibration file's caps crowd-kit took up to 110 s and 1.4 GB; such sizes are
+    refused at once, with the numbers and what to change."""
+    many = np.zeros((12_501, 2), dtype=np.int64)  # 25,002 reports x 200 labels
+    with pytest.raises(InputError) as info:
+        estimate_without_labels(many, 200, method="one-coin")
+    assert info.value.field == "reports" and "5,000,400 report x label entries; the limit is 5,000,000" in str(info.value)
+    wide = np.zeros((20, 11), dtype=np.int64)  # 11 agents x 200² = 440,000
+    with pytest.raises(InputError, match="one-coin over 11 agents and 200 labels needs 440,000") as info:
+        estimate_without_labels(wide, 200, method="one-coin")
+    assert "use dawid-skene" in str(info.value)
+    assert dawid_skene.MAX_REPORT_ENTRIES == 5_000_000 and dawid_skene.MAX_ONE_COIN_CELLS == 400_000
