@@ -64,4 +64,8 @@ def header_index(header: list[str], warnings: list[str]) -> dict[str, int]:
         warnings.append(f"ignored extra column{'s' if len(named) > 1 else ''}: {listed}{more}")
     if len(extra) > len(named):
         warnings.append(f"ignored {len(extra) - len(named)} column(s) without a header name")
+    if OPTIONAL_COLUMN not in index:
+        hint = (f"; if {'one of them' if len(named) > 1 else 'it'} holds the true labels, name it {OPTIONAL_COLUMN}"
+                if named else "")
+        warnings.append(f"the header has no {OPTIONAL_COLUMN} column, so no case has a label{hint}")
     return index

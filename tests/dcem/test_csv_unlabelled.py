@@ -34,7 +34,8 @@ def test_a_file_without_the_truth_column_is_estimated_by_dawid_skene_with_three_
     truth, reports = _reports(400, 3)
     cset, warnings = parse_calibration_csv(_csv(truth, reports, column=False))
     assert cset.estimator == "dawid-skene" and (cset.truth == -1).all() and cset.n_cases == 400
-    assert warnings == ["400 of 400 cases have no true label: the confusions and the prior are estimated from "
+    assert warnings == ["the header has no true_label column, so no case has a label",
+                        "400 of 400 cases have no true label: the confusions and the prior are estimated from "
                         "the agents' reports (dawid-skene), not counted"]
     counted = from_matrix([f"c{i}" for i in range(400)], truth, reports, LABELS, "counted")
     assert np.abs(cset.confusion() - counted.confusion()).max() < 0.1
@@ -90,3 +91,12 @@ def test_dawid_skene_is_refused_for_two_agents_when_asked_for() -> None:
         parse_calibration_csv(_csv(truth, reports, column=False), estimator="dawid-skene")
     with pytest.raises(InputError, match="estimator: must be auto or one of"):
         parse_calibration_csv(_csv(truth, reports, column=False), estimator="em")
+
+
+def test_a_truth_column_under_another_name_is_pointed_out() -> None:
+    truth, reports = _reports(40, 3)
+    text = _csv(truth, reports, keep=40).replace("true_label", "truth", 1)
+    cset, warnings = parse_calibration_csv(text)
+    assert cset.estimator == "dawid-skene" and (cset.truth == -1).all()
+    assert warnings[:2] == ["ignored extra column: truth", "the header has no true_label column, so no case has a "
+                            "label; if it holds the true labels, name it true_label"]
