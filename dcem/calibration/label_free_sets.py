@@ -33,15 +33,16 @@ UNKNOWN = -1  # the truth index of a case without a label
 
 
 def choose_estimator(estimator: str, n_agents: int, unlabelled: bool) -> str:
-    """The estimator to use: ``estimator`` itself, or for :data:`AUTO` ``counts`` when no
-    case is ``unlabelled``, else ``dawid-skene`` with three or more agents (full matrices
-    are identified) and ``one-coin`` with fewer."""
-    if estimator == AUTO:
-        if not unlabelled:
-            return "counts"
-        return "dawid-skene" if n_agents >= 3 else "one-coin"
-    if estimator not in ESTIMATORS:
+    """The estimator to use.  ``counts`` when no case is ``unlabelled`` (the choice is for
+    cases without a label, and counting every labelled case is what the estimate would
+    fix them to anyway); else ``estimator`` itself, or for :data:`AUTO` ``dawid-skene``
+    with three or more agents (full matrices are identified) and ``one-coin`` with fewer."""
+    if estimator != AUTO and estimator not in ESTIMATORS:
         raise InputError("estimator", f"must be {AUTO} or one of {', '.join(ESTIMATORS)}, got {estimator!r}")
+    if not unlabelled:
+        return "counts"
+    if estimator == AUTO:
+        return "dawid-skene" if n_agents >= 3 else "one-coin"
     return estimator
 
 

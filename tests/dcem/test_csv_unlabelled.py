@@ -66,6 +66,8 @@ def test_a_labelled_file_is_still_counted_and_its_checks_still_apply() -> None:
     truth, reports = _reports(30, 2)
     cset, warnings = parse_calibration_csv(_csv(truth, reports, keep=30))
     assert cset.estimator == "counts" and (cset.truth >= 0).all() and not warnings
+    for choice in ("one-coin", "dawid-skene"):  # the choice is for unlabelled cases: none here, so counted
+        assert parse_calibration_csv(_csv(truth, reports, keep=30), estimator=choice)[0].estimator == "counts"
     with pytest.raises(InputError, match="class 'k9' has no calibration rows"):
         parse_calibration_csv(_csv(truth, reports, keep=30), labels=["k0", "k1", "k2", "k9"])
 
