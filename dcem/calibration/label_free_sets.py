@@ -49,7 +49,7 @@ def choose_estimator(estimator: str, n_agents: int, unlabelled: bool) -> str:
 def estimator_note(cset: "CalibrationSet") -> str:
     """Where the set's confusions and prior come from, in one sentence."""
     n = cset.n_cases
-    labelled = int((cset.class_counts()).sum())
+    labelled = int(cset.class_counts().sum())
     if cset.estimator == "counts":
         return f"Confusions and prior counted from the {n:,} labelled cases."
     name = "Dawid-Skene (a full matrix per agent)" if cset.estimator == "dawid-skene" else \

@@ -16,7 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from common.errors import InputError
 from dcem.calibration.fitting import ALPHA
@@ -79,9 +78,8 @@ def reviewed_into(current: CalibrationSet | None, reviewed: CalibrationSet) -> R
                          f"calibration set's ({', '.join(current.labels)})")
     held = set(current.case_ids) & set(reviewed.case_ids)
     _check_same_reports(current, reviewed, held)
-    first = ~pd.Index(reviewed.case_ids).duplicated(keep="first")
-    labels = {c: reviewed.labels[t] for c, t in zip(np.asarray(reviewed.case_ids, dtype=object)[first],
-                                                   reviewed.truth[first].tolist()) if c in held}
+    # every row of a case carries the case's one truth (the set checks it)
+    labels = {c: reviewed.labels[t] for c, t in zip(reviewed.case_ids, reviewed.truth.tolist()) if c in held}
     try:
         result = with_labels(current, labels, source=f"{current.source} + {reviewed.source}") if labels else current
     except InputError as exc:
