@@ -16,6 +16,7 @@ import math
 import re
 from typing import Any, Callable, Mapping
 
+from dcem.calibration.risk_control import MAX_LAMBDAS, RiskTarget
 from dcem.core.config import MediatorConfig
 from dcem.core.vocabulary import SCENARIOS
 from common.errors import InputError, ProjectError
@@ -187,8 +188,26 @@ _SPEC_FIELDS: dict[str, _Check] = {
     "stop_when_decided": lambda f, v, n: f.flag(v, n),
     "ablation": lambda f, v, n: f.flag(v, n),
     "stat_dialogue": lambda f, v, n: _plain_settings(f, v, n, _STAT_DIALOGUE_KEYS),
+    "risk_target": lambda f, v, n: _risk_target(f, v, n),
 }
 _STAT_DIALOGUE_KEYS = ("anchor", "kappa", "compliance", "residual", "cues", "calibrate")
+_RISK_TARGET_KEYS = ("risk", "alpha", "delta", "fwer", "lambdas")
+
+
+def _risk_target(f: Any, value: Any, name: str) -> None:
+    """A Learn-then-Test run's target (:meth:`RiskTarget.to_dict`): exactly its keys, a
+    target :class:`RiskTarget` accepts, written back as it was read."""
+    f.keys(value, name, _RISK_TARGET_KEYS, _RISK_TARGET_KEYS)
+    lambdas = value["lambdas"]
+    if not isinstance(lambdas, list) or len(lambdas) > MAX_LAMBDAS or any(
+            isinstance(v, bool) or not isinstance(v, (int, float)) for v in lambdas):
+        raise f.fail(f"{name}.lambdas", f"must be a list of at most {MAX_LAMBDAS} numbers, got {_show(lambdas)}")
+    try:
+        target = RiskTarget(**{**value, "lambdas": tuple(lambdas)})
+    except ProjectError as exc:
+        raise f.fail(name, f"is not a valid Learn-then-Test target: {exc}") from None
+    if target.to_dict() != value:
+        raise f.fail(name, f"is not a Learn-then-Test target as a run writes it, got {_show(value)}")
 
 
 def _plain_settings(f: Any, value: Any, name: str, keys: tuple[str, ...]) -> None:
