@@ -19,6 +19,7 @@ import pandas as pd
 
 from common.db import Database, StoreError, default_db_path, git_revision
 from common.migrations import migrate
+from common.resume import check_resume
 from dcem.core.config import MediatorConfig
 from dcem.core.panel import Panel
 from dcem.core.results import ScenarioResult
@@ -29,6 +30,9 @@ __all__ = ["Store", "StoreError", "default_db_path", "git_revision",
            "StoredCell"]
 
 log = logging.getLogger(__name__)
+
+_RESUME_HINT = ("repeat the command that started it to resume it, or run these settings under another run id "
+                "or in another store")
 
 
 def _now() -> _dt.datetime:
@@ -71,9 +75,18 @@ class Store(Database):
     # ----------------------------------------------------------------- runs
     def ensure_run(self, run_id: str, *, kind: str, spec: dict[str, Any], config: MediatorConfig,
                    seeds: list[int]) -> bool:
-        """Create the run if new; return True when it already existed (a resume)."""
-        row = self.con.execute("SELECT status FROM runs WHERE run_id = ?", [run_id]).fetchone()
+        """Create the run if new; return True when it already existed (a resume).
+
+        A run stored with another kind, spec, mediator config or seeds is refused before
+        anything is written (:class:`common.resume.ResumeRefused`, naming the first field
+        that differs)."""
+        row = self.con.execute("SELECT kind, spec_json, config_json, seeds FROM runs WHERE run_id = ?",
+                               [run_id]).fetchone()
         if row is not None:
+            for stored, given in (({"kind": row[0]}, {"kind": kind}), (json.loads(row[1]), spec),
+                                  ({"config": json.loads(row[2]), "seeds": list(row[3])},
+                                   {"config": config.to_dict(), "seeds": list(seeds)})):
+                check_resume(f"run {run_id}", stored, given, hint=_RESUME_HINT)
             self.con.execute("UPDATE runs SET status = 'running', finished_at = NULL WHERE run_id = ? "
                              "AND status <> 'finished'", [run_id])
             return True
