@@ -1,7 +1,7 @@
 """Argument parsing of the project's command lines: the parser whose usage errors are one
-line with exit status 2, and argument types for whole numbers and finite decimal numbers
-in a range, checked while the arguments are parsed (before anything is opened, stored or
-loaded).
+line with exit status 2, and argument types checked while the arguments are parsed (before
+anything is opened, stored or loaded): whole numbers and finite decimal numbers in a range,
+a ``HOST:PORT`` address and a folder that can be written.
 """
 from __future__ import annotations
 
@@ -9,9 +9,11 @@ import argparse
 import math
 import re
 import sys
+import tempfile
+from pathlib import Path
 from typing import Callable, NoReturn, Sequence
 
-__all__ = ["Parser", "EXIT_USAGE", "one_line", "int_in", "float_in", "MAX_SEEDS", "MAX_SEED", "MAX_SAMPLES",
+__all__ = ["Parser", "EXIT_USAGE", "one_line", "int_in", "float_in", "host_port", "writable_folder", "MAX_SEEDS", "MAX_SEED", "MAX_SAMPLES",
            "MAX_SCALE"]
 
 EXIT_USAGE = 2
@@ -26,6 +28,8 @@ MAX_SCALE = 1e6
 """An inverse temperature or a peer influence."""
 
 _WHOLE = re.compile(r"[+-]?[0-9]{1,30}")
+_HOST = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\]")
+_PORT = re.compile(r"[0-9]{1,5}")
 
 
 def int_in(low: int, high: int) -> Callable[[str], int]:
@@ -54,6 +58,44 @@ def float_in(low: float, high: float) -> Callable[[str], float]:
         return value
 
     return parse
+
+
+def host_port(text: str) -> str:
+    """An argparse ``type``: ``HOST:PORT`` (a host name, an IPv4 address or an ``[IPv6]``
+    address, and a port from 1 to 65,535), returned stripped; anything else is a usage
+    error of one line."""
+    host, sep, port = text.strip().rpartition(":")
+    if not sep or not _HOST.fullmatch(host) or not _PORT.fullmatch(port):
+        raise argparse.ArgumentTypeError(f"must be HOST:PORT (e.g. 10.0.0.5:6379), got {text[:60]!r}")
+    if not 1 <= int(port) <= 65_535:
+        raise argparse.ArgumentTypeError(f"the port must be a whole number from 1 to 65,535, got {port}")
+    return text.strip()
+
+
+def writable_folder(text: str) -> str:
+    """An argparse ``type``: a folder that exists or can be made, and takes new files: not
+    empty, not a file, no file or broken link on its path, and the nearest folder on it
+    that exists accepts a temporary file (made and removed at once; nothing else is
+    created).  Returns the text as given."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("give a folder, got an empty path")
+    probe = Path(text)
+    try:
+        probe = probe.expanduser().absolute()
+        while not probe.exists():
+            if probe.is_symlink():
+                raise argparse.ArgumentTypeError(f"{str(probe)[:200]} is a link to nothing")
+            probe = probe.parent
+        if not probe.is_dir():
+            where = "is" if probe == Path(text).expanduser().absolute() else "on its path is"
+            raise argparse.ArgumentTypeError(f"{str(probe)[:200]} {where} a file, not a folder")
+        with tempfile.TemporaryFile(dir=probe):
+            pass
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"cannot write in {str(probe)[:200]}: {exc.strerror or exc}") from None
+    except ValueError as exc:  # a NUL byte
+        raise argparse.ArgumentTypeError(f"not a usable path ({exc}): {text[:60]!r}") from None
+    return text
 
 
 class Parser(argparse.ArgumentParser):

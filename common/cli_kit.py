@@ -15,11 +15,12 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from common.cli_args import EXIT_USAGE, Parser, float_in, int_in, one_line
-from common.errors import ProjectError
+from common.cli_args import EXIT_USAGE, Parser, float_in, host_port, int_in, one_line
+from common.errors import ConfigError, ProjectError
 
 __all__ = ["EXIT_INTERRUPTED", "Parser", "int_in", "float_in", "progress_bar", "fail", "run_command",
-           "add_merge_command", "add_executor_arguments", "executor_from_args", "report_failed_units", "EXIT_FAILED"]
+           "add_merge_command", "add_executor_arguments", "check_executor_args", "executor_from_args",
+           "report_failed_units", "EXIT_FAILED"]
 
 EXIT_INTERRUPTED = 130
 EXIT_FAILED = 1  # some units failed (recorded with their messages); the same command retries them
@@ -53,6 +54,8 @@ def run_command(args: argparse.Namespace, interrupted: str) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     try:
+        if hasattr(args, "executor"):
+            check_executor_args(args)
         return int(args.func(args))
     except ProjectError as exc:
         return fail(str(exc))
@@ -88,35 +91,55 @@ def add_merge_command(sub: Any, checks: Callable[[], Sequence[Any]]) -> None:
     p.set_defaults(func=_cmd_merge, verbose=False, merge_checks=checks)
 
 
+_WORKER_FLAGS = (("workers", "--workers", 2), ("worker_threads", "--worker-threads", 1),
+                 ("worker_gpus", "--worker-gpus", 0.0))  # flags of Ray workers, with their defaults
+
+
 def add_executor_arguments(p: argparse.ArgumentParser) -> None:
-    """``--executor``, ``--ray-address``, ``--workers``, ``--worker-threads``, ``--worker-gpus``."""
+    """``--executor``, ``--ray-address``, ``--workers``, ``--worker-threads``, ``--worker-gpus``
+    (the last four need ``--executor ray``: :func:`check_executor_args`)."""
     g = p.add_argument_group("where the units run")
     g.add_argument("--executor", choices=("process", "ray"), default="process",
                    help="process: one after another in this process (default); ray: on Ray workers that keep their "
                         "models loaded, results written here (see docs/cluster.md)")
-    g.add_argument("--ray-address", default=None,
+    g.add_argument("--ray-address", default=None, type=host_port,
                    help="the Ray cluster to join (HOST:PORT of `ray start --head`); default: a local Ray instance")
-    g.add_argument("--workers", type=int_in(1, 1024), default=2, help="Ray workers (default 2)")
-    g.add_argument("--worker-threads", type=int_in(1, 256), default=1,
+    g.add_argument("--workers", type=int_in(1, 1024), default=None, help="Ray workers (default 2)")
+    g.add_argument("--worker-threads", type=int_in(1, 256), default=None,
                    help="CPU threads of each Ray worker, also its llama.cpp threads (default 1)")
-    g.add_argument("--worker-gpus", type=float_in(0.0, 64.0), default=0.0,
+    g.add_argument("--worker-gpus", type=float_in(0.0, 64.0), default=None,
                    help="GPUs each Ray worker reserves, for llama.cpp offload (default 0)")
+
+
+def check_executor_args(args: argparse.Namespace) -> None:
+    """Refuse (one line) the Ray flags without ``--executor ray``, where nothing would read
+    them; with it, fill in the defaults of those not given.  :func:`run_command` calls this
+    before the command starts."""
+    from common.ray_work import check_executor
+
+    name = getattr(args, "executor", "process")
+    check_executor(name, getattr(args, "ray_address", None))
+    for dest, flag, default in _WORKER_FLAGS:
+        if getattr(args, dest, None) is None:
+            setattr(args, dest, default if name == "ray" else None)
+        elif name != "ray":
+            raise ConfigError(dest, f"{flag} sets up Ray workers and needs --executor ray")
 
 
 @contextlib.contextmanager
 def executor_from_args(args: argparse.Namespace) -> Iterator[Any]:
-    """The executor the flags ask for (None: in process); a Ray executor ends with the block."""
-    from common.ray_work import check_executor
-
-    name, address = getattr(args, "executor", "process"), getattr(args, "ray_address", None)
-    check_executor(name, address)
-    if name != "ray":
+    """The executor the flags ask for (None: in process), checked (:func:`check_executor_args`)
+    and, for Ray, connected before the block starts (a cluster that does not answer is one
+    line, before anything is stored); a Ray executor ends with the block."""
+    check_executor_args(args)
+    if getattr(args, "executor", "process") != "ray":
         yield None
         return
     from common.ray_work import RayExecutor
 
     with RayExecutor(workers=args.workers, threads=args.worker_threads, gpus=args.worker_gpus,
-                     address=address) as executor:
+                     address=args.ray_address) as executor:
+        executor.connect()
         yield executor
 
 

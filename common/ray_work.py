@@ -12,26 +12,35 @@ actor, up to ``retries`` more times, and written once, when it succeeds; a unit 
 raises is returned as a :class:`common.work.Failure` with its message, and the job goes
 on; a driver that is killed loses no unit it had written, and the same command resumes
 (the actors die with it).  ``ray`` is imported only when this executor is used.
+
+Joining a cluster (``address``, ``HOST:PORT``): :meth:`RayExecutor.connect` first opens a
+plain TCP connection to the address, for at most :data:`CONNECT_TIMEOUT_S` seconds, so an
+address nobody answers on is one line at once (Ray itself retries for minutes); a command
+connects before it stores anything.
 """
 from __future__ import annotations
 
+import argparse
 import collections
 import logging
 import os
 import re
+import socket
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from common.errors import ConfigError
 from common.work import Cancel, Failure, Job, Unit, Worker, failure_of
 
-__all__ = ["RayExecutor", "UnitActor", "EXECUTORS", "check_executor"]
+__all__ = ["RayExecutor", "UnitActor", "EXECUTORS", "check_executor", "check_address", "CONNECT_TIMEOUT_S"]
 
 log = logging.getLogger(__name__)
 
 EXECUTORS = ("process", "ray")
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 _WAIT_S = 0.25  # how often cancel() is polled while units are under way
+CONNECT_TIMEOUT_S = 10.0
+"""How long joining a cluster waits for its address to answer at all."""
 
 
 def check_executor(name: str, address: str | None = None) -> None:
@@ -39,6 +48,36 @@ def check_executor(name: str, address: str | None = None) -> None:
         raise ConfigError("executor", f"must be one of {', '.join(EXECUTORS)}, got {name!r}")
     if address and name != "ray":
         raise ConfigError("ray_address", "a Ray address needs --executor ray")
+
+
+def check_address(address: str) -> tuple[str, int]:
+    """The host and port of ``HOST:PORT`` (:func:`common.cli_args.host_port`), or a
+    :class:`ConfigError` naming ``ray_address``."""
+    from common.cli_args import host_port
+
+    try:
+        text = host_port(address)
+    except argparse.ArgumentTypeError as exc:
+        raise ConfigError("ray_address", str(exc)) from None
+    host, _, port = text.rpartition(":")
+    return host.strip("[]"), int(port)
+
+
+def _answers(address: str, timeout: float) -> None:
+    """Refuse, with one line, an address where nothing accepts a TCP connection in ``timeout`` s."""
+    host, port = check_address(address)
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except socket.gaierror:
+        raise ConfigError("ray_address", f"cannot find the host {host!r} of {address}") from None
+    except TimeoutError:
+        raise ConfigError("ray_address", f"nothing answered at {address} within {timeout:g} s; is `ray start "
+                                         "--head` running there, and is the port open to this machine?") from None
+    except OSError as exc:
+        raise ConfigError("ray_address", f"nothing answers at {address} ({exc.strerror or exc}); start the cluster "
+                                         f"there with `ray start --head --port {port}`, or leave out --ray-address "
+                                         "for a local Ray instance") from None
 
 
 def _import_ray() -> Any:
@@ -80,6 +119,8 @@ class RayExecutor:
                 raise ConfigError(name, f"must be a whole number >= {low}, got {value!r}")
         if not gpus >= 0:
             raise ConfigError("gpus", f"must be >= 0, got {gpus!r}")
+        if address:
+            check_address(address)
         self.workers, self.threads, self.gpus, self.address, self.retries = workers, threads, gpus, address, retries
         self.actors: list[Any] = []
         self.started = False
@@ -91,6 +132,11 @@ class RayExecutor:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def connect(self) -> None:
+        """Join the cluster (or start the local instance) now rather than with the first
+        units: a cluster that cannot be joined is a :class:`ConfigError` of one line."""
+        self._ray()
+
     def _ray(self) -> Any:
         ray = _import_ray()
         if not ray.is_initialized():
@@ -99,7 +145,12 @@ class RayExecutor:
             kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "logging_level": "WARNING",
                                       "runtime_env": {"env_vars": {"PYTHONPATH": path}}}
             if self.address:
-                ray.init(address=self.address, **kwargs)
+                _answers(self.address, CONNECT_TIMEOUT_S)
+                try:
+                    ray.init(address=self.address, **kwargs)
+                except Exception as exc:  # noqa: BLE001 - Ray raises several kinds; each is one line here
+                    raise ConfigError("ray_address", f"cannot join the Ray cluster at {self.address}: "
+                                                     f"{_first_line(exc)}") from None
             else:
                 ray.init(num_cpus=self.workers * self.threads, num_gpus=self.gpus * self.workers or None, **kwargs)
                 self.started = True

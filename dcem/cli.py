@@ -74,7 +74,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         base_config=base_config(args.t_max, args.param), risk_target=risk_target_from_args(args))
     bar, progress = progress_bar("synthetic", "cell", quiet=args.quiet,
                                  total=len(spec.scenarios) * len(spec.seeds))
-    with Store(args.db) as store, executor_from_args(args) as executor:
+    # Ray is joined (a cluster that does not answer refused) before the store is opened
+    with executor_from_args(args) as executor, Store(args.db) as store:
         try:
             summary = run_synthetic(store, spec, run_id=args.run_id, progress=progress, executor=executor)
         finally:

@@ -58,7 +58,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
                         base_config=MediatorConfig(prior="empirical", t_max=args.t_max))
     bar, progress = progress_bar(f"{spec.dataset}", "turn", quiet=args.quiet)
     threads = args.threads or (args.worker_threads if args.executor == "ray" else None)
-    with Store(args.db) as store, executor_from_args(args) as executor:
+    # Ray is joined (a cluster that does not answer refused) before the store is opened
+    with executor_from_args(args) as executor, Store(args.db) as store:
         try:
             summary = run_clinical(store, spec, n_gpu_layers=args.n_gpu_layers, n_threads=threads,
                                    progress=progress, executor=executor)

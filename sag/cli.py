@@ -58,7 +58,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     bar, progress = progress_bar(f"{spec.cfg.name} on {Path(args.benchmark).name}", "item", quiet=args.quiet)
     threads = args.threads or (args.worker_threads if args.executor == "ray" else None)
     recipe = RunnerRecipe(n_threads=threads, n_gpu_layers=args.n_gpu_layers, batched=not args.sequential)
-    with SagStore(args.db) as store, executor_from_args(args) as executor:
+    # Ray is joined (a cluster that does not answer refused) before the store is opened
+    with executor_from_args(args) as executor, SagStore(args.db) as store:
         try:
             summary = run_sag(store, spec, progress=progress, prepared=prepared, runners=recipe, executor=executor)
         finally:

@@ -96,7 +96,8 @@ def _run_groups(args: argparse.Namespace, spec: "SuiteSpec", cfgs: list[GroupCon
 
     threads = args.threads or (args.worker_threads if args.executor == "ray" else None)
     recipe = RunnerRecipe(n_threads=threads, n_gpu_layers=args.n_gpu_layers, batched=not args.sequential)
-    with SagStore(args.db) as store, executor_from_args(args) as executor:
+    # Ray is joined (a cluster that does not answer refused) before the store is opened
+    with executor_from_args(args) as executor, SagStore(args.db) as store:
         for cfg in cfgs:
             bar, progress = progress_bar(f"{cfg.name} {spec.eval_id}", "item", quiet=args.quiet)
             try:
