@@ -6,11 +6,13 @@
    (A, K, K) tables built for any number of labels).
 
 Each test is named after its defect.  The scaling test feeds 5 MB uploads of every
-shape through the page's steps (parse, tables, prior) and bounds time and peak memory.
+shape through the page's steps (parse, tables, prior) and bounds peak memory.  How long
+they take, and how the time grows with the agents, is measured by
+``benchmarks/growth_checks.py`` (BENCHMARKS.md), not asserted here: a busy machine
+makes any time bound fail.
 """
 from __future__ import annotations
 
-import time
 import tracemalloc
 
 import numpy as np
@@ -25,7 +27,6 @@ from common.errors import ProjectError, InputError
 from tests.dcem.calibration_files import FIVE_MB, HEADER, SHAPES
 
 PEAK_BOUND = 200_000_000  # bytes, traced peak of parse + tables + prior for a 5 MB upload
-TIME_BOUND = 5.0  # seconds, untraced, for a 5 MB upload (about 1 s measured on 2 busy cores)
 
 
 def csv_text(rows: list[str]) -> str:
@@ -49,44 +50,35 @@ def page_steps(data: bytes) -> tuple[CalibrationSet, list[str]]:
 
 
 # ------------------------------------------------------------------ defect 7
-def test_defect7_one_case_per_agent_parses_in_linear_time() -> None:
+def test_defect7_one_case_per_agent_parses_with_counted_warnings() -> None:
     """1,000 agents (the cap) over 200,000 cases, one row each: every agent skips 199,999
-    cases.  The old per-agent scan of every case took agents x cases = 2e8 lookups."""
+    cases.  The old per-agent scan of every case took agents x cases = 2e8 lookups (its
+    time, and the growth with agents, are in benchmarks/growth_checks.py)."""
     data = csv_text([f"c{i},a{i % 1000},k{i % 2},k{i % 2}" for i in range(200_000)]).encode()
-    start = time.perf_counter()
     cset, warnings = parse_calibration_csv(data)
-    elapsed = time.perf_counter() - start
     assert cset.n_agents == 1000 and cset.n_cases == 200_000
-    assert elapsed < TIME_BOUND, elapsed
     assert len(warnings) == MAX_LISTED_WARNINGS + 1
     assert warnings[0].startswith("agent 'a0' has no row for 199800 of 200000 cases ('c1', 'c2', 'c3', ...)")
     assert warnings[-1].startswith("990 more agents have no row for some cases (1,000 of 1,000 agents in all)")
 
 
-def test_defect7_the_issues_16000_agents_stop_at_the_agent_cap_at_once() -> None:
-    """The issue's file: 16,000 agents, one row each (about 300 KB, 16 s before)."""
+def test_defect7_the_issues_16000_agents_stop_at_the_agent_cap() -> None:
+    """The issue's file: 16,000 agents, one row each (about 300 KB, 16 s before): the
+    error comes at the 1,001st agent's line, so the rows after it are never read."""
     data = csv_text([f"c{i},ag{i},k{i % 2},k{i % 2}" for i in range(16_000)]).encode()
-    start = time.perf_counter()
     exc = error(data)
-    assert time.perf_counter() - start < 1.0
     assert exc.field == "agent"
     assert str(exc) == (f"agent: line {MAX_AGENTS + 2}: 'ag{MAX_AGENTS}' is agent number 1,001; a calibration "
                         "file may have at most 1,000 agents")
 
 
-def test_defect7_time_grows_linearly_with_agents() -> None:
-    """Doubling agents and rows (each agent skips almost every case) about doubles the
-    time; a quadratic scan would quadruple it.  Compared on best-of-three timings."""
-    def best(n_agents: int) -> float:
+def test_defect7_the_growth_files_parse_to_their_agents_and_rows() -> None:
+    """The files whose parsing time benchmarks/growth_checks.py compares (250 and 1,000
+    agents, 50 rows each, every agent skipping almost every case) parse to what they hold."""
+    for n_agents in (250, 1000):
         data = csv_text([f"c{i},a{i % n_agents},k{i % 3},k{i % 3}" for i in range(n_agents * 50)]).encode()
-        times = []
-        for _ in range(3):
-            start = time.perf_counter()
-            parse_csv_rows(data)
-            times.append(time.perf_counter() - start)
-        return min(times)
-    small, large = best(250), best(1000)  # 12,500 and 50,000 rows
-    assert large < 8 * small, (small, large)  # linear: about 4x; quadratic: about 16x
+        parsed = parse_csv_rows(data)
+        assert len(parsed.agents) == n_agents and len(set(parsed.case_ids)) == len(parsed.case_ids) == n_agents * 50
 
 
 def test_defect7_skipped_case_warnings_match_the_cases() -> None:
@@ -177,10 +169,10 @@ def test_defect8_confusion_from_counts_equals_estimate_confusion() -> None:
 
 # ------------------------------------------------------------------ scaling
 @pytest.mark.parametrize("shape", sorted(SHAPES))
-def test_five_mb_upload_of_any_shape_is_fast_and_bounded(shape: str) -> None:
+def test_five_mb_upload_of_any_shape_ends_cleanly_within_bounded_memory(shape: str) -> None:
     """A 5 MB upload (many agents, many labels, many rows, long values, wide header,
-    blank rows, and every cap exceeded) goes through the page's steps within seconds
-    and 200 MB traced peak, ending in a result or a clean error."""
+    blank rows, and every cap exceeded) goes through the page's steps within 200 MB traced
+    peak, ending in a result or a clean error (its time: benchmarks/growth_checks.py)."""
     data = SHAPES[shape](FIVE_MB)
     assert FIVE_MB - 500_000 < len(data) <= FIVE_MB, len(data)
 
@@ -194,9 +186,7 @@ def test_five_mb_upload_of_any_shape_is_fast_and_bounded(shape: str) -> None:
         assert len(warnings) <= 2 * MAX_LISTED_WARNINGS + 4 and all(len(w) < 1000 for w in warnings)
         return "valid"
 
-    start = time.perf_counter()
     outcome = steps()
-    elapsed = time.perf_counter() - start
     tracemalloc.start()
     try:
         assert steps() == outcome
@@ -206,5 +196,4 @@ def test_five_mb_upload_of_any_shape_is_fast_and_bounded(shape: str) -> None:
     expected = "valid" if shape in {"many_agents", "many_labels", "many_rows", "long_values", "wide_header"} \
         else "error"
     assert outcome == expected
-    assert elapsed < TIME_BOUND, elapsed
     assert peak < PEAK_BOUND, peak
