@@ -21,6 +21,7 @@ from studio.memo import replay_for
 from studio.whatif_calibration import calibration_choice
 from studio.whatif_inputs import loss_section, parameter_widgets, refusal_text
 from studio.whatif_settings import apply_preset, reset_for_run, reset_to_run_settings, seed_defaults
+from studio.whatif_refit import refit_choice
 from studio.whatif_risk import risk_section
 from studio.whatif_view import settle, show_results
 from studio.widgets import disclaimer, pick_run, store
@@ -57,7 +58,7 @@ labels = list(first.panel.labels)
 reference, spread = run_settings(replay), per_cell_values(replay)
 escalation = mediated_methods()[method]
 inert = inert_parameters(replay.max_rounds, escalation)
-seed_defaults(reference, replay.max_rounds, first.panel.loss, [labels[i] for i in first.high_risk])
+seed_defaults(reference, replay.max_rounds, first.panel.loss, [labels[i] for i in first.high_risk], labels)
 
 st.button("Reset to run settings", on_click=reset_to_run_settings, key="wi_reset",
           help="Every parameter and the loss matrix go back to the run's own (each cell's fitted thresholds), "
@@ -95,12 +96,13 @@ st.subheader("Policy parameters")
 values = parameter_widgets(reference, replay.max_rounds, spread, inert, parameter_notes(escalation))
 changes = settings_changes(values, reference, inert)
 st.info(scope_note(changes, spread, replay.calibration, loss_change_words(loss, first.panel.loss, labels)))
+scored = refit_choice(db, replay, loss, refused, changes)
 
-valid, stale = settle(replay, values, changes, loss, refused)
+valid, stale = settle(scored, values, changes, loss, refused)
 if valid is None:
     st.info("No valid settings yet: fix the input above or press \"Reset to run settings\".")
     st.stop()
-show_results(replay, valid, inert, stale=stale)
+show_results(scored, valid, inert, stale=stale, refitted=scored is not replay)
 risk_section(replay)
 
 with st.form("wi_save"):

@@ -3,7 +3,8 @@
 Streamlit reruns the whole page on each widget change; these helpers keep, in the
 session, the run's trajectories, its results under the original settings, the trade-off
 sweep (which only depends on the settings other than the swept parameter), the run
-re-scored with a loaded calibration set's panels, and the last valid settings with their
+re-scored with a loaded calibration set's panels, its thresholds refitted for a changed
+loss (one at a time), and the last valid settings with their
 result (shown, greyed, while an input is refused).  Results memoised for a replay are
 tied to that replay object, so the run's own replay and one with a calibration set's
 panels (:func:`calibrated_for`) never share them.
@@ -19,12 +20,13 @@ import streamlit as st
 
 from dcem.analysis.whatif import RunReplay, WhatIfResult, baseline_metrics, load_run_replay, rescore, sweep
 from dcem.analysis.whatif_calibration import own_replay, with_calibration
+from dcem.analysis.whatif_refit import FitCosts, Refit, refit_thresholds
 from dcem.calibration.sets import CalibrationSet
 from dcem.store.database import Store
 from studio.views.session_keys import MEMO_SLOTS as _SLOTS
 
 __all__ = ["ValidSettings", "replay_for", "calibrated_for", "original_for", "sweep_for",
-           "remember_valid", "last_valid", "forget_valid"]
+           "remember_valid", "last_valid", "forget_valid", "refit_for"]
 
 
 def _memo() -> dict[str, Any]:
@@ -113,3 +115,15 @@ def sweep_for(replay: RunReplay, parameter: str, changes: Mapping[str, Any], los
         memo["sweep_key"], memo["sweep_replay"] = key, replay
         memo["sweep"] = sweep(replay, parameter=parameter, values=values, changes=others, loss=loss)
     return memo["sweep"]
+
+
+def refit_for(replay: RunReplay, loss: np.ndarray, changes: Mapping[str, Any],
+              costs: Mapping[tuple[str, int], FitCosts]) -> Refit:
+    """:func:`dcem.analysis.whatif_refit.refit_thresholds`, kept (one at a time) while the
+    replay object, the loss and the settings other than the thresholds stay the same."""
+    memo = _memo()
+    key = json.dumps([np.asarray(loss).tolist(), dict(changes)], sort_keys=True, default=str)
+    held = memo.get("refit")
+    if not (isinstance(held, tuple) and held[0] is replay and held[1] == key):
+        held = memo["refit"] = (replay, key, refit_thresholds(replay, loss, changes, costs=costs))
+    return held[2]

@@ -9,12 +9,13 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from common.loss import three_level_form, three_level_loss
+from common.loss import three_level_loss
 from dcem.analysis.glossary import PARAMETERS
-from studio.views.loss_input import loss_cells, parse_loss_table
+from studio.views.loss_input import (format_loss_cell, l_high_refusal, loss_cells, parse_l_high, parse_loss_table,
+                                     three_level_fields)
 from dcem.core.vocabulary import STEER_GATES
 from common.errors import InputError
-from studio.whatif_settings import slider_bounds, t_max_top, window_top
+from studio.whatif_settings import loss_editor_key, renew_loss_editor, slider_bounds, t_max_top, window_top
 from studio.views import session_keys as keys
 
 __all__ = ["parameter_widgets", "loss_editor", "loss_section", "refusal_text"]
@@ -85,7 +86,7 @@ def loss_editor(labels: Sequence[str]) -> tuple[np.ndarray | None, InputError | 
     base = pd.DataFrame(loss_cells(st.session_state[keys.WI_LOSS]), index=names, columns=names)
     config = {name: st.column_config.TextColumn(name, help=f"Loss of each decision when the truth is {name}")
               for name in names}
-    edited = st.data_editor(base, key="wi_loss_editor", column_config=config)
+    edited = st.data_editor(base, key=loss_editor_key(), column_config=config)
     st.caption("Rows: decision d; columns: true label y. Type numbers with a point as the decimal "
                "separator (2.5, not 2,5).")
     try:
@@ -105,38 +106,66 @@ def refusal_text(exc: Exception) -> str:
     return f"{term.words}: {message}" if term else (f"{field}: {message}" if field else message)
 
 
-def _apply_three_level(labels: Sequence[str]) -> None:
-    """Callback of the high-risk classes and l_high fields: the matrix takes their form."""
+def _rewrite_matrix(labels: Sequence[str]) -> None:
+    """The matrix takes the {0, 1, l_high} form of the high-risk fields; the editor starts again."""
     state = st.session_state
-    high = [list(labels).index(h) for h in state.get("wi_high", []) if h in labels]
-    state["wi_loss"] = three_level_loss(len(labels), high, float(state.get("wi_lhigh", 1.0)))
-    state.pop("wi_loss_editor", None)
+    high = [list(labels).index(h) for h in state.get(keys.WI_HIGH, []) if h in labels]
+    state[keys.WI_LOSS] = three_level_loss(len(labels), high, float(state.get(keys.WI_LHIGH_VALUE, 1.0)))
+    renew_loss_editor()
+
+
+def _typed_l_high(labels: Sequence[str]) -> None:
+    """Callback of the l_high field: a number rewrites the matrix; anything else is refused
+    (the reason kept for the page to show) and the field shows the last valid value again."""
+    state = st.session_state
+    kept = float(state.get(keys.WI_LHIGH_VALUE, 1.0))
+    try:
+        value = parse_l_high(state.get(keys.WI_LHIGH))
+    except InputError as exc:
+        state[keys.WI_LHIGH_NOTE] = l_high_refusal(exc, kept)
+        state[keys.WI_LHIGH] = format_loss_cell(kept)
+        return
+    state[keys.WI_LHIGH_VALUE] = value
+    state[keys.WI_LHIGH] = format_loss_cell(value)
+    _rewrite_matrix(labels)
 
 
 def _sync_fields(loss: np.ndarray | None, labels: Sequence[str]) -> bool:
-    """Set the high-risk classes and l_high fields from the matrix shown (before the fields
-    are drawn), so the two never disagree; False when the matrix has no three-level form."""
-    form = None if loss is None else three_level_form(loss)
-    if form is None:
-        return loss is None
-    high, l_high = form
-    st.session_state[keys.WI_HIGH] = [labels[y] for y in high]
-    if l_high is not None:
-        st.session_state[keys.WI_LHIGH] = min(float(l_high), 100.0)
-    return True
+    """Set the high-risk fields for the matrix shown (before the fields are drawn), keeping
+    the chosen classes and l_high while they give that matrix
+    (:func:`studio.views.loss_input.three_level_fields`); False when the matrix has no
+    {0, 1, l_high} form."""
+    if loss is None:
+        return True
+    state = st.session_state
+    chosen = [list(labels).index(h) for h in state.get(keys.WI_HIGH, []) if h in labels]
+    kept = float(state.get(keys.WI_LHIGH_VALUE, 1.0))
+    high, l_high, three_level = three_level_fields(loss, chosen, kept)
+    if high != sorted(chosen):
+        state[keys.WI_HIGH] = [labels[y] for y in high]
+    if l_high != kept:
+        state[keys.WI_LHIGH_VALUE] = l_high
+        state[keys.WI_LHIGH] = format_loss_cell(l_high)
+    return three_level
 
 
 def loss_section(labels: Sequence[str]) -> tuple[np.ndarray | None, InputError | None]:
-    """The high-risk classes, l_high and the matrix itself, kept in step: the fields show
-    the matrix's {0, 1, l_high} form, and changing a field rewrites the matrix in that form.
-    Returns :func:`loss_editor`'s result."""
+    """The high-risk classes, l_high and the matrix itself, kept in step: changing a field
+    rewrites the matrix in the {0, 1, l_high} form, and a matrix edited into another
+    three-level form sets the fields.  l_high is read strictly; a refused text is named
+    and the last valid value stays.  Returns :func:`loss_editor`'s result."""
     p1, p2 = st.columns([3, 1])
     loss, refused = loss_editor(labels)
     three_level = _sync_fields(loss, labels)
-    p1.multiselect("High-risk classes", list(labels), key="wi_high", on_change=_apply_three_level,
+    p1.multiselect("High-risk classes", list(labels), key=keys.WI_HIGH, on_change=_rewrite_matrix,
                    args=(list(labels),), help="Missing one of these classes costs l_high; every other miss costs 1.")
-    p2.number_input("l_high", 0.0, 100.0, step=0.5, key="wi_lhigh", on_change=_apply_three_level,
-                    args=(list(labels),), help=PARAMETERS["l_high"].help)
+    p2.text_input("l_high", key=keys.WI_LHIGH, on_change=_typed_l_high, args=(list(labels),),
+                  help=f"{PARAMETERS['l_high'].help} A number from 0 up, with a point as the decimal separator.")
+    if (note := st.session_state.pop(keys.WI_LHIGH_NOTE, None)) is not None:
+        st.error(note)
+    if not st.session_state.get(keys.WI_HIGH):
+        st.caption("No class is chosen as high-risk, so every miss costs 1 and l_high changes nothing; choose the "
+                   "high-risk classes for l_high to apply.")
     if not three_level:
         st.caption("The matrix was edited cell by cell and no longer has the {0, 1, l_high} form; changing the "
                    "high-risk classes or l_high rewrites it in that form.")

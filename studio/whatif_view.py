@@ -23,7 +23,7 @@ from studio.whatif_charts import action_mix_figure, tradeoff_figure
 from studio.whatif_inputs import refusal_text
 from studio.views import session_keys as keys
 
-__all__ = ["STALE_NOTE", "settle", "show_results", "metric_value", "metric_change", "sweep_caption"]
+__all__ = ["STALE_NOTE", "settle", "show_results", "metric_value", "metric_change", "metrics_frame", "sweep_caption"]
 
 STALE_NOTE = ("Showing the last valid settings (greyed): the results below are from before the refused "
               "input. Fix it, or press \"Reset to run settings\", to update them.")
@@ -63,16 +63,32 @@ def _metrics(current: Mapping[str, float], original: Mapping[str, float], n_case
         change = current[key] - original[key]
         col.metric(metric_words(key), metric_value(key, current[key]), metric_change(key, change), delta_color="off",
                    delta_arrow="off" if abs(change) < 5e-4 else "auto", help=term_help(key))
+    st.dataframe(metrics_frame(current, original), placeholder=MISSING, key="wi_metrics", hide_index=True,
+                 column_config={"metric": st.column_config.TextColumn("Metric"),
+                                "unit": st.column_config.TextColumn("Unit"),
+                                **{c: st.column_config.Column(c.capitalize()) for c in _VALUE_COLUMNS}})
+
+
+_VALUE_COLUMNS = ("current", "original settings", "change")
+
+
+def metrics_frame(current: Mapping[str, float], original: Mapping[str, float]) -> Any:
+    """The metrics table: shares in percent with one decimal ("77.9 %", a change in
+    points), losses and rounds as numbers with three; the values stay numbers (a share
+    times 100), only their display is formatted, row by row."""
     scale = pd.Series({k: 100.0 if is_percent(k) else 1.0 for k in current})
     frame = pd.DataFrame({"metric": {k: metric_words(k) for k in current},
                           "unit": {k: "% of cases" if is_percent(k) else ("rounds" if k == "avg_rounds" else "loss")
                                    for k in current},
                           "current": pd.Series(current) * scale, "original settings": pd.Series(original) * scale})
-    config = {"metric": st.column_config.TextColumn("Metric"), "unit": st.column_config.TextColumn("Unit"),
-              **{c: st.column_config.NumberColumn(c.capitalize(), format="%.3f")
-                 for c in ("current", "original settings", "change")}}
-    st.dataframe(frame.assign(change=frame["current"] - frame["original settings"]), placeholder=MISSING,
-                 key="wi_metrics", hide_index=True, column_config=config)
+    frame = frame.assign(change=frame["current"] - frame["original settings"])
+    shares = [k for k in frame.index if is_percent(str(k))]
+    others = [k for k in frame.index if not is_percent(str(k))]
+    styler = frame.style
+    styler = styler.format("{:.1f} %", subset=pd.IndexSlice[shares, ["current", "original settings"]])
+    styler = styler.format("{:+.1f} points", subset=pd.IndexSlice[shares, ["change"]])
+    styler = styler.format("{:.3f}", subset=pd.IndexSlice[others, ["current", "original settings"]])
+    return styler.format("{:+.3f}", subset=pd.IndexSlice[others, ["change"]])
 
 
 def _per_scenario(frame: pd.DataFrame) -> None:
@@ -155,8 +171,10 @@ def sweep_caption(curve: pd.DataFrame, parameter: str, y: str) -> str:
     return out
 
 
-def show_results(replay: RunReplay, valid: ValidSettings, inert: Mapping[str, str], *, stale: bool) -> None:
-    """Everything computed from ``valid``; greyed, under :data:`STALE_NOTE`, when ``stale``."""
+def show_results(replay: RunReplay, valid: ValidSettings, inert: Mapping[str, str], *, stale: bool,
+                 refitted: bool = False) -> None:
+    """Everything computed from ``valid``; greyed, under :data:`STALE_NOTE`, when ``stale``
+    (``refitted``: the replay's thresholds were refitted for the page's loss)."""
     if stale:
         st.warning(STALE_NOTE)
         st.markdown(_GREY, unsafe_allow_html=True)
@@ -165,7 +183,8 @@ def show_results(replay: RunReplay, valid: ValidSettings, inert: Mapping[str, st
         _metrics(valid.result.metrics, original, replay.n_cases)
         if reason := all_escalated_reason(valid.result.outcomes):
             fitted = (" The run's thresholds were fitted under its own loss matrix; the changed loss moves every "
-                      "energy." if valid.loss is not None else "")
+                      "energy (the thresholds can be refitted for it under the loss matrix)."
+                      if valid.loss is not None and not refitted else "")
             st.warning(reason + fitted)
         _per_scenario(valid.result.per_scenario)
         c1, c2 = st.columns(2)

@@ -11,6 +11,12 @@ never by matrix indices.
 :func:`format_loss_cell` writes a number so that reading it back gives the same float,
 so an untouched table reads back to exactly the run's loss (:func:`loss_change` is then
 None and the run's own loss is kept).
+
+The high-risk classes and l_high above the table are the page's own state, not read back
+from the matrix: with l_high = 1 every miss costs 1 and the matrix no longer says which
+classes are high-risk, so :func:`three_level_fields` keeps the chosen classes whenever
+they (with the chosen l_high) give the matrix shown.  l_high is typed as text and read as
+strictly as a cell (:func:`parse_l_high`), so ``abc`` is refused rather than read as 0.
 """
 from __future__ import annotations
 
@@ -20,12 +26,12 @@ from typing import Sequence
 
 import numpy as np
 
-from common.loss import three_level_form
+from common.loss import three_level_form, three_level_loss
 from dcem.core.panel import MAX_LOSS
 from common.errors import InputError
 
 __all__ = ["format_loss_cell", "loss_cells", "parse_loss_cell", "parse_loss_table", "loss_change",
-           "loss_change_words"]
+           "loss_change_words", "parse_l_high", "l_high_refusal", "three_level_fields"]
 
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _NOT_FINITE = {"nan", "inf", "infinity"}
@@ -88,6 +94,45 @@ def parse_loss_cell(value: object, decision: str, truth: str) -> float:
     if number > MAX_LOSS:
         raise InputError("loss", f"{where}: {text} is larger than the largest loss allowed ({MAX_LOSS:g})")
     return number
+
+
+def parse_l_high(value: object) -> float:
+    """l_high typed as text: a plain decimal number from 0 to :data:`~dcem.core.panel.MAX_LOSS`
+    (the rules of a loss cell); an :class:`InputError` on field ``l_high`` otherwise."""
+    text = "" if value is None else str(value).strip()
+    try:
+        return parse_loss_cell(text, "", "")
+    except InputError as exc:
+        said = str(exc).removeprefix("loss: ").removeprefix(f"{_where('', '')}: ")
+        said = said.replace("the cell is empty; enter a number (0 for no loss)", "the field is empty; enter a number")
+        raise InputError("l_high", said) from None
+
+
+def l_high_refusal(exc: InputError, kept: float) -> str:
+    """The page's one line for a refused l_high: what is wrong, and the value that stays."""
+    said = str(exc).removeprefix(f"{exc.field}: ")
+    return f"l_high: {said}. It stays {format_loss_cell(kept)}."
+
+
+def three_level_fields(loss: np.ndarray, high: Sequence[int], l_high: float) -> tuple[list[int], float, bool]:
+    """The high-risk classes and l_high the fields show beside the matrix ``loss``, given
+    the ones chosen (``high``, ``l_high``): the chosen ones when they give exactly this
+    matrix (so the classes survive l_high = 1, and no class chosen keeps its l_high);
+    else the matrix's own three-level form (a matrix where every miss costs 1 keeps the
+    chosen classes at l_high = 1); else the chosen ones, and False (a matrix edited
+    cell by cell, without that form)."""
+    arr = np.asarray(loss, dtype=float)
+    chosen = sorted({int(y) for y in high})
+    if arr.ndim == 2 and arr.shape[0] == arr.shape[1] and math.isfinite(float(l_high)) and l_high >= 0 \
+            and np.array_equal(three_level_loss(arr.shape[0], chosen, float(l_high)), arr):
+        return chosen, float(l_high), True
+    form = three_level_form(arr)
+    if form is None:
+        return chosen, float(l_high), False
+    found, found_l = form
+    if not found:
+        return chosen, 1.0, True
+    return found, float(found_l if found_l is not None else 1.0), True
 
 
 def parse_loss_table(cells: object, labels: Sequence[str]) -> np.ndarray:

@@ -38,9 +38,13 @@ WI_WINDOW = "wi_window"
 WI_T_MAX = "wi_t_max"
 WI_STEER_GATE = "wi_steer_gate"
 WI_LOSS = "wi_loss"
-WI_LOSS_EDITOR = "wi_loss_editor"
+WI_LOSS_EDITOR = "wi_loss_editor"  # the editor's key is this plus its version, which only grows
+WI_LOSS_EDITOR_VERSION = "wi_loss_editor_version"
 WI_HIGH = "wi_high"
-WI_LHIGH = "wi_lhigh"
+WI_LHIGH = "wi_lhigh"  # the l_high field's text
+WI_LHIGH_VALUE = "wi_lhigh_value"  # the last l_high read from it
+WI_LHIGH_NOTE = "wi_lhigh_note"  # why the text typed there was refused
+WI_REFIT = "wi_refit"
 WI_SWEEP_PARAM = "wi_sweep_param"
 WI_PRESET_NOTES = "wi_preset_notes"
 

@@ -119,9 +119,9 @@ def test_whatif_rescores_the_probability_reports(clinical_db: Path, tmp_path: Pa
     _no_tracebacks(at)
     assert _metric(at, "certified_rate") < before
     risk = _metric(at, "risk")
-    at.number_input(key="wi_lhigh").set_value(30.0).run()
+    at.text_input(key="wi_lhigh").input("30").run()
     assert _metric(at, "risk") != risk  # an 8 x 8 {0, 1, l_high} loss re-scored every case
-    at.text_input[0].set_value("clinical strict")
+    next(t for t in at.text_input if t.label == "Preset name").set_value("clinical strict")
     at.button(key="FormSubmitter:wi_save-Save as preset").click().run()
     assert any("Saved preset" in s.value for s in at.success)
     at.selectbox(key="wi_run").set_value("ui-run").run()  # the 8-label settings do not leak

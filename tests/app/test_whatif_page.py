@@ -150,15 +150,15 @@ def test_a_one_round_run_disables_descent_steering_and_the_budget(one_round_db: 
 def test_reset_restores_every_setting_and_the_loss(page: tuple[AppTest, Path]) -> None:
     at = page[0].run()
     eps_safe, loss = at.slider(key="wi_eps_safe").value, np.array(at.session_state["wi_loss"])
-    l_high = at.number_input(key="wi_lhigh").value
-    assert l_high == three_level_form(loss)[1]  # the field shows the run's own l_high
+    l_high = at.text_input(key="wi_lhigh").value
+    assert float(l_high) == three_level_form(loss)[1]  # the field shows the run's own l_high
     at.slider(key="wi_eps_safe").set_value(0.0).run()
     at.slider(key="wi_t_max").set_value(3).run()
-    at.number_input(key="wi_lhigh").set_value(30.0).run()
+    at.text_input(key="wi_lhigh").input("30").run()
     assert _table(at).loc["risk", "change"] != 0.0
     at.button(key="wi_reset").click().run()
     assert at.slider(key="wi_eps_safe").value == eps_safe and at.slider(key="wi_t_max").value == 12
-    assert at.number_input(key="wi_lhigh").value == l_high
+    assert at.text_input(key="wi_lhigh").value == l_high
     np.testing.assert_array_equal(at.session_state["wi_loss"], loss)
     _assert_untouched(at)
     assert any("back to the run's own" in s.value for s in at.success)
@@ -169,7 +169,7 @@ def test_l_high_and_the_matrix_never_disagree_and_a_loss_change_is_named(page: t
     high, l_high = three_level_form(np.array(at.session_state["wi_loss"]))
     labels = list(at.multiselect(key="wi_high").options)
     assert at.multiselect(key="wi_high").value == [labels[y] for y in high]
-    at.number_input(key="wi_lhigh").set_value(2 * l_high).run()
+    at.text_input(key="wi_lhigh").input(f"{2 * l_high:g}").run()
     assert not at.exception and not at.error
     assert three_level_form(np.array(at.session_state["wi_loss"])) == (high, 2 * l_high)  # no extra button
     note = next(i.value for i in at.info if "Loss matrix set for every cell" in i.value)
@@ -221,10 +221,10 @@ def test_loss_preset_rescores_and_settings_save_as_a_preset(page: tuple[AppTest,
     at, db = page
     at.run()
     risk_before = _metric(at, "risk")
-    at.number_input(key="wi_lhigh").set_value(30.0).run()
+    at.text_input(key="wi_lhigh").input("30").run()
     assert not at.exception
     assert _metric(at, "risk") != risk_before  # the new loss re-scored every case
-    at.text_input[0].set_value("strict")
+    next(t for t in at.text_input if t.label == "Preset name").set_value("strict")
     at.button(key="FormSubmitter:wi_save-Save as preset").click().run()
     assert any("Saved preset 'strict'" in s.value for s in at.success)
     with Store(db) as store:
