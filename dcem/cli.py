@@ -15,7 +15,7 @@ from common.cli_args import MAX_SAMPLES, MAX_SCALE, MAX_SEED, MAX_SEEDS
 from common.cli_kit import (Parser, add_executor_arguments, add_merge_command, executor_from_args, float_in, int_in,
                             progress_bar, report_failed_units, run_command)
 from dcem.core.config import MAX_ROUNDS, MediatorConfig
-from dcem.fit_options import add_fit_options, risk_target_from_args
+from dcem.fit_options import add_escalation_cost, add_fit_options, risk_target_from_args
 from common.errors import ProjectError
 
 __all__ = ["main", "base_config"]
@@ -125,7 +125,7 @@ def _export_report(args: argparse.Namespace) -> int:
         raise _clinical_elsewhere(f"{args.from_export} holds {' and '.join(sorted(kinds))} runs "
                                   f"(python -m dcem_clinical report --from-export {args.from_export})")
     if args.markdown:
-        sys.stdout.write(render_synthetic_markdown(export))
+        sys.stdout.write(render_synthetic_markdown(export, escalation_cost=args.escalation_cost))
         return 0
     for run_id in export.run_ids:
         pick = lambda f: f[f["run_id"] == run_id].drop(columns="run_id").reset_index(drop=True)  # noqa: E731
@@ -146,25 +146,32 @@ def _threshold_line(spec: dict[str, Any]) -> str:
 
 def _synthetic_report(args: argparse.Namespace, run_id: str, metrics: Any, ablation: Any,
                       spec: dict[str, Any]) -> int:
+    from dcem.analysis.charged_risk import named_for_text
     from dcem.analysis.report import (AT_T_METRICS, BY_T_METRICS, comparison_table, compliance_table,
                                       escalation_table, format_table, report_dict)
 
+    cost = args.escalation_cost
     if args.json:
         extra = {"risk_target": spec["risk_target"]} if spec.get("risk_target") else {}
-        json.dump({"run_id": run_id, **extra, **report_dict(metrics, ablation)}, sys.stdout, default=str)
+        json.dump({"run_id": run_id, **extra, **report_dict(metrics, ablation, escalation_cost=cost)}, sys.stdout,
+                  default=str)
         sys.stdout.write("\n")
         return 0
     print(f"Run {run_id}: mean ± std over seeds")
-    print(_threshold_line(spec) + "\n")
+    print(_threshold_line(spec))
+    print(f"System risk (escalation free) counts an escalated case as 0; the risk with escalation at {cost:g} "
+          f"charges it {cost:g}.\n")
     print("Comparison with baselines (Fig. 3)")
-    print(format_table(comparison_table(metrics), index=["scenario", "metric"], columns="method"))
+    print(format_table(named_for_text(comparison_table(metrics, escalation_cost=cost), cost),
+                       index=["scenario", "metric"], columns="method"))
     table5 = compliance_table(ablation)
     print("\nPartial-compliance ablation (Table 5, App. F: the signal and decision AT round T)")
     print(_compliance_text(table5, AT_T_METRICS))
     print("\nSecond view: the outcome reached BY round T (first terminal signal up to T)")
     print(_compliance_text(table5, BY_T_METRICS))
     print("\nEscalation ablation (D-CEM vs without STOP_AND_ESCALATE)")
-    print(format_table(escalation_table(metrics), index=["scenario", "metric"], columns="method"))
+    print(format_table(named_for_text(escalation_table(metrics, escalation_cost=cost), cost),
+                       index=["scenario", "metric"], columns="method"))
     return 0
 
 
@@ -263,6 +270,7 @@ def _export_options(p: argparse.ArgumentParser) -> None:
                    help="report the synthetic runs of a run export (python -m dcem export) instead of the store")
     p.add_argument("--markdown", action="store_true",
                    help="with --from-export: the synthetic blocks of REPRODUCTION.md")
+    add_escalation_cost(p)
 
 
 def _run_parser(sub: Any) -> None:

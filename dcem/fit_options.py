@@ -1,15 +1,17 @@
 """The command-line choice of how thresholds are fitted, shared by ``python -m dcem run
 synthetic`` and ``python -m dcem_clinical run``: ``--fit eq1`` (the costed objective of
-eq. 1) or ``--fit ltt`` with its target (:class:`dcem.calibration.risk_control.RiskTarget`)."""
+eq. 1) or ``--fit ltt`` with its target (:class:`dcem.calibration.risk_control.RiskTarget`); and the report
+commands' ``--escalation-cost`` (:mod:`dcem.analysis.charged_risk`)."""
 from __future__ import annotations
 
 import argparse
 
 from common.cli_args import float_in
 from common.errors import ProjectError
+from dcem.analysis.charged_risk import DEFAULT_COST, MAX_COST
 from dcem.calibration.risk_control import FWER_METHODS, RISKS, RiskTarget
 
-__all__ = ["add_fit_options", "risk_target_from_args"]
+__all__ = ["add_fit_options", "risk_target_from_args", "add_escalation_cost"]
 
 
 def add_fit_options(p: argparse.ArgumentParser, *, where: str) -> None:
@@ -42,3 +44,12 @@ def risk_target_from_args(args: argparse.Namespace) -> RiskTarget | None:
     fwer = args.fwer or ("bonferroni" if risk == "harmful_among_decided" else "fixed_sequence")
     return RiskTarget(risk=risk, alpha=0.05 if args.alpha is None else args.alpha,
                       delta=0.1 if args.risk_delta is None else args.risk_delta, fwer=fwer)
+
+
+def add_escalation_cost(p: argparse.ArgumentParser) -> None:
+    """``--escalation-cost`` of the report commands: what the charged risk counts an
+    escalated case at, beside the system risk that counts it 0."""
+    p.add_argument("--escalation-cost", type=float_in(0.0, MAX_COST), default=DEFAULT_COST, metavar="C",
+                   help=f"the reports show system risk (escalation free: an escalated case counts 0) beside the "
+                        f"risk with escalation at C (each escalated case counts C; default {DEFAULT_COST:g}, the "
+                        "cost the thresholds of eq. 1 are fitted with)")

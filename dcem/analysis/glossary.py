@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from dcem.analysis.charged_risk import CHARGED, SYSTEM_WORDS, charged_words
+
 __all__ = ["Term", "METRICS", "PARAMETERS", "CONCEPTS", "GLOSSARY", "RATE_METRICS", "metric_words",
            "term_help"]
 
@@ -20,8 +22,13 @@ class Term(NamedTuple):
 METRICS: dict[str, Term] = {
     "risk": Term("Expected loss", "Mean loss L(d, y) of the final decision d against the true label y, "
                  "escalated cases included."),
-    "system_risk": Term("System risk", "Mean loss of the cases the system decided itself: an escalated case "
-                        "counts 0, because a person takes it over."),
+    "system_risk": Term(SYSTEM_WORDS, "Mean loss of the cases the system decided itself, over all cases: an "
+                        "escalated case counts 0, as if the person who takes it over cost nothing (App. E's R_L^sys)."),
+    CHARGED: Term(charged_words(), "System risk with every escalated case charged the cost of an escalation "
+                  "instead of 0: the mean of the loss of each decided case and the escalation cost of each escalated "
+                  "one, in the loss's units. The cost is stated in the column's name (0.5 unless set otherwise, the "
+                  "cost the thresholds are fitted with); a method that never escalates has the same value as its "
+                  "system risk."),
     "accuracy": Term("Accuracy", "Share of cases whose final pooled decision equals the true label."),
     "high_risk_miss": Term("High-risk miss rate", "Among cases whose true label is a high-risk class, the share "
                            "whose final decision is wrong."),
@@ -113,8 +120,11 @@ RATE_METRICS = ("accuracy", "high_risk_miss", "harmful_consensus", "certified_ra
                 "decided_rate")
 
 
-def metric_words(name: str) -> str:
-    """The metric's name in words (the name itself when it has no entry)."""
+def metric_words(name: str, *, escalation_cost: float | None = None) -> str:
+    """The metric's name in words (the name itself when it has no entry); the charged risk's
+    with ``escalation_cost`` (default 0.5) in it."""
+    if name == CHARGED and escalation_cost is not None:
+        return charged_words(escalation_cost)
     term = GLOSSARY.get(name)
     return term.words if term else name
 

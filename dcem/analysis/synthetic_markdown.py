@@ -4,7 +4,9 @@
 specification's world first, then any variant), the comparison with the baselines
 (section 5.2, Fig. 3), the partial-compliance ablation read at round T as App. F reads
 it, beside the paper's Table 5 (``data/dcem_paper/table5.json``), and the escalation
-ablation.  Values are mean ± std over seeds (ddof 0), two decimals.
+ablation.  Values are mean ± std over seeds (ddof 0), two decimals.  Beside the system risk
+(escalation free: an escalated case counts 0) stands the risk with escalation charged at
+``escalation_cost`` (:mod:`dcem.analysis.charged_risk`, default 0.5).
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from typing import Any, Mapping
 import pandas as pd
 
 from common.db import PROJECT_ROOT
+from dcem.analysis.charged_risk import CHARGED, DEFAULT_COST, text_names
 from dcem.analysis.world_comparison import world_comparison_markdown
 from dcem.analysis.report import compliance_table, comparison_table
 from dcem.core.vocabulary import method_label
@@ -59,8 +62,8 @@ def _ms(mean: float, std: float) -> str:
     return "n/a" if pd.isna(mean) else f"{mean:.2f} ± {std:.2f}"
 
 
-def _cells(metrics: pd.DataFrame) -> dict[tuple[str, str, str], tuple[float, float]]:
-    table = comparison_table(metrics)
+def _cells(metrics: pd.DataFrame, cost: float) -> dict[tuple[str, str, str], tuple[float, float]]:
+    table = comparison_table(metrics, escalation_cost=cost)
     return {(str(r.scenario), str(r.method), str(r.metric)): (float(r.mean), float(r.std))
             for r in table.itertuples()}
 
@@ -124,19 +127,21 @@ def _table5(ablation: pd.DataFrame, paper: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _escalation(cells: Mapping[tuple[str, str, str], tuple[float, float]]) -> list[str]:
-    lines = ["| scen. | R_L^sys D-CEM | w/o esc. | harmful consensus D-CEM | w/o esc. |", "|---" * 5 + "|"]
+def _escalation(cells: Mapping[tuple[str, str, str], tuple[float, float]], cost: float) -> list[str]:
+    lines = [f"| scen. | R_L^sys D-CEM | w/o esc. | {text_names(cost)[CHARGED]} D-CEM | w/o esc. | "
+             "harmful consensus D-CEM | w/o esc. |", "|---" * 7 + "|"]
     for scen in _SCENARIOS:
-        vals = [_ms(*cells[(scen, m, k)]) for k in ("system_risk", "harmful_consensus") for m in ("dcem", "dcem_noesc")]
+        vals = [_ms(*cells[(scen, m, k)]) for k in ("system_risk", CHARGED, "harmful_consensus")
+                for m in ("dcem", "dcem_noesc")]
         lines.append(f"| {scen} | " + " | ".join(vals) + " |")
     return lines
 
 
 def _run_block(run: Mapping[str, Any], metrics: pd.DataFrame, ablation: pd.DataFrame,
-               paper: Mapping[str, Any]) -> list[str]:
+               paper: Mapping[str, Any], cost: float) -> list[str]:
     spec = run["spec"]
     seeds = spec.get("seeds", [])
-    cells = _cells(metrics)
+    cells = _cells(metrics, cost)
     out = [f"#### {world_label(spec)}", "",
            f"Run `{run['run_id']}`: sharpness {float(spec.get('sharpness', 1.0)):g}, kappa "
            f"{float(spec.get('kappa', 1.0)):g}, compliance {spec.get('compliance', 'adopt')}, xi {spec.get('xi')}, "
@@ -145,7 +150,10 @@ def _run_block(run: Mapping[str, Any], metrics: pd.DataFrame, ablation: pd.DataF
     for title, metric in (("Pooled accuracy (higher is better)", "accuracy"),
                           ("Expected diagnostic cost R_L (lower is better; every case's decision d1, "
                            "escalated or not)", "risk"),
-                          ("System risk R_L^sys (escalated cases go to the expert backstop)", "system_risk")):
+                          ("System risk R_L^sys, escalation free (escalated cases go to the expert backstop and "
+                           "count 0)", "system_risk"),
+                          (f"Risk with escalation at {cost:g} (each escalated case counts {cost:g}, the escalation "
+                           "cost of eq. 1's fit)", CHARGED)):
         out += [title, "", *_method_table(cells, metric), ""]
     out += ["High-risk miss rate / harmful consensus (lower is better)", "", *_pair_table(cells), "",
             _behaviour(cells), ""]
@@ -153,11 +161,12 @@ def _run_block(run: Mapping[str, Any], metrics: pd.DataFrame, ablation: pd.DataF
         out += ["Table 5, read at round T as App. F reads it (agent accuracies, R_L and SA-HR of round T, "
                 "share of round-T STOP_AND_ESCALATE signals); paper values beside ours:", "",
                 *_table5(ablation, paper), ""]
-    out += ["Escalation ablation (Table 1 style)", "", *_escalation(cells), ""]
+    out += ["Escalation ablation (Table 1 style)", "", *_escalation(cells, cost), ""]
     return out
 
 
-def render_synthetic_markdown(export: Any, *, paper: Mapping[str, Any] | None = None) -> str:
+def render_synthetic_markdown(export: Any, *, paper: Mapping[str, Any] | None = None,
+                              escalation_cost: float = DEFAULT_COST) -> str:
     """Markdown tables of every synthetic run in ``export`` (a
     :class:`dcem.store.run_export.RunExport`), the specification's world first."""
     table5 = load_paper_table5() if paper is None else paper
@@ -171,7 +180,7 @@ def render_synthetic_markdown(export: Any, *, paper: Mapping[str, Any] | None = 
         rid = run["run_id"]
         metrics = export.metrics[export.metrics["run_id"] == rid].drop(columns="run_id")
         ablation = export.ablation[export.ablation["run_id"] == rid].drop(columns="run_id")
-        out += _run_block(run, metrics, ablation, table5)
+        out += _run_block(run, metrics, ablation, table5, escalation_cost)
     if len(runs) > 1:
         out += ["#### The worlds side by side", "",
                 "D-CEM's accuracy against the baselines' range where Fig. 3 states it, its high-risk miss "

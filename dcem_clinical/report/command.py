@@ -15,6 +15,7 @@ import sys
 from typing import Any
 
 from common.errors import ProjectError
+from dcem.fit_options import add_escalation_cost
 
 __all__ = ["add_report_command"]
 
@@ -57,10 +58,11 @@ def _export_report(args: argparse.Namespace) -> int:
     if args.paired:
         from dcem_clinical.report.paired import export_paired_markdown
 
-        sys.stdout.write(export_paired_markdown(export))
+        sys.stdout.write(export_paired_markdown(export, escalation_cost=args.escalation_cost))
         return 0
     if args.markdown:
-        sys.stdout.write(render_clinical_markdown(export.metrics, export.manifest, agents=export_agent_rows(export)))
+        sys.stdout.write(render_clinical_markdown(export.metrics, export.manifest, agents=export_agent_rows(export),
+                                                  escalation_cost=args.escalation_cost))
         return 0
     metrics = export.metrics.drop(columns="run_id")
     frames = [(r, metrics[export.metrics["run_id"] == r].reset_index(drop=True)) for r in export.run_ids]
@@ -74,7 +76,8 @@ def _print_tables(args: argparse.Namespace, frames: list[tuple[str, Any]], specs
 
     metrics = pd.concat([m.assign(dataset=specs[r].get("dataset", "?")) for r, m in frames], ignore_index=True)
     if args.json:
-        json.dump({"runs": [r for r, _ in frames], **clinical_dict(metrics)}, sys.stdout, default=str)
+        json.dump({"runs": [r for r, _ in frames], **clinical_dict(metrics, escalation_cost=args.escalation_cost)},
+                  sys.stdout, default=str)
         sys.stdout.write("\n")
         return 0
     for run_id, _ in frames:
@@ -82,7 +85,7 @@ def _print_tables(args: argparse.Namespace, frames: list[tuple[str, Any]], specs
         print(f"Run {run_id}: {spec.get('dataset')} {','.join(spec.get('scenarios', []))}, "
               f"agents {' + '.join(spec.get('agents', []))}, seeds {spec.get('seeds')}")
     print("mean ± std over seeds\n")
-    print(clinical_text(metrics))
+    print(clinical_text(metrics, escalation_cost=args.escalation_cost))
     return 0
 
 
@@ -99,5 +102,6 @@ def add_report_command(sub: Any) -> None:
                         "panel member's accuracies")
     p.add_argument("--paired", action="store_true", help="with --from-export: D-CEM minus each baseline with "
                    "95 %% paired bootstrap intervals over the TEST cases, as markdown")
+    add_escalation_cost(p)
     p.add_argument("--db", default=None, help="DuckDB file (default: $DCEM_DB or data/dcem.duckdb)")
     p.set_defaults(func=_cmd_report)

@@ -4,9 +4,12 @@
 model files with their sha256, per dataset:
 
 - Table 6 (Appendix H.2): system risk R_L^sys and harmful consensus H.C. of Single, Free,
-  Pool and D-CEM, one column pair "ours | paper" per scenario;
+  Pool and D-CEM, one column pair "ours | paper" per scenario; beside R_L^sys (escalation
+  free: an escalated case counts 0) the risk with escalation charged at
+  ``escalation_cost`` (ours only: the paper reports none; :mod:`dcem.analysis.charged_risk`);
 - Table 7 (Appendix H.3): D-CEM escalation rate and average rounds, ours and paper;
-- Table 1 (section 5.5): D-CEM with and without STOP_AND_ESCALATE, R_L^sys and H.C.;
+- Table 1 (section 5.5): D-CEM with and without STOP_AND_ESCALATE, R_L^sys, the charged
+  risk (ours only) and H.C.;
 - a line with every method's accuracy and one with the D-CEM action mix (ours only);
 - with ``agents=`` (:func:`dcem_clinical.report.agents.export_agent_rows`), a table of
   the panel members by position: name, model key, CAL accuracy, TEST accuracy of the
@@ -27,6 +30,7 @@ import pandas as pd
 
 from dcem_clinical.report.agents import position_letter
 from dcem_clinical.report.paper import load_paper_tables, paper_cell
+from dcem.analysis.charged_risk import CHARGED, DEFAULT_COST, text_names, with_charged_risk
 from dcem.core.vocabulary import SCENARIOS
 
 __all__ = ["render_clinical_markdown", "METHOD_NAMES"]
@@ -99,6 +103,12 @@ def _table7(ours: Ours, paper: Mapping[str, Any], dataset: str) -> str:
     return _table([""] + list(SCENARIOS), rows)
 
 
+def _ours_table(ours: Ours, metric: str, methods: tuple[str, ...]) -> str:
+    """Rows methods, columns the scenarios: ours only (a metric the paper does not report)."""
+    return _table(["method", *SCENARIOS], [[METHOD_NAMES[m]] + [_ours_cell(ours.get((s, m, metric))) for s in SCENARIOS]
+                                           for m in methods])
+
+
 def _per_scenario(ours: Ours, method: str, metric: str) -> str:
     return " / ".join(_ours_cell(ours.get((s, method, metric))) for s in SCENARIOS)
 
@@ -155,20 +165,24 @@ def _heading(dataset: str, frame: pd.DataFrame, manifest: Mapping[str, Any], pap
 
 
 def _dataset_block(dataset: str, frame: pd.DataFrame, manifest: Mapping[str, Any],
-                   paper: Mapping[str, Any], agents: pd.DataFrame | None) -> list[str]:
-    ours = _ours(frame)
+                   paper: Mapping[str, Any], agents: pd.DataFrame | None, cost: float) -> list[str]:
+    ours = _ours(with_charged_risk(frame, cost))
+    charged = text_names(cost)[CHARGED]
+    names = {**_METRIC_NAMES, CHARGED: charged}
     t6 = [(METHOD_NAMES[m], "", m) for m in ("single", "free", "pool", "dcem")]
-    t1 = [(f"{_METRIC_NAMES[metric]}, {METHOD_NAMES[m]}", metric, m)
-          for metric in ("system_risk", "harmful_consensus") for m in ("dcem", "dcem_noesc")]
+    t1 = [(f"{names[metric]}, {METHOD_NAMES[m]}", metric, m)
+          for metric in ("system_risk", CHARGED, "harmful_consensus") for m in ("dcem", "dcem_noesc")]
     return [_heading(dataset, frame, manifest, paper), "",
-            "Table 6, system risk R_L^sys (lower is better):", "",
+            "Table 6, system risk R_L^sys (escalation free: an escalated case counts 0; lower is better):", "",
             _side_by_side(ours, paper, dataset, "table6", [(a, "system_risk", c) for a, _, c in t6], "method"), "",
+            f"Beside it, the {charged} (each escalated case counts {cost:g}; ours only, the paper reports none):",
+            "", _ours_table(ours, CHARGED, ("single", "free", "pool", "dcem")), "",
             "Table 6, harmful consensus H.C. (lower is better):", "",
             _side_by_side(ours, paper, dataset, "table6", [(a, "harmful_consensus", c) for a, _, c in t6],
                           "method"), "",
             "Table 7, D-CEM escalation rate and average rounds:", "",
             _table7(ours, paper, dataset), "",
-            "Table 1, D-CEM with and without STOP_AND_ESCALATE:", "",
+            f"Table 1, D-CEM with and without STOP_AND_ESCALATE (the {charged}: ours only):", "",
             _side_by_side(ours, paper, dataset, "table1", t1, ""), "",
             *_summary_lines(ours), "",
             *([] if agents is None or not (agents["dataset"] == dataset).any()
@@ -192,14 +206,15 @@ def _provenance(manifest: Mapping[str, Any]) -> list[str]:
 
 def render_clinical_markdown(metrics: pd.DataFrame, manifest: Mapping[str, Any], *,
                              paper: Mapping[str, Any] | None = None,
-                             agents: pd.DataFrame | None = None) -> str:
+                             agents: pd.DataFrame | None = None, escalation_cost: float = DEFAULT_COST) -> str:
     """Markdown of Tables 6, 7 and 1 per dataset, ours against the paper's.
 
     metrics : rows (scenario, seed, method, metric, value) plus ``dataset`` (or
     ``run_id``, mapped to the dataset through the manifest's run specs); manifest : a run
     export's manifest (command, models, runs); paper : default :func:`load_paper_tables`;
     agents : :func:`dcem_clinical.report.agents.agent_rows` of the export, printed as
-    each dataset's agents table after its summary lines (None: no agents table).
+    each dataset's agents table after its summary lines (None: no agents table);
+    escalation_cost : what the charged risk counts an escalated case at.
     """
     paper = load_paper_tables() if paper is None else paper
     if "dataset" not in metrics:
@@ -207,5 +222,5 @@ def render_clinical_markdown(metrics: pd.DataFrame, manifest: Mapping[str, Any],
         metrics = metrics.assign(dataset=metrics["run_id"].map(datasets))
     lines = _provenance(manifest)
     for dataset, frame in metrics.groupby("dataset", sort=True):
-        lines += _dataset_block(str(dataset), frame, manifest, paper, agents)
+        lines += _dataset_block(str(dataset), frame, manifest, paper, agents, escalation_cost)
     return "\n".join(lines).rstrip() + "\n"

@@ -6,12 +6,14 @@ the cases of every seed and resamples them (``n_boot`` draws from an explicit
 ``numpy.random.Generator``) for a 95 % percentile interval of the mean difference of four
 per-case quantities:
 
-- ``system_risk``: L(d, y) when the method decided, 0 when it escalated (R_L^sys);
+- ``system_risk``: L(d, y) when the method decided, 0 when it escalated (R_L^sys, escalation free);
+- ``charged_risk``: L(d, y) when the method decided, the escalation cost when it escalated
+  (:mod:`dcem.analysis.charged_risk`; ``escalation_cost``, default 0.5);
 - ``harmful_consensus``: a wrong decision on a high-risk truth, not escalated;
 - ``accuracy``: d = y (an escalated case keeps its pooled decision d1, as App. E counts it);
 - ``escalation``: STOP_AND_ESCALATE.
 
-A negative difference in system risk or harmful consensus favours D-CEM.
+A negative difference in either risk or in harmful consensus favours D-CEM.
 """
 from __future__ import annotations
 
@@ -20,20 +22,26 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from dcem.analysis.charged_risk import DEFAULT_COST, check_escalation_cost
+
 __all__ = ["QUANTITIES", "case_quantities", "paired_differences", "paired_markdown", "export_paired_markdown"]
 
-QUANTITIES = ("system_risk", "harmful_consensus", "accuracy", "escalation")
+QUANTITIES = ("system_risk", "charged_risk", "harmful_consensus", "accuracy", "escalation")
 _BASELINES = ("single", "free", "pool")
 _NAMES = {"single": "Single", "free": "Free", "pool": "Pool"}
 
 
-def case_quantities(outcomes: pd.DataFrame, high_risk: Sequence[int]) -> pd.DataFrame:
-    """Per (scenario, seed, case, method) the four quantities of the module docstring."""
+def case_quantities(outcomes: pd.DataFrame, high_risk: Sequence[int], *,
+                    escalation_cost: float = DEFAULT_COST) -> pd.DataFrame:
+    """Per (scenario, seed, case, method) the quantities of the module docstring."""
+    cost = check_escalation_cost(escalation_cost)
     esc = outcomes["action"].astype(str) == "STOP_AND_ESCALATE"
     wrong = outcomes["decision"].astype(int) != outcomes["truth"].astype(int)
     high = outcomes["truth"].astype(int).isin(list(high_risk))
     return outcomes[["scenario", "seed", "case_id", "method"]].assign(
-        system_risk=outcomes["loss"].astype(float) * ~esc, harmful_consensus=(wrong & high & ~esc).astype(float),
+        system_risk=outcomes["loss"].astype(float) * ~esc,
+        charged_risk=outcomes["loss"].astype(float) * ~esc + cost * esc,
+        harmful_consensus=(wrong & high & ~esc).astype(float),
         accuracy=(~wrong).astype(float), escalation=esc.astype(float))
 
 
@@ -56,10 +64,11 @@ def paired_differences(quantities: pd.DataFrame, rng: np.random.Generator, *, n_
     return pd.DataFrame(rows, columns=["scenario", "baseline", "quantity", "difference", "low", "high", "n"])
 
 
-def paired_markdown(table: pd.DataFrame, scenarios: Sequence[str]) -> str:
+def paired_markdown(table: pd.DataFrame, scenarios: Sequence[str], *, escalation_cost: float = DEFAULT_COST) -> str:
     """A markdown table: one row per scenario and baseline, each quantity as ``diff [low, high]``."""
-    lines = ["| scenario | D-CEM minus | cases | R_L^sys | harmful consensus | accuracy | escalation |",
-             "|---" * 7 + "|"]
+    lines = ["| scenario | D-CEM minus | cases | R_L^sys (escalation free) | "
+             f"risk with escalation at {check_escalation_cost(escalation_cost):g} | harmful consensus | accuracy | "
+             "escalation |", "|---" * 8 + "|"]
     for scenario in scenarios:
         for base in _BASELINES:
             part = table[(table["scenario"] == scenario) & (table["baseline"] == base)].set_index("quantity")
@@ -71,19 +80,24 @@ def paired_markdown(table: pd.DataFrame, scenarios: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
-def export_paired_markdown(export: Any, *, seed: int = 0, n_boot: int = 2000) -> str:
+def export_paired_markdown(export: Any, *, seed: int = 0, n_boot: int = 2000,
+                           escalation_cost: float = DEFAULT_COST) -> str:
     """For every clinical run of a run export: its dataset and the paired table over every
     scenario (bootstrap draws from ``numpy.random.default_rng(seed)``, run by run)."""
     out = [f"D-CEM minus each baseline, mean over the TEST cases of every seed, 95 % paired bootstrap "
-           f"interval ({n_boot} draws, seed {seed}); negative R_L^sys and harmful consensus favour D-CEM."]
+           f"interval ({n_boot} draws, seed {seed}); negative risks and harmful consensus favour D-CEM. R_L^sys "
+           f"counts an escalated case as 0; the risk with escalation at {escalation_cost:g} charges it "
+           f"{escalation_cost:g}."]
     for run_id in export.run_ids:
         spec = export.run(run_id)["spec"]
         cells = export.cells[export.cells["run_id"] == run_id]
         outcomes = export.outcomes[export.outcomes["run_id"] == run_id]
         if cells.empty or outcomes.empty:
             continue
-        table = paired_differences(case_quantities(outcomes, [int(i) for i in cells.iloc[0]["high_risk"]]),
-                                   np.random.default_rng(seed), n_boot=n_boot)
+        quantities = case_quantities(outcomes, [int(i) for i in cells.iloc[0]["high_risk"]],
+                                     escalation_cost=escalation_cost)
+        table = paired_differences(quantities, np.random.default_rng(seed), n_boot=n_boot)
         scenarios = sorted(set(table["scenario"]))
-        out += ["", f"`{spec.get('dataset', '?')}` (run `{run_id}`):", "", paired_markdown(table, scenarios)]
+        out += ["", f"`{spec.get('dataset', '?')}` (run `{run_id}`):", "",
+                paired_markdown(table, scenarios, escalation_cost=escalation_cost)]
     return "\n".join(out) + "\n"

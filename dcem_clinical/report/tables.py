@@ -7,7 +7,10 @@
 - :func:`detail_table`: accuracy, parse-error rate and the D-CEM action mix.
 
 Every table is mean ± std over seeds (ddof 0), per dataset.  ``metrics`` frames carry
-the columns of :meth:`dcem.store.database.Store.metrics` plus ``dataset``.
+the columns of :meth:`dcem.store.database.Store.metrics` plus ``dataset``.  Tables 6 and 1
+show, beside the system risk (an escalated case counts 0), the risk with escalation
+charged at ``escalation_cost`` (``charged_risk``, :mod:`dcem.analysis.charged_risk`;
+default 0.5).
 """
 from __future__ import annotations
 
@@ -15,13 +18,14 @@ from typing import Any
 
 import pandas as pd
 
+from dcem.analysis.charged_risk import CHARGED, DEFAULT_COST, named_for_text, with_charged_risk
 from dcem.analysis.report import format_table, mean_std
 
 __all__ = ["table6", "table7", "table1", "detail_table", "clinical_text", "clinical_dict"]
 
 _SCENARIO_ORDER = ("S1", "S2", "S3a", "S3b")
 MIX = ("mix_continue", "mix_steer", "mix_decide", "mix_escalate")
-_RISK_NAMES = ("decided_rate", "system_risk", "harmful_consensus")
+_RISK_NAMES = ("decided_rate", "system_risk", CHARGED, "harmful_consensus")
 
 
 def _pick(metrics: pd.DataFrame, methods: tuple[str, ...], names: tuple[str, ...]) -> pd.DataFrame:
@@ -36,19 +40,22 @@ def _pick(metrics: pd.DataFrame, methods: tuple[str, ...], names: tuple[str, ...
     return out.sort_values(["dataset", "metric", "method", "scenario"]).reset_index(drop=True)
 
 
-def table6(metrics: pd.DataFrame, *, decided: bool = False) -> pd.DataFrame:
+def table6(metrics: pd.DataFrame, *, decided: bool = False, escalation_cost: float = DEFAULT_COST) -> pd.DataFrame:
     """``decided``: with each method's share of cases decided (the dashboard shows it beside
-    every risk figure: an escalated case counts 0 in system risk)."""
-    return _pick(metrics, ("single", "free", "pool", "dcem"), _RISK_NAMES[0 if decided else 1:])
+    every risk figure: an escalated case counts 0 in system risk); the charged risk at
+    ``escalation_cost`` beside the system risk."""
+    return _pick(with_charged_risk(metrics, escalation_cost), ("single", "free", "pool", "dcem"),
+                 _RISK_NAMES[0 if decided else 1:])
 
 
 def table7(metrics: pd.DataFrame) -> pd.DataFrame:
     return _pick(metrics, ("dcem",), ("escalation_rate", "avg_rounds"))
 
 
-def table1(metrics: pd.DataFrame, *, decided: bool = False) -> pd.DataFrame:
-    """``decided``: as for :func:`table6`."""
-    return _pick(metrics, ("dcem", "dcem_noesc"), _RISK_NAMES[0 if decided else 1:])
+def table1(metrics: pd.DataFrame, *, decided: bool = False, escalation_cost: float = DEFAULT_COST) -> pd.DataFrame:
+    """``decided``, ``escalation_cost``: as for :func:`table6`."""
+    return _pick(with_charged_risk(metrics, escalation_cost), ("dcem", "dcem_noesc"),
+                 _RISK_NAMES[0 if decided else 1:])
 
 
 def detail_table(metrics: pd.DataFrame) -> pd.DataFrame:
@@ -56,26 +63,30 @@ def detail_table(metrics: pd.DataFrame) -> pd.DataFrame:
                  ("accuracy", "parse_error_rate") + MIX)
 
 
-def clinical_text(metrics: pd.DataFrame) -> str:
+def clinical_text(metrics: pd.DataFrame, *, escalation_cost: float = DEFAULT_COST) -> str:
     """All clinical tables as fixed-width text, one block per dataset."""
-    blocks = []
+    cost = escalation_cost
+    blocks = [f"System risk (escalation free) counts an escalated case as 0; the risk with escalation at {cost:g} "
+              f"charges it {cost:g}.", ""]
     for dataset, frame in metrics.groupby("dataset", sort=True):
         blocks.append(f"== {dataset} ==")
-        for title, table in (("Table 6: system risk and harmful consensus", table6(frame)),
+        for title, table in (("Table 6: system risk and harmful consensus", table6(frame, escalation_cost=cost)),
                              ("Table 7: D-CEM escalation rate and average rounds", table7(frame)),
-                             ("Table 1: D-CEM with and without STOP_AND_ESCALATE", table1(frame)),
+                             ("Table 1: D-CEM with and without STOP_AND_ESCALATE", table1(frame, escalation_cost=cost)),
                              ("Accuracy, parse-error rate and D-CEM action mix", detail_table(frame))):
             blocks.append(title)
-            blocks.append(format_table(table, index=["metric", "method"], columns="scenario"))
+            blocks.append(format_table(named_for_text(table, cost), index=["metric", "method"], columns="scenario"))
             blocks.append("")
     return "\n".join(blocks).rstrip() + "\n"
 
 
-def clinical_dict(metrics: pd.DataFrame) -> dict[str, Any]:
+def clinical_dict(metrics: pd.DataFrame, *, escalation_cost: float = DEFAULT_COST) -> dict[str, Any]:
     def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
         rows = frame.astype({c: str for c in ("method", "metric", "scenario") if c in frame})
         return [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
                 for r in rows.to_dict("records")]
 
-    return {"table6": records(table6(metrics)), "table7": records(table7(metrics)),
-            "table1": records(table1(metrics)), "detail": records(detail_table(metrics))}
+    return {"escalation_cost": escalation_cost,
+            "table6": records(table6(metrics, escalation_cost=escalation_cost)), "table7": records(table7(metrics)),
+            "table1": records(table1(metrics, escalation_cost=escalation_cost)),
+            "detail": records(detail_table(metrics))}
