@@ -176,7 +176,8 @@ def run_items(store: SagStore, run_id: str, *, benchmark: str, cfg: GroupConfig,
     evaluation, calibration = tuple(evaluation), tuple(calibration)
     if cfg.method == "dcem":
         check_fixed_options(evaluation + calibration)
-    store.check_items(run_id, evaluation)  # an item edited since the run began: refused before any model loads
+    # other settings, or an item edited since the run began: refused before any model loads
+    store.check_items(run_id, evaluation, benchmark=benchmark, cfg=cfg, seed=seed)
     done = store.done_items(run_id)
     todo = [it for it in evaluation if it.item_id not in done]
     job = ItemJob(run_id, cfg, calibration_cfg or cfg, runners=runners, retrievers=retrievers)

@@ -1,6 +1,8 @@
 """``python -m sag eval``: run the evaluation suite for several groups, one process each.
 
-Every group name is checked before anything runs.  With more than one group, each runs in
+Every group name is checked before anything runs, and so is every group the store's
+evaluation already holds: with the settings it was started with, or refused (one line
+naming the first field that differs, :mod:`common.resume`).  With more than one group, each runs in
 a child process of its own (the same command with one group), so its peak memory is its
 own; ``--in-process`` keeps them in this process (tests, or when memory is not wanted).
 An interrupted command is resumed by running it again.  ``--executor ray`` spreads the
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from common.errors import ConfigError
@@ -76,6 +79,7 @@ def eval_command(args: argparse.Namespace) -> int:
     check_executor(args.executor, args.ray_address)  # before any group starts
     spec = SuiteSpec(args.suite, n_items=args.items, consistency_items=args.consistency_items)
     cfgs = parse_groups(args.groups, args)
+    _check_stored_groups(args, spec, cfgs)
     if len(cfgs) > 1 and not args.in_process and args.executor != "ray":
         for name in [g.strip() for g in args.groups.split(",") if g.strip()]:
             code = subprocess.call([sys.executable, *_child_argv(args, name)])
@@ -85,6 +89,19 @@ def eval_command(args: argparse.Namespace) -> int:
         print(f"evaluation {spec.eval_id}: {len(cfgs)} groups done; `python -m sag report --eval {spec.eval_id}`")
         return 0
     return _run_groups(args, spec, cfgs)
+
+
+def _check_stored_groups(args: argparse.Namespace, spec: "SuiteSpec", cfgs: list[GroupConfig]) -> None:
+    """Every group the store's evaluation already holds must come with the settings it was
+    started with: checked for all groups before the first one runs, so a refusal writes nothing."""
+    from common.db import default_db_path
+    from sag.evaluation.runner import check_group_settings
+    from sag.store.tables import SagStore
+
+    if not (Path(args.db) if args.db is not None else default_db_path()).is_file():
+        return  # a new store holds no evaluation
+    with SagStore(args.db) as store:
+        check_group_settings(store, spec, cfgs)
 
 
 def _run_groups(args: argparse.Namespace, spec: "SuiteSpec", cfgs: list[GroupConfig]) -> int:

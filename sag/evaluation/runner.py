@@ -31,6 +31,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from clinical.questions import QuestionItem
 from common.errors import ConfigError
+from common.resume import check_resume
 from common.work import Executor, InProcess, WorkSummary
 from runtime.turns import TurnRunner
 from sag.config import GroupConfig
@@ -39,11 +40,14 @@ from sag.evaluation.subsets import Subsets, items_by_id, load_subsets
 from sag.evaluation.suite import Part, SuiteSpec, build_parts
 from sag.run import (Progress, RetrieverFactory, RunnerFactory, corpora_of, default_retrievers, default_runners,
                      run_items)
-from sag.store.eval_tables import record_cost, record_part
+from sag.store.eval_tables import part_settings, record_cost, record_part
 from sag.store.tables import SagStore
 
 __all__ = ["GroupEvalSummary", "run_group_eval", "part_config", "part_run_id", "model_weights", "calibration_items",
-           "select_parts"]
+           "select_parts", "check_group_settings"]
+
+_RESUME_HINT = ("repeat the command that started it to resume it, or run the changed group under a name of its own "
+                "(a group file's \"name\") or in another store (--db)")
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,26 @@ def part_config(cfg: GroupConfig, part: Part) -> GroupConfig:
 def part_run_id(cfg: GroupConfig, part: Part) -> str:
     digest = hashlib.sha256(f"{part.digest()}|{cfg.digest()}".encode()).hexdigest()[:10]
     return f"eval-{part.key.replace('/', '.')}-{cfg.name}-{digest}"
+
+
+def check_group_settings(store: SagStore, spec: SuiteSpec, cfgs: Sequence[GroupConfig],
+                         subsets: Subsets | None = None) -> None:
+    """Refuse (:class:`common.resume.ResumeRefused`) a group whose name the evaluation already
+    holds with other settings (suite spec or group config, part by part), so one group of a
+    report is never answered by two configs; called before anything is written."""
+    parts: Sequence[Part] | None = None
+    for cfg in cfgs:
+        if part_settings(store, spec.eval_id, cfg.name):
+            parts = parts if parts is not None else build_parts(spec, subsets or load_subsets())
+            _check_parts(store, spec, cfg, parts)
+
+
+def _check_parts(store: SagStore, spec: SuiteSpec, cfg: GroupConfig, parts: Sequence[Part]) -> None:
+    stored = part_settings(store, spec.eval_id, cfg.name)
+    for part in parts:
+        if part.key in stored:
+            check_resume(f"group {cfg.name} of evaluation {spec.eval_id} (part {part.key})", stored[part.key],
+                         {"spec": spec.to_dict(), "config": part_config(cfg, part).to_dict()}, hint=_RESUME_HINT)
 
 
 def calibration_items(source: str, subsets: Subsets, n: int) -> tuple[QuestionItem, ...]:
@@ -186,6 +210,7 @@ def run_group_eval(store: SagStore, spec: SuiteSpec, cfg: GroupConfig, *, subset
     start = time.perf_counter()
     subsets = subsets or load_subsets()
     parts = build_parts(spec, subsets)
+    _check_parts(store, spec, cfg, parts)  # a changed group under a stored name: refused, nothing written
     chosen = {p.key for p in select_parts(parts, only)}
     total = sum(len(p.items) for p in parts if p.key in chosen)
     remote = executor is not None and not isinstance(executor, InProcess)

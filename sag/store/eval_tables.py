@@ -17,7 +17,7 @@ import pandas as pd
 from common.transactions import cursor, run_in_transaction
 from sag.store.tables import SagStore
 
-__all__ = ["record_part", "eval_parts", "record_cost", "eval_costs", "evaluations", "run_messages"]
+__all__ = ["record_part", "part_settings", "eval_parts", "record_cost", "eval_costs", "evaluations", "run_messages"]
 
 
 def record_part(store: SagStore, *, eval_id: str, group: str, part: str, metric: str, run_id: str,
@@ -32,6 +32,14 @@ def record_part(store: SagStore, *, eval_id: str, group: str, part: str, metric:
                      json.dumps(config, sort_keys=True), json.dumps(extra, sort_keys=True), position,
                      _dt.datetime.now()])
     run_in_transaction(store, work)
+
+
+def part_settings(store: SagStore, eval_id: str, group: str) -> dict[str, dict[str, Any]]:
+    """The settings stored with each part of (eval, group): part -> {"spec": ..., "config": ...}."""
+    with cursor(store) as cur:
+        rows = cur.execute("SELECT part, spec_json, config_json FROM sag_eval_parts WHERE eval_id = ? AND "
+                           "group_name = ?", [eval_id, group]).fetchall()
+    return {part: {"spec": json.loads(spec), "config": json.loads(config)} for part, spec, config in rows}
 
 
 def eval_parts(store: SagStore, eval_id: str) -> pd.DataFrame:

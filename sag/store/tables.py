@@ -16,6 +16,7 @@ import pandas as pd
 from clinical.questions import QuestionItem
 from common.db import Database, StoreError, git_revision
 from common.migrations import migrate
+from common.resume import check_resume
 from common.transactions import cursor, run_in_transaction
 from runtime.call_log import CallLog
 from sag.config import GroupConfig
@@ -62,13 +63,24 @@ def _stored_item(item: QuestionItem) -> tuple[Any, ...]:
 _ITEM_FIELDS = ("question", "options", "answer", "context")
 
 
-def _check_items(cur: Any, run_id: str, items: Sequence[QuestionItem]) -> bool:
+_RESUME_HINT = "repeat the command that started it to resume it, or run these settings in another store (--db)"
+
+
+def _settings(benchmark: str, cfg: GroupConfig, seed: int) -> dict[str, Any]:
+    """What a run stores besides its items, as :func:`common.resume.check_resume` compares it."""
+    return {"benchmark": benchmark, "config": cfg.to_dict(), "seed": seed}
+
+
+def _check_items(cur: Any, run_id: str, items: Sequence[QuestionItem], settings: dict[str, Any]) -> bool:
     """See :meth:`SagStore.check_items`; True when the run exists."""
-    row = cur.execute("SELECT item_ids FROM sag_runs WHERE run_id = ?", [run_id]).fetchone()
+    row = cur.execute("SELECT item_ids, benchmark, config_json, seed FROM sag_runs WHERE run_id = ?",
+                      [run_id]).fetchone()
     if row is None:
         return False
     if list(row[0]) != [it.item_id for it in items]:
         raise StoreError(f"run {run_id} exists with other items; it cannot be resumed with these")
+    check_resume(f"run {run_id}", {"benchmark": row[1], "config": json.loads(row[2]), "seed": row[3]}, settings,
+                 hint=_RESUME_HINT)
     stored = {r[0]: tuple(r[1:]) for r in cur.execute(
         "SELECT item_id, question, options_json, answer, context FROM sag_items WHERE run_id = ?",
         [run_id]).fetchall()}
@@ -96,19 +108,21 @@ class SagStore(Database):
         return self
 
     # ------------------------------------------------------------------ runs
-    def check_items(self, run_id: str, items: Sequence[QuestionItem]) -> None:
+    def check_items(self, run_id: str, items: Sequence[QuestionItem], *, benchmark: str, cfg: GroupConfig,
+                    seed: int) -> None:
         """StoreError when run ``run_id`` exists with other items, or with an item of the same
         id whose question, options, answer or context differ (an item file edited since the
-        run began: its stored answers belong to the old item)."""
+        run began: its stored answers belong to the old item); :class:`common.resume.ResumeRefused`
+        when it exists with another benchmark, group config or seed (the first field that differs)."""
         with cursor(self) as cur:
-            _check_items(cur, run_id, items)
+            _check_items(cur, run_id, items, _settings(benchmark, cfg, seed))
 
     def ensure_run(self, run_id: str, *, benchmark: str, cfg: GroupConfig, items: Sequence[QuestionItem],
                    seed: int) -> bool:
         """Create the run and its items if new; True when it already existed (a resume);
-        StoreError when it exists with other or edited items (:meth:`check_items`)."""
+        refused when it exists with other settings or other or edited items (:meth:`check_items`)."""
         def work(cur: Any) -> bool:
-            if _check_items(cur, run_id, items):
+            if _check_items(cur, run_id, items, _settings(benchmark, cfg, seed)):
                 cur.execute("UPDATE sag_runs SET status = 'running', finished_at = NULL WHERE run_id = ? "
                             "AND status <> 'finished'", [run_id])
                 return True
