@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Sequence
 
+from common.errors import ConfigError
 from common.cli_kit import (Parser, add_executor_arguments, add_merge_command, executor_from_args, float_in, int_in,
                             progress_bar, report_failed_units, run_command)
 from dcem.core.config import MAX_ROUNDS
@@ -43,8 +44,9 @@ def _stat_dialogue(args: argparse.Namespace) -> object:
 def _cmd_run(args: argparse.Namespace) -> int:
     from dcem.core.config import MediatorConfig
     from dcem.store.database import Store
-    from dcem_clinical.run import ClinicalSpec, run_clinical
+    from dcem_clinical.run import ClinicalSpec, check_members, run_clinical
 
+    _check_cal_cases(args.dataset, args.cal_cases)
     agents = tuple(a.strip() for a in args.agents.split(","))
     if len(agents) == 1:
         agents = (agents[0], agents[0])
@@ -56,6 +58,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                         layout=args.layout, stat_dialogue=_stat_dialogue(args), delta_rule=args.delta,
                         risk_target=risk_target_from_args(args),
                         base_config=MediatorConfig(prior="empirical", t_max=args.t_max))
+    check_members(spec)  # model keys and adapters, before Ray starts or the store opens
     bar, progress = progress_bar(f"{spec.dataset}", "turn", quiet=args.quiet)
     threads = args.threads or (args.worker_threads if args.executor == "ray" else None)
     # Ray is joined (a cluster that does not answer refused) before the store is opened
@@ -72,17 +75,35 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return report_failed_units(summary, "cell")
 
 
+def _check_cal_cases(dataset: str, n_cal: int | None) -> None:
+    """``--cal-cases``: at least one CAL case of each of the dataset's classes (the split is
+    class-stratified), or the agents' confusions and the thresholds are fitted on nothing;
+    refused before any model starts."""
+    from clinical import ddxplus, medqa_tri
+
+    classes = {"ddxplus8": len(ddxplus.LABELS), "medqa-tri": len(medqa_tri.LABELS)}[dataset]
+    if n_cal is not None and n_cal < classes:
+        raise ConfigError("cal_cases", f"{dataset} has {classes} classes: give --cal-cases {classes} or more (one "
+                                       f"CAL case of each class at least), got {n_cal}")
+
+
 def _cmd_models(args: argparse.Namespace) -> int:
+    from common.cli_args import one_line
+    from common.errors import ProjectError
     from runtime.model_info import model_info
     from runtime.registry import available_models
 
-    for spec in available_models():
+    for spec in available_models():  # a file in data/adapters/ that is no adapter is left out with a warning
         line = f"{spec.key:16} {spec.source:9} {spec.licence:28} {spec.name}"
         if not spec.installed:
             line += f"  (not installed: {spec.note})"
         print(line)
         if args.info and spec.installed:
-            info = model_info(spec.path)
+            try:  # one model that cannot be read is said so on its line; the others are still listed
+                info = model_info(spec.path)
+            except ProjectError as exc:
+                print(f"{'':16} cannot describe it: {one_line(str(exc))}")
+                continue
             print(f"{'':16} {info.architecture}, {info.quantization}, context {info.context_length}, "
                   f"{info.size_bytes:,} bytes, sha256 {info.sha256}")
     return 0

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from clinical.datasets import load_dataset
+from common.db import StoreError
 from common.errors import ConfigError
 from common.work import Executor, InProcess, Unit, WorkSummary
 from dcem.store.database import Store
@@ -26,9 +27,10 @@ from dcem_clinical.stat_agent import is_stat_key, stat_key_help, stat_member
 from dcem_clinical.stat_views import split_view
 from runtime.backends import Backend, BackendError
 from runtime.call_shipping import NewCalls, append_calls, logged_calls, memory_log
-from runtime.factory import check_load_options, make_backend
+from runtime.factory import check_load_options, check_model_keys, make_backend
 
-__all__ = ["ClinicalSpec", "ClinicalJob", "run_clinical", "make_backend", "DEFAULT_AGENTS", "MAX_AGENTS", "SPLIT"]
+__all__ = ["ClinicalSpec", "ClinicalJob", "run_clinical", "check_members", "make_backend", "DEFAULT_AGENTS",
+           "MAX_AGENTS", "SPLIT"]
 
 SPLIT = "paragraph"  # evaluation blocks of in-process models (module docstring)
 
@@ -100,6 +102,8 @@ def run_clinical(store: Store, spec: ClinicalSpec, *, backends: Sequence[Member]
     if backends is not None and len(backends) != len(spec.agents):
         raise ConfigError("agents", f"{len(backends)} backends for {len(spec.agents)} members")
     check_load_options(n_ctx=spec.n_ctx, n_gpu_layers=n_gpu_layers, n_threads=n_threads)  # before anything is stored
+    if backends is None:
+        check_members(spec)
     dataset = load_dataset(spec.dataset)
     n_cal, n_test = dataset.default_sizes
     per_cell = turns_per_cell(spec.n_cal or n_cal, spec.n_test or n_test, len(spec.agents),
@@ -110,8 +114,32 @@ def run_clinical(store: Store, spec: ClinicalSpec, *, backends: Sequence[Member]
     remote = executor is not None and not isinstance(executor, InProcess)
     job = ClinicalJob(spec, n_gpu_layers, n_threads, tuple(backends) if backends is not None else None,
                       logged_calls(store, run_ids=[plan.run_id]) if remote else None)
+    if executor is None and _is_new(store, plan.run_id):  # a model that will not load: the run is not stored
+        executor = InProcess(store, worker=job.open(store))
     return run_grid(store, plan, job, executor=executor or InProcess(store), sink=_ClinicalSink(store, plan.run_id),
                     progress=progress, cancel=cancel)
+
+
+def check_members(spec: ClinicalSpec) -> None:
+    """Refuse, before anything is stored or loaded, a member whose model key names no usable
+    model (unknown key, a file or adapter that is missing or does not fit, a malformed
+    ``openai:`` key): :func:`runtime.factory.check_model_keys` on the LLM members' models
+    (statistical members and views are checked by the spec)."""
+    models = [split_view(key, spec.dataset)[0] for key in spec.agents if not is_stat_key(key)]
+    try:
+        check_model_keys(models)
+    except BackendError as exc:
+        if not str(exc).startswith("unknown model key"):
+            raise
+        raise BackendError(f"{exc}; statistical agents: {stat_key_help()}") from None
+
+
+def _is_new(store: Store, run_id: str) -> bool:
+    try:
+        store.check_run(run_id)
+    except StoreError:
+        return True
+    return False
 
 
 def _build_backends(spec: ClinicalSpec, *, n_gpu_layers: int | None, n_threads: int | None) -> list[Member]:

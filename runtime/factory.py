@@ -7,10 +7,12 @@ and loaded in process with llama.cpp, with its LoRA adapter for ``BASE+lora:ADAP
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 from common.errors import ConfigError
 from runtime.backends import Backend
 
-__all__ = ["make_backend", "check_load_options", "HTTP_PREFIX", "MAX_THREADS", "MAX_GPU_LAYERS", "N_CTX_RANGE"]
+__all__ = ["make_backend", "check_load_options", "check_model_keys", "HTTP_PREFIX", "MAX_THREADS", "MAX_GPU_LAYERS", "N_CTX_RANGE"]
 
 HTTP_PREFIX = "openai:"
 MAX_THREADS = 1024
@@ -36,6 +38,30 @@ def check_load_options(*, n_ctx: int = 2048, n_gpu_layers: int | None = None, n_
     low, high = N_CTX_RANGE
     if not (_whole(n_ctx) and low <= n_ctx <= high):
         raise ConfigError("n_ctx", f"must be a whole number from {low:,} to {high:,} tokens, got {n_ctx!r}")
+
+
+def check_model_keys(keys: Sequence[str]) -> None:
+    """Refuse, with the :class:`~runtime.backends.BackendError` or
+    :class:`~common.errors.ConfigError` that loading would raise, a key that names no usable
+    model, without loading any: an ``openai:`` key is parsed, a packaged model must be
+    installed (Gemma is assembled when it loads, not here), any other key is resolved (its
+    file found and its GGUF header read, its adapter checked against the base).  A command
+    calls this before it stores anything."""
+    from runtime.backends import BackendError
+    from runtime.registry import model_spec, resolve_model
+
+    for key in dict.fromkeys(k.strip() for k in keys):
+        if key.startswith(HTTP_PREFIX):
+            from runtime.fleet import parse_openai_key
+
+            parse_openai_key(key)
+            continue
+        spec = model_spec(key)  # an unknown key is refused here
+        if spec.source == "packaged":
+            if not spec.installed:
+                raise BackendError(f"{key}: {spec.note}")
+            continue
+        resolve_model(key)
 
 
 def make_backend(key: str, *, n_ctx: int = 2048, n_gpu_layers: int | None = None,

@@ -151,17 +151,26 @@ _PACKAGED = {SMOLLM2: _smollm2_path, GEMMA3: _gemma3_path}
 
 def available_models() -> list[ModelSpec]:
     """The packaged models, the default (:data:`DEFAULT_MODEL`) first, then each shipped
-    adapter (``data/adapters/``) on the packaged base of its architecture.
+    adapter (``data/adapters/``) on the packaged base of its architecture.  A file there
+    that is not a LoRA adapter (a base model copied in, say) or whose header cannot be
+    read is left out with a logged warning.
 
     Models whose package is missing are listed with ``installed=False`` and a note.
     """
     specs = _packaged_specs()
     for name in shipped_adapters():
         try:
-            arch = read_gguf_header(shipped_adapters_dir() / f"{name}.gguf").architecture
+            header = read_gguf_header(shipped_adapters_dir() / f"{name}.gguf")
         except BackendError as exc:
             log.warning("skipping the shipped adapter %s: %s", name, exc)
             continue
+        kind, adapter_type = header.metadata.get("general.type"), header.metadata.get("adapter.type")
+        if kind != "adapter" or adapter_type != "lora":  # a base model put there, say: not listed, never loaded
+            what = "a model" if kind in (None, "model") else f"of general.type {str(kind)[:40]!r}"
+            log.warning("skipping data/adapters/%s.gguf: this GGUF file is %s, not a LoRA adapter", name,
+                        what if kind != "adapter" else f"an adapter of type {str(adapter_type)[:40]!r}")
+            continue
+        arch = header.architecture
         specs.extend(_adapter_spec(f"{base.key}+lora:{name}", base, name) for base in _packaged_specs()
                      if _ARCHITECTURES.get(base.key) == arch)
     return specs

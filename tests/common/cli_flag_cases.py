@@ -107,7 +107,7 @@ SAG_RUN = Command("sag", ("run", "--group", "single", "-q"), {
     "--top-k": python_int(1, 10), "--temperature": finite_float(0.0, 5.0)}, _sag_arrived)
 CLINICAL_RUN = Command("dcem_clinical", ("run", "--quiet"), {
     "--seeds": strict_int(1, 10_000), "--seed-start": strict_int(0, 2**31 - 1), "--cases": strict_int(1, 1_000_000),
-    "--cal-cases": strict_int(1, 1_000_000), "--few-shot": strict_int(0, 16), "--temperature": finite_float(0.0, 2.0),
+    "--cal-cases": strict_int(8, 1_000_000),  # DDXPlus-8: one CAL case of each class at least "--few-shot": strict_int(0, 16), "--temperature": finite_float(0.0, 2.0),
     "--t-max": strict_int(1, 100_000), "--free-rounds": strict_int(1, 100_000), "--n-ctx": strict_int(256, 131_072),
     "--n-gpu-layers": strict_int(-1, 1024), "--threads": strict_int(1, 1024)}, _clinical_arrived)
 SYNTHETIC_RUN = Command("dcem", ("run", "synthetic", "--quiet"), {

@@ -40,7 +40,7 @@ _RANGES: dict[str, dict[str, tuple[tuple[float, float], bool]]] = {
             "--seed": ((0, 2**32 - 1), True), "--t-max": ((1, 10), True), "--rationale-tokens": ((1, 512), True),
             "--top-k": ((1, 10), True), "--temperature": ((0, 5), False)},
     "dcem_clinical": {"--seeds": ((1, 10_000), True), "--seed-start": ((0, 2**31 - 1), True),
-                      "--cases": ((1, 10**6), True), "--cal-cases": ((1, 10**6), True), "--few-shot": ((0, 16), True),
+                      "--cases": ((1, 10**6), True), "--cal-cases": ((8, 10**6), True), "--few-shot": ((0, 16), True),
                       "--temperature": ((0, 2), False), "--t-max": ((1, 100_000), True),
                       "--free-rounds": ((1, 100_000), True), "--n-ctx": ((256, 131_072), True),
                       "--n-gpu-layers": ((-1, 1024), True), "--threads": ((1, 1024), True)},
