@@ -49,12 +49,14 @@ __all__ = ["main"]
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from runtime.factory import check_model_keys
     from sag.run import SagRunSpec, run_sag
     from sag.runners import RunnerRecipe
     from sag.store.tables import SagStore
 
     spec = SagRunSpec(args.benchmark, group_from_args(args), n_items=args.items, seed=args.seed)
     prepared = spec.prepare()  # the items and the group are checked before the store is opened (or created)
+    check_model_keys(spec.cfg.models())  # and its models' keys (a Ray run loads them only on the workers)
     bar, progress = progress_bar(f"{spec.cfg.name} on {Path(args.benchmark).name}", "item", quiet=args.quiet)
     threads = args.threads or (args.worker_threads if args.executor == "ray" else None)
     recipe = RunnerRecipe(n_threads=threads, n_gpu_layers=args.n_gpu_layers, batched=not args.sequential)

@@ -74,11 +74,13 @@ def _child_argv(args: argparse.Namespace, group: str) -> list[str]:
 
 def eval_command(args: argparse.Namespace) -> int:
     from common.ray_work import check_executor
+    from runtime.factory import check_model_keys
     from sag.evaluation.suite import SuiteSpec
 
     check_executor(args.executor, args.ray_address)  # before any group starts
     spec = SuiteSpec(args.suite, n_items=args.items, consistency_items=args.consistency_items)
     cfgs = parse_groups(args.groups, args)
+    check_model_keys([key for cfg in cfgs for key in cfg.models()])  # every group's models, before any starts
     _check_stored_groups(args, spec, cfgs)
     if len(cfgs) > 1 and not args.in_process and args.executor != "ray":
         for name in [g.strip() for g in args.groups.split(",") if g.strip()]:
