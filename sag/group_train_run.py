@@ -281,6 +281,8 @@ def run_group_training(store: TrainingStore | TrainingRecorder, run: GroupRun, *
     s, run_id = run.settings, run.run_id
     run_dir = run.out / run_id
     check_layers(run.base_path, s.lora.layers)
+    store.check_start(run_id, kind=run.kind, method=s.method, base_model=run.base_model, settings=run.recorded(),
+                      data_hash=run.data_hash)  # its id stored with other settings: refused before a model loads
     device = resolve_device(s.device)
     store.start_run(run_id, kind=run.kind, method=s.method, base_model=run.base_model, settings=run.recorded(),
                     data_name=run.data_name, data_hash=run.data_hash, n_train=len(run.items))

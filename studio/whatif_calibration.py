@@ -25,7 +25,8 @@ from studio.views.session_keys import WI_CALIB as TOGGLE_KEY
 __all__ = ["TOGGLE_KEY", "CALIBRATION_HELP", "calibration_choice"]
 
 CALIBRATION_HELP = (
-    f"Every cell's panel gets the set's confusion matrices, smoothed with alpha = {ALPHA:g} as the run's own were, "
+    f"Every cell's panel gets the set's confusion matrices, smoothed as the run's own were ({ALPHA:g} added to "
+    f"each count, {2 * ALPHA:g} to each correct report's), "
     "and, for cells that used the empirical prior, the set's class frequencies as the prior. Thresholds, loss "
     "and the recorded reports stay the run's; the changes compare with the run's own calibration.")
 

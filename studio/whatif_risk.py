@@ -1,6 +1,6 @@
 """The what-if page's section "Thresholds with a guarantee (Learn-then-Test)": pick the
-rate, alpha and delta, see each cell's choice on half its cases and the rate on the
-other half, and one cell's settings on the trade-off chart."""
+rate, its bound and the chance the bound fails, see each cell's choice on half its cases
+and the rate on the other half, and one cell's settings on the trade-off chart."""
 from __future__ import annotations
 
 import streamlit as st
@@ -13,7 +13,8 @@ from studio.literal import literal
 from studio.risk_charts import risk_region_figure
 from studio.risk_inputs import RiskKeys, risk_target_inputs
 from studio.views import session_keys as keys
-from studio.views.risk_view import RISK_WORDS, cell_curve, cell_label, risk_summary, risk_table
+from studio.views.risk_view import (RISK_TABLE_COLUMNS, RISK_WORDS, cell_curve, cell_label, is_share, risk_statement,
+                                    risk_summary, risk_table)
 
 __all__ = ["risk_section"]
 
@@ -38,11 +39,12 @@ def risk_section(replay: RunReplay) -> None:
         st.error(f"This run cannot be tested: {literal(exc)}")
         return
     st.info(risk_summary(cells, target))
-    st.dataframe(risk_table(cells), hide_index=True)
+    config = {name: st.column_config.TextColumn(title, help=tip) for name, (title, tip) in RISK_TABLE_COLUMNS.items()}
+    st.dataframe(risk_table(cells), hide_index=True, column_config=config, key="wi_risk_table")
     labels = [cell_label(c) for c in cells]
     pick = st.selectbox("Cell on the chart", labels, key=keys.WI_RISK_CELL)
     cell = cells[labels.index(pick)]
-    st.plotly_chart(risk_region_figure(cell_curve(cell), target.alpha, RISK_WORDS[target.risk]),
-                    key="wi_risk_chart")
-    st.caption(cell.fit.report["statement"] + " The promise is about the share over many new cases; it "
+    st.plotly_chart(risk_region_figure(cell_curve(cell), target.alpha, RISK_WORDS[target.risk],
+                                       share=is_share(target.risk)), key="wi_risk_chart")
+    st.caption(risk_statement(cell) + " The promise is about the share over many new cases; it "
                "says nothing about one case, and nothing when the cases, the agents or their prompts change.")

@@ -12,7 +12,7 @@ import streamlit as st
 from dcem.analysis.escalation_reason import all_escalated_reason
 from dcem.analysis.glossary import metric_words, term_help
 from studio.views.loss_input import loss_change
-from dcem.analysis.whatif import SWEEP_PARAMETERS, RunReplay, rescore, sweep, sweep_grid
+from dcem.analysis.whatif import SWEEP_PARAMETERS, RunReplay, pair_moves, rescore, sweep, sweep_grid
 from dcem.analysis.whatif_controls import run_settings
 from common.errors import ProjectError
 from studio.memo import ValidSettings, last_valid, original_for, remember_valid, sweep_for
@@ -146,18 +146,25 @@ def _tradeoff(replay: RunReplay, valid: ValidSettings, inert: Mapping[str, str],
     _, original = original_for(replay)
     col.plotly_chart(tradeoff_figure(curve, parameter, current, valid.result.metrics, y, original),
                      key="wi_tradeoff")
-    col.caption(sweep_caption(curve, parameter, y))
+    col.caption(sweep_caption(curve, parameter, y, moved=pair_moves(replay, others, parameter, grid)))
 
 
-def sweep_caption(curve: pd.DataFrame, parameter: str, y: str) -> str:
+_PARTNER = {"eps_safe": ("eps_low", "raised to just above"), "eps_low": ("eps_safe", "lowered to just below")}
+
+
+def sweep_caption(curve: pd.DataFrame, parameter: str, y: str, *, moved: int = 0) -> str:
     """What the sweep covers, and in words why it is one point when every value gives the
-    same outcome."""
+    same outcome; ``moved``: how many values moved the other eps threshold in some cell."""
     ok = curve[curve["valid"]]
     span = f"{parameter} from {ok['value'].min():.3g} to {ok['value'].max():.3g}"
     left_out = int((~curve["valid"]).sum())
     out = f"{len(ok)} values of {span}, the range every cell accepts with the other settings as they are now."
     if left_out:
         out += f" {left_out} values inside it make some cell's settings invalid and are left out."
+    if moved and parameter in _PARTNER:
+        other, how = _PARTNER[parameter]
+        out += (f" At {moved} of these values some cell's own {other} is not on the right side of {parameter}; "
+                f"there it is {how} the swept {parameter}, for that point only.")
     if len(ok) > 1 and ok[["escalation_rate", y]].nunique().max() == 1:
         first = ok.iloc[0]
         out += (f" Every value gives the same escalated share ({first['escalation_rate']:.1%}) and "

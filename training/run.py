@@ -129,6 +129,8 @@ def run_letter_training(store: TrainingStore | TrainingRecorder, run: LetterRun,
     s, run_id = run.settings, run.run_id
     run_dir = run.out / run_id
     check_layers(run.base_path, s.lora.layers)
+    store.check_start(run_id, kind=run.kind, method=s.method, base_model=run.base_model, settings=s.recorded(),
+                      data_hash=run.data_hash)  # its id stored with other settings: refused before a model loads
     device = resolve_device(s.device)
     recorded = s.recorded()
     store.start_run(run_id, kind=run.kind, method=s.method, base_model=run.base_model, settings=recorded,

@@ -65,7 +65,8 @@ from dcem.core.policy import Action
 from common.errors import ConfigError, InputError
 
 __all__ = ["ReplayCell", "RunReplay", "WhatIfResult", "THRESHOLD_FIELDS", "SWEEP_PARAMETERS",
-           "SWEEP_COLUMNS", "load_run_replay", "rescore", "baseline_metrics", "sweep", "sweep_grid"]
+           "SWEEP_COLUMNS", "PAIR_GAP", "load_run_replay", "rescore", "baseline_metrics", "sweep", "sweep_grid",
+           "pair_moves"]
 
 SWEEP_PARAMETERS = ("eps_safe", "eps_low", "m_safe", "delta", "s_asym", "window", "t_max",
                     "alpha", "beta", "gamma", "lambda_pool", "rho_min", "omega_min")
@@ -183,9 +184,48 @@ def _swept_configs(replay: RunReplay, config: MediatorConfig | None, changes: Ma
     try:
         if config is not None:
             return cell_configs(replay, config.with_changes(**{parameter: new}), False)
+        if parameter in _PAIRED and _PAIRED[parameter] not in changes:
+            others = {k: v for k, v in changes.items() if k != parameter}
+            return _ordered_pair(changed_configs(replay, others), parameter, float(new))
         return changed_configs(replay, {**changes, parameter: new})
     except (ConfigError, TypeError, ValueError, OverflowError):
         return None
+
+
+# eps_safe < eps_low in every cell: sweeping one moves the other, per cell, only where needed
+_PAIRED = {"eps_safe": "eps_low", "eps_low": "eps_safe"}
+PAIR_GAP = 1e-6
+
+
+def _ordered_pair(cfgs: list[MediatorConfig], parameter: str, value: float) -> list[MediatorConfig]:
+    """``parameter = value`` in every cell; a cell whose other threshold would break
+    eps_safe < eps_low gets it moved to :data:`PAIR_GAP` beyond ``value`` (ConfigError
+    when that is impossible, e.g. eps_low = 0)."""
+    out = []
+    for cfg in cfgs:
+        if parameter == "eps_safe":
+            low = cfg.eps_low if cfg.eps_low > value else value + PAIR_GAP
+            out.append(cfg.with_changes(eps_safe=value, eps_low=low))
+        else:
+            safe = cfg.eps_safe if cfg.eps_safe < value else value - PAIR_GAP
+            out.append(cfg.with_changes(eps_low=value, eps_safe=safe))
+    return out
+
+
+def pair_moves(replay: RunReplay, changes: Mapping[str, Any], parameter: str, values: Sequence[float]) -> int:
+    """How many of the swept ``values`` move the other threshold of the eps_safe < eps_low
+    pair in some cell (0 for other parameters, or when ``changes`` set the other one)."""
+    if parameter not in _PAIRED or _PAIRED[parameter] in changes:
+        return 0
+    try:
+        own = changed_configs(replay, {k: v for k, v in changes.items() if k != parameter})
+    except ConfigError:
+        return 0
+    if parameter == "eps_safe":
+        lowest = min(cfg.eps_low for cfg in own)
+        return sum(1 for v in values if float(v) >= lowest)
+    highest = max(cfg.eps_safe for cfg in own)
+    return sum(1 for v in values if float(v) <= highest)
 
 
 def sweep(replay: RunReplay, *, parameter: str, values: Sequence[float], config: MediatorConfig | None = None,
@@ -195,8 +235,13 @@ def sweep(replay: RunReplay, *, parameter: str, values: Sequence[float], config:
     ``config``: ``rescore(replay, changes={**changes, parameter: value}, loss=loss)`` (the
     swept parameter set in every cell, the unchanged ones per cell).
 
-    A value that makes the configuration invalid (for example eps_safe >= eps_low) gives a
-    row with ``valid=False`` and NaN metrics instead of an error.  The per-tuple tables are
+    A value that makes the configuration invalid gives a row with ``valid=False`` and NaN
+    metrics instead of an error.  Sweeping eps_safe (or eps_low) with ``changes`` that leave
+    the other per cell keeps eps_safe < eps_low cell by cell: where a cell's eps_low is not
+    above the swept eps_safe it is raised to :data:`PAIR_GAP` above it (where its eps_safe
+    is not below a swept eps_low it is lowered), so the sweep covers the whole range rather
+    than stopping at the lowest eps_low of the run's cells (:func:`pair_moves` counts such
+    values).  The per-tuple tables are
     reused across values when the parameter is read only by the policy.
     """
     if parameter not in SWEEP_PARAMETERS:
@@ -228,8 +273,8 @@ def sweep(replay: RunReplay, *, parameter: str, values: Sequence[float], config:
 def sweep_grid(replay: RunReplay, parameter: str, changes: Mapping[str, Any], low: float, high: float,
                n: int = 20, scan: int = 201) -> np.ndarray:
     """``n`` values of ``parameter`` spread over the part of [low, high] that every cell
-    accepts with ``changes`` (for example eps_safe below each cell's eps_low), so a sweep
-    leaves none out; for ``t_max`` and ``window`` every accepted whole number.  Empty when
+    accepts with ``changes`` (eps_safe and eps_low keep their order per cell, see
+    :func:`sweep`), so a sweep leaves none out; for ``t_max`` and ``window`` every accepted whole number.  Empty when
     no value in the range is accepted."""
     if parameter in ("t_max", "window"):
         candidates = np.arange(max(int(math.ceil(low)), 1), int(high) + 1, dtype=float)

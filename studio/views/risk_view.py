@@ -1,5 +1,12 @@
 """The what-if page's "Thresholds with a guarantee" as plain data: the per-cell table,
-the one-line summary, and the points of one cell's trade-off chart."""
+the one-line summary, the promise in words, and the points of one cell's trade-off chart.
+
+One unit per kind of number, as on the rest of the page: a controlled share of cases
+(harmful consensus, harmful consensus among decided cases) and a decided share are
+percentages with one decimal; the system risk is a mean loss with three decimals.  A cell
+where no energy level passes has no level and no CAL rate: the table says "none passed",
+not None.
+"""
 from __future__ import annotations
 
 from typing import Any
@@ -9,12 +16,45 @@ import pandas as pd
 from dcem.analysis.whatif_risk import CellRiskControl, pooled_risk_control
 from dcem.calibration.risk_control import RISKS, RiskTarget
 
-__all__ = ["RISK_WORDS", "risk_table", "risk_summary", "cell_curve", "cell_label"]
+__all__ = ["RISK_WORDS", "RISK_TABLE_COLUMNS", "is_share", "rate_text", "risk_table", "risk_summary", "risk_statement",
+           "cell_curve", "cell_label"]
 
 RISK_WORDS = {"harmful_consensus": "Harmful consensus (share of all cases)",
               "harmful_among_decided": "Harmful consensus among decided cases",
               "system_risk": "System risk R_L^sys"}
 assert set(RISK_WORDS) == set(RISKS)
+NONE_PASSED = "none passed"
+# column -> (title, tooltip)
+RISK_TABLE_COLUMNS: dict[str, tuple[str, str]] = {
+    "cell": ("Cell", "Scenario and seed."),
+    "split": ("CAL / TEST", "The cell's stored cases, split at random: the level is chosen on CAL and measured on "
+                            "TEST."),
+    "guarantee": ("Passed", "Whether some energy level passed the test on the CAL half; where none passed, every "
+                            "case is escalated."),
+    "level": ("Energy at most", "The decision energy the chosen level allows (cases above it are escalated)."),
+    "cal_rate": ("CAL rate", "The controlled rate of the chosen level on the CAL half."),
+    "test_rate": ("TEST rate", "The controlled rate of the chosen level on the TEST half."),
+    "own_rate": ("TEST rate, own", "The controlled rate of the run's own thresholds on the TEST half."),
+    "cal_decided": ("CAL decided", "Share of the CAL half decided (not escalated) at the chosen level."),
+    "test_decided": ("TEST decided", "Share of the TEST half decided at the chosen level."),
+    "own_decided": ("TEST decided, own", "Share of the TEST half the run's own thresholds decided."),
+}
+
+
+def is_share(risk: str) -> bool:
+    """Whether the controlled rate is a share of cases (shown in percent), not a mean loss."""
+    return risk != "system_risk"
+
+
+def rate_text(value: float | None, risk: str) -> str:
+    """A controlled rate in its unit: "2.4%" for a share, "0.181" for the system risk."""
+    if value is None or pd.isna(value):
+        return NONE_PASSED
+    return f"{value:.1%}" if is_share(risk) else f"{value:.3f}"
+
+
+def _share(value: float) -> str:
+    return f"{value:.1%}"
 
 
 def cell_label(cell: CellRiskControl) -> str:
@@ -22,24 +62,53 @@ def cell_label(cell: CellRiskControl) -> str:
 
 
 def risk_table(cells: list[CellRiskControl]) -> pd.DataFrame:
-    """One row per cell: the CAL half's choice and both settings on the TEST half."""
-    return pd.DataFrame([{
-        "cell": cell_label(c), "CAL / TEST cases": f"{c.n_cal} / {c.n_test}",
-        "guarantee": "yes" if c.fit.guaranteed else "no: every case escalated",
-        "decision energy at most": c.fit.chosen_lambda,
-        "CAL rate": c.fit.report["cal_rate"], "CAL decided": c.fit.report["cal_decided_share"],
-        "TEST rate": c.test_rate, "TEST decided": c.test_decided,
-        "TEST rate, run's thresholds": c.own_rate, "TEST decided, run's thresholds": c.own_decided,
-    } for c in cells])
+    """One row per cell: the CAL half's choice and both settings on the TEST half, as text
+    in each number's unit (:data:`RISK_TABLE_COLUMNS` names the columns)."""
+    rows = []
+    for c in cells:
+        risk = c.fit.target.risk
+        passed = c.fit.chosen_lambda is not None
+        rows.append({
+            "cell": cell_label(c), "split": f"{c.n_cal} / {c.n_test}",
+            "guarantee": "yes" if c.fit.guaranteed else "no: all escalated",
+            "level": f"{c.fit.chosen_lambda:.3f}" if passed else NONE_PASSED,
+            "cal_rate": rate_text(c.fit.report.get("cal_rate"), risk),
+            "test_rate": rate_text(c.test_rate, risk), "own_rate": rate_text(c.own_rate, risk),
+            "cal_decided": _share(c.fit.report.get("cal_decided_share") or 0.0),
+            "test_decided": _share(c.test_decided), "own_decided": _share(c.own_decided),
+        })
+    return pd.DataFrame(rows, columns=list(RISK_TABLE_COLUMNS))
+
+
+def _bound(target: RiskTarget) -> str:
+    return rate_text(target.alpha, target.risk)
 
 
 def risk_summary(cells: list[CellRiskControl], target: RiskTarget) -> str:
     p = pooled_risk_control(cells)
     name = RISK_WORDS[target.risk].lower()
-    return (f"{p['guaranteed']} of {p['cells']} cells found a setting whose {name} is at most {target.alpha:g} "
-            f"with probability at least {1 - target.delta:.0%}. On the TEST halves it decided "
-            f"{p['test_decided']:.0%} of the cases with a rate of {p['test_rate']:.3g}; the run's own thresholds "
-            f"decided {p['own_decided']:.0%} with a rate of {p['own_rate']:.3g}.")
+    unit = "" if is_share(target.risk) else " (mean loss)"
+    return (f"{p['guaranteed']} of {p['cells']} cells found a setting whose {name} is at most {_bound(target)}"
+            f"{unit} with probability at least {1 - target.delta:.1%}. On the TEST halves it decided "
+            f"{_share(p['test_decided'])} of the cases with a {name} of {rate_text(p['test_rate'], target.risk)}; "
+            f"the run's own thresholds decided {_share(p['own_decided'])} with "
+            f"{rate_text(p['own_rate'], target.risk)}.")
+
+
+_NAMES = {"harmful_consensus": "the share of cases ending in a harmful consensus",
+          "harmful_among_decided": "the share of harmful consensus among decided cases",
+          "system_risk": "the system risk R_L^sys"}
+
+
+def risk_statement(cell: CellRiskControl) -> str:
+    """The promise of one cell's choice in words, in the page's units."""
+    target = cell.fit.target
+    if cell.fit.chosen_lambda is None:
+        return (f"No setting could be shown to keep {_NAMES[target.risk]} at most {_bound(target)} with probability "
+                f"{1 - target.delta:.1%} on this cell's CAL half: every case is escalated.")
+    return (f"With probability at least {1 - target.delta:.1%} over the draw of the CAL cases, {_NAMES[target.risk]} "
+            f"on new cases like them is at most {_bound(target)} (decision energy at most "
+            f"{cell.fit.chosen_lambda:.3f}).")
 
 
 def cell_curve(cell: CellRiskControl) -> dict[str, Any]:

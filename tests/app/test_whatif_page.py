@@ -250,12 +250,14 @@ def test_tradeoff_points_carry_their_value_and_the_legend_sits_above() -> None:
     current = {"escalation_rate": 0.4, "harmful_consensus": 0.05}
     original = {"escalation_rate": 0.5, "harmful_consensus": 0.02}
     fig = tradeoff_figure(_sweep(), "eps_safe", 0.5, current, "harmful_consensus", original)
-    curve = fig.data[0]
+    curve = fig.data[-1]  # drawn last: its value labels lie over the markers
     assert "text" in curve.mode and "markers" in curve.mode
     assert list(curve.text) == ["0.25", "0.5", "1"]  # the invalid value has no point
-    assert [t.name for t in fig.data] == ["eps_safe swept", "run's own settings", "current settings (eps_safe = 0.5)"]
-    legend = fig.layout.legend
-    assert legend.orientation == "h" and legend.yanchor == "bottom" and legend.y > 1
+    in_legend = sorted(fig.data, key=lambda t: t.legendrank)
+    assert [t.name for t in in_legend] == ["eps_safe swept", "run's own settings", "current settings (eps_safe = 0.5)"]
+    legend = fig.layout.legend  # at the bottom of the figure: three lines of it never reach the title
+    assert legend.orientation == "h" and legend.yref == "container" and legend.yanchor == "bottom" and legend.y == 0
+    assert fig.layout.title.text == "Escalated vs harmful consensus"
     assert fig.layout.xaxis.title.text == "escalated (% of cases)"
     assert fig.layout.yaxis.title.text == "harmful consensus (% of cases)"
     assert fig.layout.xaxis.tickformat == ".0%" and fig.layout.yaxis.tickformat == ".1%"
@@ -301,7 +303,9 @@ def test_points_on_one_spot_share_one_label() -> None:
                           "valid": [True, True]})
     fig = tradeoff_figure(frame, "eps_safe", 1.0, {"escalation_rate": 1.0, "harmful_consensus": 0.0},
                           "harmful_consensus")
-    assert list(fig.data[0].text) == ["1 to 2", ""] and len(fig.data) == 2
+    assert list(fig.data[-1].text) == ["1 to 2", ""] and len(fig.data) == 2
+    near = point_labels([1.0, 1.1, 1.2, 3.0], [0.30, 0.31, 0.33, 0.9], [0.010, 0.0102, 0.0101, 0.02], spans=(1.04, 0.05))
+    assert near == ["1", "", "", "3"]  # points closer than a label's room keep only the first label
 
 
 # ------------------------------------------------------------------ a loaded calibration set
@@ -318,7 +322,7 @@ def _calibration_set(labels: tuple[str, ...] = ("k0", "k1", "k2"), agents: tuple
 def _tradeoff_curve(at: AppTest) -> tuple[object, object]:
     """The swept curve's x and y values (as the figure encodes them)."""
     chart = next(c for c in at.get("plotly_chart") if "swept" in c.proto.spec)
-    trace = json.loads(chart.proto.spec)["data"][0]
+    trace = next(t for t in json.loads(chart.proto.spec)["data"] if t["name"].endswith("swept"))
     return trace["x"], trace["y"]
 
 
@@ -337,7 +341,8 @@ def test_a_matching_set_is_offered_and_moves_the_metrics_only_when_on(page: tupl
     assert (_table(at)["change"] != 0.0).any()
     assert [m.delta for m in at.metric] != UNCHANGED
     assert any("come from the loaded calibration set (flipped.csv)" in i.value for i in at.info)
-    assert any("smoothed with alpha = 0.5" in c.value for c in at.caption)
+    assert any("smoothed as the run's own were (0.5 added to each count" in c.value for c in at.caption)
+    assert not any("alpha" in c.value for c in at.caption if "smoothed" in c.value)  # one alpha on the page
     at.toggle(key="wi_calib").set_value(False).run()
     _assert_untouched(at)
     assert _tradeoff_curve(at) == curve
@@ -358,3 +363,21 @@ def test_a_set_that_does_not_fit_says_why_and_offers_nothing(page: tuple[AppTest
                               "the set has k0, k1, flu; the run has k0, k1, k2 (only in the set: flu; only in "
                               "the run: k2); the set has 3 agents (A, B, C); the run has 2 agents per cell.")
     _assert_untouched(at)
+
+
+def test_an_eps_sweep_covers_the_whole_slider_range_keeping_each_cells_order(run_db: Path) -> None:
+    from dcem.analysis.whatif import PAIR_GAP, load_run_replay, pair_moves, sweep, sweep_grid
+
+    with Store(run_db, read_only=True) as store:
+        replay = load_run_replay(store, "ui-run")
+    lowest_low = min(c.config.eps_low for c in replay.cells)
+    grid = sweep_grid(replay, "eps_safe", {}, 0.0, 10.0)
+    assert grid[0] == 0.0 and grid[-1] == 10.0  # not stopped below the lowest eps_low of the cells
+    assert pair_moves(replay, {}, "eps_safe", grid) == int((grid >= lowest_low).sum()) > 0
+    curve = sweep(replay, parameter="eps_safe", values=grid, changes={})
+    assert curve["valid"].all()
+    assert pair_moves(replay, {"eps_low": 9.0}, "eps_safe", grid) == 0  # a chosen eps_low is not moved
+    low = sweep_grid(replay, "eps_low", {}, 0.0, 10.0)
+    assert low[0] > 0.0 and low[0] <= min(c.config.eps_safe for c in replay.cells) + PAIR_GAP
+    text = sweep_caption(curve, "eps_safe", "harmful_consensus", moved=pair_moves(replay, {}, "eps_safe", grid))
+    assert "eps_low is not on the right side of eps_safe; there it is raised to just above" in text

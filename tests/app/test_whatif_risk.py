@@ -39,12 +39,13 @@ def test_the_section_computes_only_when_asked_and_then_shows_every_cell(page: Ap
     assert not at.exception and not at.error
     summary = next(i.value for i in at.info if "cells found a setting" in i.value)
     assert "of 2 cells" in summary and "at most 0.6" in summary
-    table = next(d.value for d in at.dataframe if "TEST rate" in d.value.columns)
-    assert table["cell"].tolist() == ["S1 / seed 0", "S3b / seed 0"] and (table["CAL / TEST cases"] == "12 / 12").all()
+    table = next(d.value for d in at.dataframe if "test_rate" in d.value.columns)
+    assert table["cell"].tolist() == ["S1 / seed 0", "S3b / seed 0"] and (table["split"] == "12 / 12").all()
+    assert not table.isna().any().any() and "None" not in table.to_numpy().astype(str)
     chart = next(c for c in at.get("plotly_chart") if "passed the test" in c.proto.spec)
     names = [t["name"] for t in json.loads(chart.proto.spec)["data"]]
     assert "run's thresholds, TEST half" in names
-    assert any("With probability at least 90%" in c.value or "No setting" in c.value for c in at.caption)
+    assert any("With probability at least 90.0%" in c.value or "No setting" in c.value for c in at.caption)
 
 
 def test_a_conditional_rate_takes_bonferroni_and_no_escalation_is_refused(page: AppTest) -> None:
@@ -83,3 +84,22 @@ def test_each_cell_is_split_the_same_way_every_time_and_own_rates_replay(run_db:
     with pytest.raises(InputError) as info:
         risk_control_cells(noesc, target)
     assert info.value.field == "method"
+
+
+def test_the_guarantee_inputs_do_not_share_the_policys_names_and_shares_read_in_percent(page: AppTest) -> None:
+    at = page.run()
+    policy = {s.label for s in at.slider}
+    assert {"alpha", "delta"} <= policy  # the mediator's energy weight and required descent
+    at.toggle(key="wi_risk_on").set_value(True).run()
+    labels = [n.label for n in at.number_input]
+    assert "Rate bound (% of cases)" in labels and "Chance the bound fails (%)" in labels
+    assert not any(label.split()[0] in ("alpha", "delta") for label in labels)
+    at.number_input(key="wi_risk_alpha_pct").set_value(0.1).run()  # a bound no level can be shown to keep
+    assert not at.exception and not at.error
+    summary = next(i.value for i in at.info if "cells found a setting" in i.value)
+    assert "at most 0.1% with probability at least 90.0%" in summary and "rate of 0." not in summary
+    table = next(d.value for d in at.dataframe if "test_rate" in d.value.columns)
+    assert set(table["level"]) == {"none passed"} and set(table["guarantee"]) == {"no: all escalated"}
+    assert all(v.endswith("%") for v in table["test_rate"]) and "None" not in table.to_numpy().astype(str)
+    assert any(c.value.startswith("No setting could be shown to keep") and "at most 0.1%" in c.value
+               for c in at.caption)

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dcem.analysis.whatif import RunReplay, baseline_metrics, load_run_replay, rescore, sweep
+from dcem.analysis.whatif import RunReplay, baseline_metrics, load_run_replay, pair_moves, rescore, sweep
 from dcem.analysis.whatif_controls import (PAGE_PARAMETERS, changed_configs, inert_parameters, losses_differ,
                                            per_cell_values, run_settings, scope_note, settings_changes)
 from dcem.core.replay import score_reports
@@ -73,7 +73,12 @@ def test_sweep_with_changes_sets_the_parameter_in_every_cell(replay: RunReplay) 
         expected = rescore(replay, changes={"alpha": 0.5, "m_safe": row["value"]}).metrics
         assert row["certified_rate"] == expected["certified_rate"]
     low = min(c.config.eps_low for c in replay.cells)
-    assert sweep(replay, parameter="eps_safe", values=[0.0, low], changes={})["valid"].tolist() == [True, False]
+    # eps_low left per cell: a cell whose eps_low is not above the swept eps_safe gets it raised, so the value counts
+    assert sweep(replay, parameter="eps_safe", values=[0.0, low], changes={})["valid"].tolist() == [True, True]
+    assert pair_moves(replay, {}, "eps_safe", [0.0, low]) == 1
+    # eps_low set for every cell: a swept eps_safe at or above it is invalid
+    assert sweep(replay, parameter="eps_safe", values=[0.0, low], changes={"eps_low": low})["valid"].tolist() == \
+        [True, False]
 
 
 def test_inert_parameters_and_their_reasons() -> None:
