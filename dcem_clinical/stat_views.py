@@ -12,7 +12,9 @@ DDXPlus-8 (documents are evidence codes, see :mod:`dcem_clinical.stat_agent`):
   triage desk hears first;
 - ``history``: the antecedents (history and risk factors: ``is_antecedent`` in the
   released evidence ontology);
-- ``symptoms``: every evidence that is not an antecedent.
+- ``symptoms``: every evidence that is not an antecedent;
+- ``pain-character``: how the pain feels (character, intensity, precision, onset; not
+  where it is), :mod:`clinical.ddxplus_views`.
 
 MedQA-Tri (documents are the words of the case text):
 
@@ -32,8 +34,8 @@ import re
 from functools import lru_cache
 from typing import Any, Callable, Mapping, Sequence
 
-from clinical.ddxplus import DEFAULT_CSV, EVIDENCES_FILE, load_evidences
 from clinical.ddxplus_phrasing import value_text
+from clinical.ddxplus_views import DDXPLUS_VIEWS, evidence_view, is_antecedent, ontology, view_vignette
 from clinical.datasets import ClinicalCase
 from common.errors import ConfigError
 
@@ -42,7 +44,7 @@ __all__ = ["ALL", "VIEWS", "check_view", "view_text", "evidence_view", "is_antec
 
 ALL = "all"
 VIEWS: dict[str, tuple[str, ...]] = {  # dataset -> its views, the default first
-    "ddxplus8": (ALL, "complaint", "history", "symptoms"),
+    "ddxplus8": DDXPLUS_VIEWS,
     "medqa-tri": (ALL, "history", "findings", "vignette", "answer"),
 }
 ANSWER_MARK = "\n\nCanonical answer: "
@@ -59,9 +61,7 @@ def check_view(dataset: str, view: str) -> str:
     return view
 
 
-@lru_cache(maxsize=1)
-def _ontology() -> dict[str, dict[str, Any]]:
-    return load_evidences(DEFAULT_CSV.parent / EVIDENCES_FILE)
+_ontology = ontology
 
 
 def feature_words(feature: str) -> str:
@@ -74,28 +74,6 @@ def feature_words(feature: str) -> str:
     question = str(entry.get("question_en", code)).strip()
     said = value_text(entry, value) if value else None
     return f"{question} {said}" if said else question
-
-
-@lru_cache(maxsize=1)
-def _antecedents() -> frozenset[str]:
-    ontology = _ontology()
-    return frozenset(code for code, entry in ontology.items() if isinstance(entry, dict) and entry.get("is_antecedent"))
-
-
-def is_antecedent(code: str) -> bool:
-    """Whether an evidence code (``E_12`` or ``E_55_@_V_88``) is history or a risk factor."""
-    return code.split("_@_", 1)[0] in _antecedents()
-
-
-def evidence_view(view: str, evidences: Sequence[str], initial: str) -> list[str]:
-    """The evidence codes of a DDXPlus case that ``view`` reads."""
-    if view == "complaint":
-        return [initial] if initial else []
-    if view == "history":
-        return [e for e in evidences if is_antecedent(e)]
-    if view == "symptoms":
-        return [e for e in evidences if not is_antecedent(e)]
-    return list(evidences)
 
 
 def _split_vignette(stem: str) -> tuple[str, str]:
@@ -146,9 +124,5 @@ def case_view_text(dataset: str, view: str, case: ClinicalCase) -> str:
         return case.text
     if dataset != "ddxplus8":
         return view_text(view, case)
-    from clinical.ddxplus_vignette import render_vignette
-
     source = ddxplus_cases()[case.source_id]
-    evidences = evidence_view(view, source.evidences, source.initial_evidence)
-    initial = source.initial_evidence if source.initial_evidence in evidences else None
-    return render_vignette(source.age, source.sex, evidences, _ontology(), initial_evidence=initial or None)
+    return view_vignette(view, source.age, source.sex, source.evidences, source.initial_evidence)

@@ -36,6 +36,7 @@ from common.terminal import escape_controls
 from common.cli_kit import (Parser, add_executor_arguments, add_merge_command, executor_from_args, int_in, progress_bar,
                             run_command)
 from sag.train_cli import add_train_command
+from sag.train_views_cli import add_train_views_command
 from runtime.factory import MAX_GPU_LAYERS, MAX_THREADS
 from sag.failures import EXIT_FAILED
 from sag.group_args import group_from_args
@@ -298,6 +299,7 @@ def _parser() -> Parser:
     _add_compare_and_export(sub)
     add_merge_command(sub, _merge_checks)
     add_train_command(sub)
+    add_train_views_command(sub)
     return parser
 
 

@@ -103,6 +103,23 @@ def _check_label(name: str, value: object, limit: int = 200) -> None:
         raise ConfigError(name, f"must be printable text of at most {limit} characters, got {ascii(value[:40])}")
 
 
+def _agent_models(value: object) -> tuple[tuple[str, str], ...]:
+    """``{agent id: model key}`` (or its pairs) as sorted pairs, each checked."""
+    pairs = value.items() if isinstance(value, Mapping) else _check_sequence("agent_models", value)
+    out = []
+    for pair in pairs:
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise ConfigError("agent_models", "must map agent ids (R1, K2, S1, J1 ...) to model keys")
+        agent_id, model = pair
+        if not isinstance(agent_id, str) or len(agent_id) < 2 or agent_id[0] not in "RKSJ" or not agent_id[1:].isdigit():
+            raise ConfigError("agent_models", f"{_show(agent_id)} is not an agent id (R1, K2, S1, J1 ...)")
+        _check_label("agent_models", model, 1000)
+        out.append((agent_id, str(model).strip()))
+    if len({a for a, _ in out}) != len(out):
+        raise ConfigError("agent_models", "an agent id is given twice")
+    return tuple(sorted(out))
+
+
 def _loss_matrix(value: object) -> tuple[tuple[float, ...], ...]:
     """A square loss matrix of finite numbers in [0, MAX_LOSS], as floats."""
     rows = _check_sequence("loss", value)
@@ -137,6 +154,15 @@ class GroupConfig:
         REFUSE (among the option letters and REFUSE) reaches this value.
     n_cal : calibration items of the ``dcem`` method (confusions of each reporter).
     loss : the ``dcem`` method's loss matrix over option letters (None = 0/1 loss).
+    views : the part of each case each reasoning agent reads, one DDXPlus-8 view per
+        reasoning agent in order (:mod:`clinical.ddxplus_views`; empty: every agent reads
+        the whole question).  With views, the shared transcript holds the question without
+        the case, so the safety agents, the judges and the knowledge agents read no case,
+        and every item must be a DDXPlus-8 case (:mod:`sag.member_views`).
+    alternatives : how many runner-up letters, with their probabilities, each answer line
+        of the transcript shows after the answer (0: the answer and its probability only).
+    agent_models : model keys of single agents, by agent id (``{"R2": "smollm2-135m+lora:x"}``),
+        overriding their role's backbone: members of one role trained apart.
     """
 
     name: str = "sag-10"
@@ -153,12 +179,16 @@ class GroupConfig:
     refuse_threshold: float = 0.5
     n_cal: int = 20
     loss: tuple[tuple[float, ...], ...] | None = None
+    views: tuple[str, ...] = ()
+    alternatives: int = 0
+    agent_models: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
-        for name in ("counts", "backbones", "corpora"):
+        for name in ("counts", "backbones", "corpora", "views"):
             object.__setattr__(self, name, _check_sequence(name, getattr(self, name)))
         if self.loss is not None:
             object.__setattr__(self, "loss", _loss_matrix(self.loss))
+        object.__setattr__(self, "agent_models", _agent_models(self.agent_models))
         self._validate()
 
     def _validate(self) -> None:
@@ -183,6 +213,8 @@ class GroupConfig:
         if not self.corpora or any(c not in CORPORA for c in self.corpora):
             raise ConfigError("corpora", f"each corpus must be one of {', '.join(CORPORA)}, got {self.corpora}")
         self._validate_numbers()
+        _check_int("alternatives", self.alternatives, 0, 7)
+        self._validate_views()
         if not self.agents():
             raise ConfigError("counts", f"method {self.method!r} leaves no agent in the group")
 
@@ -191,6 +223,24 @@ class GroupConfig:
                                        ("refuse_threshold", self.refuse_threshold, 1e-6, 1.0)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
                 raise ConfigError(name, f"must be a number in [{low:g}, {high:g}], got {_show(value)}")
+
+    def _validate_views(self) -> None:
+        if not self.views:
+            return
+        from clinical.ddxplus_views import DDXPLUS_VIEWS
+
+        if len(self.views) != self.counts[0]:
+            raise ConfigError("views", f"need one view per reasoning agent ({self.counts[0]}), got {len(self.views)}")
+        bad = [v for v in self.views if v not in DDXPLUS_VIEWS]
+        if bad:
+            raise ConfigError("views", f"unknown view {_show(bad[0])}; valid: {', '.join(DDXPLUS_VIEWS)}")
+
+    def view_of(self, agent_id: str) -> str | None:
+        """The view a reasoning agent reads (None: the whole question, or not a reasoning agent)."""
+        if not self.views or not agent_id.startswith("R") or not agent_id[1:].isdigit():
+            return None
+        index = int(agent_id[1:]) - 1
+        return self.views[index] if 0 <= index < len(self.views) else None
 
     def role_counts(self) -> tuple[int, int, int, int]:
         """Agents per role once the method is applied."""
@@ -204,10 +254,12 @@ class GroupConfig:
     def agents(self) -> tuple[AgentSpec, ...]:
         """The group's agents in role order: R1.., K1.., S1.., J1.."""
         out: list[AgentSpec] = []
+        own = dict(self.agent_models)
         for role, n, model in zip(ROLES, self.role_counts(), self.backbones):
             for i in range(n):
                 corpus = self.corpora[i % len(self.corpora)] if role is AgentRole.KNOWLEDGE else None
-                out.append(AgentSpec(f"{role.prefix}{i + 1}", role, model.strip(), corpus))
+                agent_id = f"{role.prefix}{i + 1}"
+                out.append(AgentSpec(agent_id, role, own.get(agent_id, model.strip()), corpus))
         return tuple(out)
 
     @property
@@ -219,7 +271,14 @@ class GroupConfig:
         return tuple(dict.fromkeys(a.model for a in self.agents()))
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The fields as plain values; ``views`` and ``alternatives`` only when set, so a group
+        without them keeps the digest (and the run ids) it had before they existed."""
+        values = asdict(self)
+        values["agent_models"] = {a: m for a, m in self.agent_models}
+        for name, default in (("views", ()), ("alternatives", 0), ("agent_models", ())):
+            if values[name] in (default, {}):
+                del values[name]
+        return values
 
     def digest(self) -> str:
         """A short hash of everything that changes the group's answers."""

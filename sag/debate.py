@@ -54,9 +54,20 @@ class Debate:
     messages: list[GroupMessage] = field(default_factory=list)
     agents: tuple[AgentSpec, ...] = field(init=False)
 
+    readings: dict[str, str] = field(init=False)
+
     def __post_init__(self) -> None:
-        self.transcript = Transcript(self.item)
         self.agents = self.cfg.agents()
+        self.readings = {}
+        if self.cfg.views:  # a view group: the transcript holds no case; each reasoning agent reads its view
+            from sag.member_views import masked_item, reading_block, reads
+
+            views = {a.agent_id: v for a in self.agents if (v := self.cfg.view_of(a.agent_id)) is not None}
+            self.readings = {agent_id: reading_block(self.item, view) for agent_id, view in views.items()}
+            self.transcript = Transcript(masked_item(self.item), views={a: reads(v) for a, v in views.items()},
+                                         alternatives=self.cfg.alternatives)
+        else:
+            self.transcript = Transcript(self.item, alternatives=self.cfg.alternatives)
 
     def of_role(self, role: AgentRole) -> list[tuple[int, AgentSpec]]:
         return [(i, a) for i, a in enumerate(self.agents) if a.role is role]
@@ -68,7 +79,8 @@ class Debate:
              note: str | None = None, shared: str | None = None) -> AgentTurn:
         """The agent's turn on the current transcript (or on ``shared`` text)."""
         text = self.transcript.text() if shared is None else shared
-        return AgentTurn(agent, index, t, phase, turn_messages(text, role_instruction(agent, alone=alone, note=note)),
+        instruction = role_instruction(agent, alone=alone, note=note, read=self.transcript.views.get(agent.agent_id))
+        return AgentTurn(agent, index, t, phase, turn_messages(text, instruction, self.readings.get(agent.agent_id)),
                          self.item.letters, refusable=agent.role in (AgentRole.SAFETY, AgentRole.JUDGE) and not alone,
                          note=note)
 
@@ -151,15 +163,22 @@ def propose_step(debate: Debate) -> None:
     debate.transcript.add_turns(got, "Round 0:")
 
 
-def debate_round(debate: Debate, t: int, notes: Mapping[str, str], *, flat_only: bool = False) -> None:
+def debate_round(debate: Debate, t: int, notes: Mapping[str, str], *, flat_only: bool = False,
+                 until: str | None = None) -> None:
     """Round t: retrieval, the flat A_R + A_K step, the safety audit, the judges
-    (``flat_only``: stop after the flat step, as the D-CEM calibration does)."""
+    (``flat_only``: stop after the flat step, as the D-CEM calibration does; ``until``:
+    stop before the step of that phase, ``audit`` or ``judge``, so a trainer can read the
+    prompts of that step's agents)."""
     retrieve_step(debate, t)
     flat = [(i, a) for i, a in enumerate(debate.agents) if a.role in (AgentRole.REASONING, AgentRole.KNOWLEDGE)]
     heading = f"Round {t}:"
     steps = ((flat, "debate"), (debate.of_role(AgentRole.SAFETY), "audit"),
              (debate.of_role(AgentRole.JUDGE), "judge"))
-    for members, phase in steps[:1] if flat_only else steps:
+    if flat_only:
+        steps = steps[:1]
+    if until is not None:
+        steps = steps[:[phase for _, phase in steps].index(until)]
+    for members, phase in steps:
         if members:
             got = debate.play([debate.turn(i, a, t, phase, note=notes.get(a.agent_id)) for i, a in members])
             debate.transcript.add_turns(got, heading)

@@ -11,7 +11,7 @@ The wording is this project's own; the seed (004) describes the roles, not their
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from clinical.questions import QuestionItem
 from runtime.messages import Message, Role
@@ -41,6 +41,8 @@ _INSTRUCTIONS = {
 }
 _ALONE = ("you are {id}. Answer the question on your own; give the letter of the option you think is correct "
           "and one sentence of reasons.")
+_VIEWER = (" You read only {reads} of the case; the other reasoning agents read other parts, so weigh what they "
+           "report against what you read.")
 
 
 @dataclass(frozen=True)
@@ -67,10 +69,15 @@ def _line(text: str) -> str:
 
 @dataclass
 class Transcript:
-    """The shared part of every prompt of one item; blocks are only ever appended."""
+    """The shared part of every prompt of one item; blocks are only ever appended.
+
+    ``views`` (agent id -> what it read, in words) and ``alternatives`` (runner-up letters
+    shown) come from a view group's config; without them every line reads as before."""
 
     item: QuestionItem
     blocks: list[str] = field(default_factory=list)
+    views: Mapping[str, str] = field(default_factory=dict)
+    alternatives: int = 0
 
     def __post_init__(self) -> None:
         head = [f"Question: {self.item.question}"]
@@ -85,7 +92,8 @@ class Transcript:
             self.blocks.append(f"Evidence found in round {round_}:\n" + "\n".join(lines))
 
     def add_turns(self, messages: Sequence[GroupMessage], heading: str) -> None:
-        lines = [describe(m) for m in messages if m.phase != "retrieve"]
+        lines = [describe(m, read=self.views.get(m.agent_id), alternatives=self.alternatives)
+                 for m in messages if m.phase != "retrieve"]
         if lines:
             self.blocks.append(heading + "\n" + "\n".join(lines))
 
@@ -93,16 +101,28 @@ class Transcript:
         return "\n\n".join(self.blocks)
 
 
-def describe(message: GroupMessage) -> str:
-    """One transcript line: who answered what, with how much confidence, and why."""
-    who = f"{message.agent_id} ({message.role.value})"
+def _runners_up(message: GroupMessage, count: int) -> str:
+    """``; then C 0.20, A 0.05``: the next ``count`` letters by probability after the answer."""
+    dist = message.distribution
+    if count <= 0 or not dist:
+        return ""
+    letters = [chr(ord("A") + k) for k in range(len(dist))]
+    order = sorted(range(len(dist)), key=lambda k: (-dist[k], k))
+    rest = [k for k in order if letters[k] != message.answer][:count]
+    return "; then " + ", ".join(f"{letters[k]} {dist[k]:.2f}" for k in rest) if rest else ""
+
+
+def describe(message: GroupMessage, *, read: str | None = None, alternatives: int = 0) -> str:
+    """One transcript line: who answered what, with how much confidence, and why (and, in a
+    view group, what the agent read and its runner-up letters)."""
+    who = f"{message.agent_id} ({message.role.value}" + (f", read {read})" if read else ")")
     if message.error:
         return f"- {who}: no answer (model error)."
     if message.answer == REFUSE:
         said = "REFUSE"
     else:
         p = max(message.distribution) if message.distribution else 0.0
-        said = f"answer {message.answer} (p={p:.2f})"
+        said = f"answer {message.answer} (p={p:.2f}{_runners_up(message, alternatives)})"
     why = _line(message.rationale) if message.rationale.strip() else "(no reasons given)"
     return f"- {who}: {said}. {why}"
 
@@ -113,9 +133,13 @@ def challenge_note(current: str, alternative: str) -> str:
             f"speaks for option {alternative} instead, and does it change your answer?")
 
 
-def role_instruction(agent: AgentSpec, *, alone: bool = False, note: str | None = None) -> str:
-    """The agent's own instruction, placed after the shared transcript."""
+def role_instruction(agent: AgentSpec, *, alone: bool = False, note: str | None = None,
+                     read: str | None = None) -> str:
+    """The agent's own instruction, placed after the shared transcript (and, for a member
+    of a view group, after what it ``read``)."""
     text = (_ALONE if alone else _INSTRUCTIONS[agent.role]).format(id=agent.agent_id)
+    if read:
+        text += _VIEWER.format(reads=read)
     if note:
         text += " " + note
     refusable = agent.role in (AgentRole.SAFETY, AgentRole.JUDGE) and not alone
@@ -123,6 +147,9 @@ def role_instruction(agent: AgentSpec, *, alone: bool = False, note: str | None 
     return f"Your turn: {text} Start your reply with {start}."
 
 
-def turn_messages(shared: str, instruction: str) -> tuple[Message, ...]:
-    """The chat messages of one turn: the system text, then the transcript and the instruction."""
-    return (Message(Role.SYSTEM, SYSTEM_TEXT), Message(Role.USER, f"{shared}\n\n{instruction}"))
+def turn_messages(shared: str, instruction: str, private: str | None = None) -> tuple[Message, ...]:
+    """The chat messages of one turn: the system text, then the transcript, what the agent
+    alone read (a view group's member), and the instruction.  The shared part comes first,
+    so agents of one step still share the prompt's prefix."""
+    middle = f"\n\n{private}" if private else ""
+    return (Message(Role.SYSTEM, SYSTEM_TEXT), Message(Role.USER, f"{shared}{middle}\n\n{instruction}"))

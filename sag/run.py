@@ -49,11 +49,25 @@ HELDOUT_PREFIX = "heldout:"
 (:mod:`clinical.training_split`): the items trained and untrained agents are compared on."""
 
 
+FOLD_BENCHMARKS = {"ddxplus8-cal": "cal", "ddxplus8-twins": "test"}
+"""Named parts of DDXPlus-8 HELD-OUT (:mod:`clinical.group_folds`): ``ddxplus8-cal``, the
+130 cases a view group's fitted parts are fitted on (the other 200 are what ``ddxplus8``
+with ``--items 200 --seed 0`` draws); ``ddxplus8-twins``, the counterfactual twins of those
+200 (sex swapped, age moved: :func:`sag.member_views.twin_items`, 400 items) for CDR."""
+
+
 def load_items(benchmark: str) -> tuple[QuestionItem, ...]:
     """A shipped benchmark by name, the HELD-OUT part of a training benchmark
-    (``heldout:medqa``), or a JSONL question file by path."""
+    (``heldout:medqa``), a named part of DDXPlus-8 HELD-OUT (``ddxplus8-cal``), or a JSONL
+    question file by path."""
     if benchmark in BENCHMARKS:
         return load_benchmark(benchmark)
+    if benchmark in FOLD_BENCHMARKS:
+        from sag.member_views import twin_items
+        from sag.view_training import fold_items
+
+        items = fold_items(FOLD_BENCHMARKS[benchmark])
+        return twin_items(items) if benchmark.endswith("twins") else items
     if benchmark.startswith(HELDOUT_PREFIX):
         from clinical.training_split import BENCHMARKS as TRAINED, heldout_items
 
@@ -74,7 +88,9 @@ class SagRunSpec:
     """What to run: ``n_items`` items of ``benchmark`` drawn with ``seed``, with the group ``cfg``.
 
     The D-CEM variant also draws ``cfg.n_cal`` calibration items from the rest of the
-    benchmark (a disjoint split, same seed).  On a shipped benchmark with a training split
+    benchmark (a disjoint split, same seed); a view group's D-CEM variant draws its
+    evaluation items as every other group does and its calibration items from those
+    left, so it answers the same items as the view group without D-CEM.  On a shipped benchmark with a training split
     (:mod:`clinical.training_split`: MedQA, MedMCQA, PubMedQA, DDXPlus-8) the draw leaves
     out the TRAIN items, so a run never asks what a trained model has seen.
     """
@@ -101,6 +117,11 @@ class SagRunSpec:
             kept = f" ({every - len(items)} more are kept for training)" if every > len(items) else ""
             raise ConfigError("items", f"{self.benchmark} has {len(items)} items{kept}; asked for {self.n_items}"
                                        + (f" plus {n_cal} calibration items" if n_cal else ""))
+        if self.cfg.views and n_cal:  # a view group: evaluated on the usual draw, calibrated on what it leaves
+            evaluation = sample_items(items, self.n_items, np.random.default_rng(self.seed))
+            taken = {it.item_id for it in evaluation}
+            rest = tuple(it for it in items if it.item_id not in taken)
+            return evaluation, sample_items(rest, n_cal, np.random.default_rng([self.seed, 1]))
         chosen = sample_items(items, self.n_items + n_cal, np.random.default_rng(self.seed))
         rng = np.random.default_rng([self.seed, 1])
         cal_ids = {it.item_id for it in sample_items(chosen, n_cal, rng)} if n_cal else set()
@@ -111,6 +132,10 @@ class SagRunSpec:
         """Read and check the benchmark's items and draw (evaluation, calibration): every
         input of the run is checked before a store is opened or anything is stored."""
         evaluation, calibration = self.split(load_items(self.benchmark))
+        if self.cfg.views:
+            from sag.member_views import check_view_items
+
+            check_view_items(evaluation + calibration)
         if self.cfg.method == "dcem":
             check_fixed_options(evaluation + calibration)
         return evaluation, calibration

@@ -65,7 +65,8 @@ def settings_from(args: argparse.Namespace, method: str = "grpo") -> TrainSettin
                          lora=LoraSettings(r=args.lora_r, alpha=args.lora_alpha, layers=args.lora_layers),
                          grpo=GrpoSettings(eps=args.eps, beta=args.beta, group_size=args.group_size),
                          rewards=RewardWeights(accuracy=args.accuracy_weight, safety=args.safety_weight,
-                                                 fairness=args.fairness_weight))
+                                                 fairness=args.fairness_weight),
+                         sampling=getattr(args, "sampling", "uniform"))
 
 
 def step_bar(total: int, quiet: bool) -> tuple[Any, Callable[[int, int, StepRow | None], None]]:

@@ -10,11 +10,12 @@ from typing import Any
 
 from common.errors import ConfigError
 
-__all__ = ["LoraSettings", "GrpoSettings", "RewardWeights", "TrainSettings", "CriticSettings", "ALL_LINEAR", "METHODS", "SPEED_ONLY", "BUDGET",
+__all__ = ["SAMPLINGS", "LoraSettings", "GrpoSettings", "RewardWeights", "TrainSettings", "CriticSettings", "ALL_LINEAR", "METHODS", "SPEED_ONLY", "BUDGET",
            "DEVICE_FORM", "check_device_name"]
 
 ALL_LINEAR = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 METHODS = ("grpo", "ctde")
+SAMPLINGS = ("uniform", "balanced")
 DEVICE_FORM = "auto, cpu, cuda or cuda:N"
 _DEVICE = re.compile(r"^(auto|cpu|cuda(:\d{1,2})?)$")
 SPEED_ONLY = ("threads", "device")
@@ -109,7 +110,11 @@ class RewardWeights:
 
 @dataclass(frozen=True)
 class TrainSettings:
-    """One training run: method, steps, batch, learning rate, seed, threads and the parts above."""
+    """One training run: method, steps, batch, learning rate, seed, threads and the parts above.
+
+    ``sampling``: how a step draws its batch: ``uniform`` over the items, or ``balanced``
+    (each item's weight is one over the size of its right answer's class, so every class
+    is drawn equally often and a rare class, Myocarditis say, is learned too)."""
 
     method: str = "grpo"
     steps: int = 200
@@ -124,8 +129,11 @@ class TrainSettings:
     lora: LoraSettings = field(default_factory=LoraSettings)
     grpo: GrpoSettings = field(default_factory=GrpoSettings)
     rewards: RewardWeights = field(default_factory=RewardWeights)
+    sampling: str = "uniform"
 
     def __post_init__(self) -> None:
+        if self.sampling not in SAMPLINGS:
+            raise ConfigError("sampling", f"must be one of {', '.join(SAMPLINGS)}, got {self.sampling!r}")
         if self.method not in METHODS:
             raise ConfigError("method", f"must be one of {', '.join(METHODS)}, got {self.method!r}")
         _whole("steps", self.steps, 1, 1_000_000)
@@ -145,7 +153,10 @@ class TrainSettings:
     def recorded(self) -> dict[str, Any]:
         """The settings that define the run (stored with it): all but :data:`SPEED_ONLY` and
         :data:`BUDGET`."""
-        return {k: v for k, v in self.to_dict().items() if k not in SPEED_ONLY + BUDGET}
+        values = {k: v for k, v in self.to_dict().items() if k not in SPEED_ONLY + BUDGET}
+        if values["sampling"] == "uniform":  # runs from before the setting existed keep their ids
+            del values["sampling"]
+        return values
 
     def digest(self, *parts: str) -> str:
         """A short hash of these settings and ``parts`` (base model, data hash ...): a run id.

@@ -19,7 +19,7 @@ from runtime.gguf_info import read_gguf_header
 from training.config import ALL_LINEAR
 from training.gguf_lora import SUPPORTED_ARCHITECTURES, _PERMUTED, _head_counts
 
-__all__ = ["read_lora_gguf", "load_lora_gguf", "unpermute_rows"]
+__all__ = ["read_lora_gguf", "load_lora_gguf", "load_lora_into", "unpermute_rows"]
 
 _PARTS = {p: ("self_attn" if p in ("q_proj", "k_proj", "v_proj", "o_proj") else "mlp") for p in ALL_LINEAR}
 
@@ -110,3 +110,28 @@ def load_lora_gguf(model: Any, path: Path, base_gguf: Path) -> Any:
             module.lora_A[adapter].weight.copy_(torch.from_numpy(a))
             module.lora_B[adapter].weight.copy_(torch.from_numpy(b))
     return peft_model.eval()
+
+
+def load_lora_into(model: Any, name: str, path: Path, base_gguf: Path) -> None:
+    """Copy the adapter at ``path`` into the existing peft adapter ``name`` of ``model`` (one
+    of several on the same base, made with the same rank, projections and layers): to go on
+    training an adapter trained before, in a model that holds others beside it."""
+    import torch
+
+    alpha, pairs = read_lora_gguf(path, base_gguf)
+    modules = dict(model.named_modules())
+    with torch.no_grad():
+        for hf, (a, b) in pairs.items():
+            module = modules.get(f"base_model.model.{hf}")
+            if module is None or name not in getattr(module, "lora_A", {}):
+                raise InputError("adapter", f"{Path(path).name}: the model has no LoRA layer {hf} for adapter {name}")
+            if tuple(module.lora_A[name].weight.shape) != a.shape or tuple(module.lora_B[name].weight.shape) != b.shape:
+                raise InputError("adapter", f"{Path(path).name}: {hf} has shapes {a.shape}, {b.shape}; the model's "
+                                            f"adapter {name} has other shapes (another rank?)")
+            scale = float(module.scaling[name])
+            r = a.shape[0]
+            if abs(scale - alpha / r) > 1e-6:
+                raise InputError("adapter", f"{Path(path).name}: alpha {alpha:g} (scale {alpha / r:g}) differs from the "
+                                            f"model's adapter {name} (scale {scale:g})")
+            module.lora_A[name].weight.copy_(torch.from_numpy(a))
+            module.lora_B[name].weight.copy_(torch.from_numpy(b))

@@ -19,7 +19,7 @@ import numpy as np
 from training.config import TrainSettings
 from training.store import StepRow
 
-__all__ = ["LetterItems", "LetterStep", "Greedy", "greedy_answers", "offered_policy", "UNOFFERED"]
+__all__ = ["class_weights", "LetterItems", "LetterStep", "Greedy", "greedy_answers", "offered_policy", "UNOFFERED"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,14 @@ class LetterItems:
             raise ValueError("at least two named options are needed")
         if not np.all(np.isfinite(self.rewards)):
             raise ValueError("every reward must be finite")
+
+
+def class_weights(right: np.ndarray) -> np.ndarray:
+    """Sampling probabilities that draw every class (right answer) equally often: one over
+    the class's size, normalised; an item without a right answer (-1) counts as a class."""
+    _, inverse, counts = np.unique(right, return_inverse=True, return_counts=True)
+    weights = 1.0 / counts[inverse]
+    return weights / weights.sum()
 
 
 UNOFFERED = -1e4
@@ -85,6 +93,7 @@ class LetterStep:
         self.scorer = scorer if scorer is not None else OptionScorer(
             model, frozen_layers=frozen_layers(model, settings.lora))
         self._ref: dict[int, Any] = {}
+        self._weights = class_weights(items.right) if settings.sampling == "balanced" else None
 
     def logprobs(self, rows: Sequence[int]) -> Any:
         return offered_policy(self.scorer, self.items, rows)
@@ -109,7 +118,7 @@ class LetterStep:
 
         start = time.perf_counter()
         s, n = self.settings, len(self.items.ids)
-        rows = [int(i) for i in self.rng.choice(n, size=min(s.batch_size, n), replace=False)]
+        rows = [int(i) for i in self.rng.choice(n, size=min(s.batch_size, n), replace=False, p=self._weights)]
         sample_seed = int(self.rng.integers(2**62))
         ref = self.reference(rows)
         rewards = torch.as_tensor(self.items.rewards[rows], dtype=torch.float32)
