@@ -37,6 +37,7 @@ from typing import Sequence
 import duckdb
 
 from common.db import Database, StoreBusyError, StoreError
+from common.interrupts import deferred_interrupt, is_interrupt
 from common.merge_checks import SOURCE, MergeRefused, RowCheck, find_broken, quote
 
 __all__ = ["Precedence", "PRECEDENCE", "TableMerge", "MergeReport", "merge_store", "require_duckdb_file",
@@ -148,9 +149,8 @@ def require_duckdb_file(path: Path, what: str) -> None:
 
 
 def _attach(cur: duckdb.DuckDBPyConnection, source: Path) -> None:
-    literal = "'" + str(source).replace("'", "''") + "'"
     try:
-        cur.execute(f"ATTACH {literal} AS {_ALIAS} (TYPE DUCKDB, READ_ONLY)")
+        cur.execute(f"ATTACH ? AS {_ALIAS} (TYPE DUCKDB, READ_ONLY)", [str(source)])
     except duckdb.Error as exc:
         if "lock" in str(exc).lower():
             raise StoreBusyError(f"the store {source.name} is in use by another program; stop the run "
@@ -297,6 +297,15 @@ def _merge_all(cur: duckdb.DuckDBPyConnection, src: Path, plan: dict[str, list[s
     return tuple(_merge_table(cur, step) if step.total else TableMerge(step.table, 0, 0, 0) for step in steps)
 
 
+def _rollback(cur: duckdb.DuckDBPyConnection) -> None:
+    """Roll back the merge's transaction; DuckDB may have ended it already (a statement
+    stopped by Ctrl-C), which is no error of its own to report."""
+    try:
+        cur.execute("ROLLBACK")
+    except duckdb.TransactionException:
+        pass
+
+
 def merge_store(target: Database, source: str | os.PathLike[str], checks: Sequence[RowCheck]) -> MergeReport:
     """Copy the rows of the store file ``source`` that ``target`` lacks (see the module
     docstring), each checked by the rules ``checks`` of its table (a table with rows to
@@ -318,13 +327,20 @@ def merge_store(target: Database, source: str | os.PathLike[str], checks: Sequen
             cur.execute("BEGIN TRANSACTION")
             try:
                 done = _merge_all(cur, src, plan, tables, checks)
-                cur.execute("COMMIT")
+                with deferred_interrupt():  # a Ctrl-C cannot split the commit from its report
+                    cur.execute("COMMIT")
             except BaseException:
-                cur.execute("ROLLBACK")
+                with deferred_interrupt():
+                    _rollback(cur)
                 raise
         finally:
-            cur.execute(f"DETACH {_ALIAS}")
-    except duckdb.Error as exc:
+            with deferred_interrupt():
+                cur.execute(f"DETACH {_ALIAS}")
+    except (duckdb.Error, RuntimeError) as exc:
+        if is_interrupt(exc):  # Ctrl-C inside a statement: DuckDB's RuntimeError, rolled back above
+            raise KeyboardInterrupt from None
+        if not isinstance(exc, duckdb.Error):
+            raise
         raise StoreError(f"merging {src.name} failed, nothing was changed: {str(exc).splitlines()[0]}") from None
     finally:
         cur.close()

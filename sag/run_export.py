@@ -17,15 +17,16 @@ status, items in the run and answered, the group's config) and four Parquet tabl
   letter distribution of each agent can be read back.
 
 A run need not be finished: an export of runs stopped part way holds the items they
-answered, and the manifest says how many of how many.  ``read_run_export`` checks every
-file against the manifest and refuses, with one line naming the file, anything missing,
-changed or malformed.
+answered, and the manifest says how many of how many.  Each table is written in the schema
+declared here once (:data:`SCHEMAS`), and ``read_run_export`` checks every file against
+the manifest and that schema (:mod:`common.export_schema`: a ``rounds`` of 2.6 or a
+``seconds`` of text is refused, naming the column and its type) and refuses, with one
+line naming the file, anything missing, changed or malformed.
 """
 from __future__ import annotations
 
 import datetime as _dt
 import json
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -33,20 +34,33 @@ from typing import Any, Sequence
 import pandas as pd
 
 from common.errors import InputError
-from common.table_export import (check_out_folder, export_format, read_manifest, read_tables, write_manifest,
-                                 write_table)
+from common.export_schema import Schema
+from common.scratch import scratch_folder
+from common.table_export import export_format, make_out_folder, read_manifest, read_tables, write_manifest, write_table
 from sag.store.tables import SagStore
 
-__all__ = ["FORMAT", "TABLES", "RunExport", "write_run_export", "read_run_export"]
+__all__ = ["FORMAT", "TABLES", "SCHEMAS", "RunExport", "write_run_export", "read_run_export"]
 
 FORMAT = "sag-runs-export/1"
-TABLES = ("runs", "items", "outcomes", "answers")
-_ITEM_COLUMNS = ["run_id", "item_id", "position", "benchmark", "options_json", "answer"]
-_OUTCOME_COLUMNS = ["run_id", "item_id", "answer", "truth", "correct", "refused", "escalated", "rule", "rounds",
-                    "stop_reason", "model_calls", "cached_calls", "prompt_tokens", "completion_tokens", "seconds",
-                    "benchmark", "group_name", "method"]
-_ANSWER_COLUMNS = ["run_id", "item_id", "seq", "round", "phase", "agent_id", "role", "model", "answer"]
-_RUN_COLUMNS = ["run_id", "benchmark", "group_name", "method", "seed", "status", "items", "answered"]
+_S, _I, _B = "VARCHAR", "INTEGER", "BOOLEAN"
+# table -> (column, DuckDB type), as written and as read
+SCHEMAS: dict[str, Schema] = {
+    "runs": (("run_id", _S), ("benchmark", _S), ("group_name", _S), ("method", _S), ("seed", _I), ("status", _S),
+             ("items", "BIGINT"), ("answered", "BIGINT"), ("config_json", _S)),
+    "items": (("run_id", _S), ("item_id", _S), ("position", _I), ("benchmark", _S), ("options_json", _S),
+              ("answer", _S)),
+    "outcomes": (("run_id", _S), ("item_id", _S), ("answer", _S), ("truth", _S), ("correct", _B), ("refused", _B),
+                 ("escalated", _B), ("rule", _S), ("rounds", _I), ("stop_reason", _S), ("model_calls", _I),
+                 ("cached_calls", _I), ("prompt_tokens", _I), ("completion_tokens", _I), ("seconds", "DOUBLE"),
+                 ("benchmark", _S), ("group_name", _S), ("method", _S)),
+    "answers": (("run_id", _S), ("item_id", _S), ("seq", _I), ("round", _I), ("phase", _S), ("agent_id", _S),
+                ("role", _S), ("model", _S), ("answer", _S)),
+}
+TABLES = tuple(SCHEMAS)
+_ITEM_COLUMNS = [c for c, _ in SCHEMAS["items"]]
+_OUTCOME_COLUMNS = [c for c, _ in SCHEMAS["outcomes"]]
+_ANSWER_COLUMNS = [c for c, _ in SCHEMAS["answers"]]
+_RUN_COLUMNS = [c for c, _ in SCHEMAS["runs"] if c != "config_json"]
 
 
 @dataclass(frozen=True)
@@ -91,20 +105,18 @@ def _tables(store: SagStore, run_ids: Sequence[str]) -> dict[str, pd.DataFrame]:
 def write_run_export(store: SagStore, run_ids: Sequence[str], out: Path, *, command: str) -> Path:
     """Write the export of ``run_ids`` (see the module docstring); returns the manifest's
     path.  Refuses no run, a run named twice, an unknown run, a run with no answered item
-    and an ``out`` folder that holds other files."""
+    and an ``out`` folder that holds other files or cannot be written."""
     run_ids = list(run_ids)
     if not run_ids:
         raise InputError("runs", "give at least one run id")
     if len(set(run_ids)) != len(run_ids):
         raise InputError("runs", "a run is named twice")
-    out = Path(out)
-    check_out_folder(out, tuple(f"{t}.parquet" for t in TABLES))
     tables = _tables(store, run_ids)
     empty = [r for r in run_ids if not (tables["outcomes"]["run_id"] == r).any()]
     if empty:
         raise InputError("runs", f"run {empty[0]} has no answered item yet")
-    out.mkdir(parents=True, exist_ok=True)
-    files = [write_table(out, name, frame) for name, frame in tables.items()]
+    out = make_out_folder(Path(out), tuple(f"{t}.parquet" for t in TABLES))
+    files = [write_table(out, name, frame, SCHEMAS[name]) for name, frame in tables.items()]
     entries = [{k: (int(v) if k in ("seed", "items", "answered") else str(v)) for k, v in row.items()
                 if k in _RUN_COLUMNS} for row in tables["runs"].to_dict("records")]
     manifest = {"format": FORMAT, "created_at": _dt.datetime.now().replace(microsecond=0).isoformat(),
@@ -117,7 +129,7 @@ def _from_store_export(folder: Path) -> RunExport:
     from sag.evaluation.store_export import import_store_export, read_store_manifest
 
     manifest = read_store_manifest(folder)
-    with tempfile.TemporaryDirectory(prefix="sag-runs-") as tmp, SagStore(Path(tmp) / "runs.duckdb") as store:
+    with scratch_folder("sag-runs-") as tmp, SagStore(tmp / "runs.duckdb") as store:
         import_store_export(store, folder)
         run_ids = [str(r) for r in manifest.get("runs") or store.runs()["run_id"]]
         answered = [r for r in run_ids if not store.outcomes(r).empty]
@@ -139,12 +151,7 @@ def read_run_export(folder: Path) -> RunExport:
     runs = manifest.get("runs")
     if not isinstance(runs, list) or not runs or not all(isinstance(r, dict) and "run_id" in r for r in runs):
         raise InputError("export", f"{folder / 'manifest.json'}: runs must list each run with its run_id")
-    frames = read_tables(folder, manifest, TABLES)
-    for table, columns in (("runs", _RUN_COLUMNS), ("items", _ITEM_COLUMNS), ("outcomes", _OUTCOME_COLUMNS),
-                           ("answers", _ANSWER_COLUMNS)):
-        missing = [c for c in columns if c not in frames[table].columns]
-        if missing:
-            raise InputError("export", f"{folder / (table + '.parquet')} lacks the column(s) {', '.join(missing)}")
+    frames = read_tables(folder, manifest, SCHEMAS)
     if sorted(map(str, frames["runs"]["run_id"])) != sorted(str(r["run_id"]) for r in runs):
         raise InputError("export", f"{folder / 'runs.parquet'} and the manifest list different runs")
     return RunExport(folder, manifest, frames["runs"], frames["items"], frames["outcomes"], frames["answers"])

@@ -16,9 +16,12 @@ A trained group (a run whose result is a group file) exports its adapters as
 agent's adapter named by registry key (:mod:`training.export_group`); the manifest then
 lists ``adapters`` and the ``group`` file instead of one ``adapter``.
 
-``read_training_export`` checks every file against the manifest (and the adapter against
-its sha256) and refuses, with one line naming the file, anything missing, changed or
-malformed.
+Each table is written in the schema declared here once (:data:`SCHEMAS`);
+``read_training_export`` checks every file against the manifest and that schema
+(:mod:`common.export_schema`: a missing, unknown or retyped column, an empty value) and
+the adapter against its sha256, and refuses, with one line naming the file, anything
+missing, changed or malformed.  An export's name (:func:`check_name`) is a plain file
+name, the same for the export command and ``python -m training report --name``.
 """
 from __future__ import annotations
 
@@ -32,14 +35,26 @@ from typing import Any
 import pandas as pd
 
 from common.errors import InputError
-from common.table_export import MANIFEST, check_out_folder, file_sha256, read_manifest, read_tables, write_manifest, write_table
+from common.export_schema import Schema, check_file
+from common.table_export import (MANIFEST, file_sha256, make_out_folder, read_manifest, read_tables, writable_folder,
+                                  write_manifest, write_table)
 from training.export_group import GROUP_FILE, copy_atomically, file_entry, portable_group
 from training.store import TrainingStore
 
-__all__ = ["FORMAT", "MANIFEST", "TABLES", "TrainingExport", "write_training_export", "read_training_export"]
+__all__ = ["FORMAT", "MANIFEST", "TABLES", "SCHEMAS", "TrainingExport", "check_name", "write_training_export",
+           "read_training_export"]
 
 FORMAT = "training-run-export/1"
-TABLES = ("steps", "evals", "answers")
+_S, _I, _D = "VARCHAR", "INTEGER", "DOUBLE"
+# table -> (column, DuckDB type), as written and as read; every value is required
+SCHEMAS: dict[str, Schema] = {
+    "steps": (("step", _I), ("loss", _D), ("reward", _D), ("accuracy", _D), ("kl", _D), ("clipped_share", _D),
+              ("items", _I), ("tokens", _I), ("seconds", _D)),
+    "evals": (("step", _I), ("split", _S), ("n_items", _I), ("n_correct", _I), ("n_options", _I),
+              ("top_letter", _S), ("top_letter_share", _D)),
+    "answers": (("step", _I), ("split", _S), ("item_id", _S), ("answer", _S), ("truth", _S)),
+}
+TABLES = tuple(SCHEMAS)
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _RUN_FIELDS = ("run_id", "kind", "method", "base_model", "settings", "data_name", "data_hash", "n_train",
                "status", "created_at", "finished_at")
@@ -80,6 +95,15 @@ class TrainingExport:
         return self.adapter_keys[0]
 
 
+def check_name(name: str) -> str:
+    """``name`` if it can name an export and its adapter: letters, digits, '.', '_' or '-',
+    starting with a letter or digit (no path, no ``..``); InputError otherwise."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise InputError("name", f"must be letters, digits, '.', '_' or '-' (up to 128, starting with a letter or "
+                                 f"digit; no folder), got {name!r}")
+    return name
+
+
 def _iso(value: Any) -> str | None:
     if value is None or (not isinstance(value, str) and pd.isna(value)):
         return None
@@ -91,8 +115,7 @@ def write_training_export(store: TrainingStore, run_id: str, out: Path, adapters
     """Write the export of the finished run ``run_id`` (see the module docstring); returns
     the manifest's path.  Refuses an unknown or unfinished run, a run without an adapter
     file, a bad adapter name and an ``out`` folder that holds other files."""
-    if not _NAME.fullmatch(name):
-        raise InputError("name", f"must be letters, digits, '.', '_' or '-' (up to 128), got {name!r}")
+    check_name(name)
     runs = store.runs()
     found = runs[runs["run_id"] == run_id] if not runs.empty else runs
     if found.empty:
@@ -104,16 +127,15 @@ def write_training_export(store: TrainingStore, run_id: str, out: Path, adapters
     source = Path(str(row["adapter_file"]))
     if not source.is_file() or file_sha256(source) != row["adapter_sha256"]:
         raise InputError("run", f"the adapter file of run {run_id} ({source}) is missing or changed since training")
-    out, adapters = Path(out), Path(adapters)
-    check_out_folder(out, (GROUP_FILE, *(f"{t}.parquet" for t in TABLES)))
-    out.mkdir(parents=True, exist_ok=True)
-    adapters.mkdir(parents=True, exist_ok=True)
+    out = make_out_folder(Path(out), (GROUP_FILE, *(f"{t}.parquet" for t in TABLES)))
+    adapters = writable_folder(Path(adapters), "adapters")
     made = _group_files(source, name, out, adapters) if source.suffix == ".json" else \
         {"adapter": _single_file(source, adapters / f"{name}.gguf", name)}
     tables = {"steps": store.steps(run_id).drop(columns=["run_id"]),
               "evals": store.evals(run_id).drop(columns=["run_id"]),
               "answers": store.answers(run_id).drop(columns=["run_id"])}
-    files = [write_table(out, table, frame) for table, frame in tables.items()]
+    files = [write_table(out, table, frame[[c for c, _ in SCHEMAS[table]]], SCHEMAS[table])
+             for table, frame in tables.items()]
     run = {"run_id": run_id, "kind": str(row["kind"]), "method": str(row["method"]),
            "base_model": str(row["base_model"]), "settings": {**json.loads(row["settings_json"]),
                                                                "steps": int(tables["steps"]["step"].max())},
@@ -145,7 +167,7 @@ def read_training_export(folder: Path, adapters: Path) -> TrainingExport:
     if not isinstance(run, dict) or any(k not in run for k in _RUN_FIELDS):
         raise InputError("export", f"{where}: run must hold {', '.join(_RUN_FIELDS)}")
     entries = _adapter_entries(manifest, where)
-    frames = read_tables(folder, manifest, TABLES)
+    frames = read_tables(folder, manifest, SCHEMAS, required={t: [c for c, _ in s] for t, s in SCHEMAS.items()})
     files_of = tuple(_checked(Path(adapters) / e["file"], e.get("sha256"), "the adapter ") for e in entries)
     group = manifest.get("group")
     group_file = _checked(folder / GROUP_FILE, group.get("sha256"), "the group file ") if group else None
@@ -171,6 +193,8 @@ def _adapter_entries(manifest: dict[str, Any], where: Path) -> list[dict[str, An
 
 
 def _checked(path: Path, sha256: object, what: str) -> Path:
-    if not path.is_file() or file_sha256(path) != sha256:
-        raise InputError("export", f"{what}{path} is missing or changed (its sha256 is not the manifest's)")
-    return path
+    """The adapter or group file ``path``, checked as every export file is (not a link,
+    present, the manifest's sha256)."""
+    if not isinstance(sha256, str):
+        raise InputError("export", f"{what}{path}: the manifest gives no sha256 for it")
+    return check_file(path.parent, {"name": path.name, "sha256": sha256, "size_bytes": None}, f"{what}{path}")

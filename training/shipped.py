@@ -6,7 +6,7 @@ from pathlib import Path
 
 from common.db import PROJECT_ROOT
 from common.table_export import export_folders
-from training.export import TrainingExport, read_training_export
+from training.export import TrainingExport, check_name, read_training_export
 
 __all__ = ["exports_dir", "adapters_dir", "shipped_exports", "read_shipped"]
 
@@ -25,4 +25,5 @@ def shipped_exports() -> list[Path]:
 
 
 def read_shipped(name: str) -> TrainingExport:
-    return read_training_export(exports_dir() / name, adapters_dir())
+    """The shipped export ``name`` (a plain name, as the export command takes: no path, no ``..``)."""
+    return read_training_export(exports_dir() / check_name(name), adapters_dir())

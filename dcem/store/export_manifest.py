@@ -20,6 +20,7 @@ from dcem.calibration.risk_control import MAX_LAMBDAS, RiskTarget
 from dcem.core.config import MediatorConfig
 from dcem.core.vocabulary import SCENARIOS
 from common.errors import InputError, ProjectError
+from common.export_schema import check_entries
 
 __all__ = ["FORMAT", "MANIFEST", "TABLES", "KINDS", "STATUSES", "check_manifest", "check_models", "check_runs",
            "run_cells"]
@@ -32,7 +33,6 @@ STATUSES: tuple[str, ...] = ("running", "finished")
 MAX_SEED = 2**31 - 1  # the store keeps seeds as INTEGER
 
 _TOP = ("format", "created_at", "command", "runs", "models", "files")
-_FILE = ("name", "table", "rows", "size_bytes", "sha256")
 _RUN = ("run_id", "kind", "status", "spec", "config", "seeds", "git_revision", "created_at", "finished_at")
 _MODEL = ("key", "file", "size_bytes", "sha256", "run_sha256", "note")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -263,33 +263,12 @@ def _check_run(f: _Fields, entry: Any, i: int) -> str:
     return run_id
 
 
-def _plain_name(f: _Fields, value: Any, field: str, table: str) -> None:
-    f.text(value, field)
-    if value in (".", "..") or any(c in value for c in "/\\\0:") or not value.isprintable():
-        raise f.fail(field, f"must be a plain file name inside the export folder, got {_show(value)}")
-    if value != f"{table}.parquet":
-        raise f.fail(field, f"must be {table}.parquet for the table {table!r}, got {_show(value)}")
-
-
 def _check_files(f: _Fields, files: Any) -> dict[str, dict[str, Any]]:
+    """The file entries by table: the check every export reader makes of them
+    (:func:`common.export_schema.check_entries`)."""
     if not isinstance(files, list):
         raise f.fail("files", f"must be a list, got {_show(files)}")
-    listed: dict[str, dict[str, Any]] = {}
-    for i, entry in enumerate(files):
-        name = f"files[{i}]"
-        f.keys(entry, name, _FILE, _FILE)
-        table = f.choice(entry["table"], f"{name}.table", TABLES)
-        if table in listed:
-            raise f.fail(f"{name}.table", f"lists the table {table!r} twice")
-        _plain_name(f, entry["name"], f"{name}.name", table)
-        f.whole(entry["rows"], f"{name}.rows")
-        f.whole(entry["size_bytes"], f"{name}.size_bytes")
-        f.sha(entry["sha256"], f"{name}.sha256")
-        listed[table] = entry
-    missing = [t for t in TABLES if t not in listed]
-    if missing:
-        raise f.fail("files", f"lists no file for {', '.join(missing)}")
-    return listed
+    return check_entries(files, str(f.source), TABLES)
 
 
 def check_runs(runs: Any, source: str | None = None) -> list[str]:

@@ -4,9 +4,11 @@
 :func:`~dcem.store.export_manifest.check_manifest` accepted, and refuses with an
 :class:`~common.errors.InputError` naming the file (and the column or key) when
 
-- a file is missing, is a link, or differs from the manifest in size or sha256;
+- a file is missing, is a link, or differs from the manifest in size or sha256
+  (:func:`common.export_schema.check_file`, the check every export reader makes);
 - DuckDB cannot read it, or its columns and types are not the table's schema
-  (:data:`SCHEMAS`; the turns table of an older export may lack the note, reply and
+  (:data:`SCHEMAS`, checked by :func:`common.export_schema.check_columns` like every
+  other export's; the turns table of an older export may lack the note, reply and
   few-shot columns, which then read as empty);
 - its row count is not the manifest's;
 - a key column is empty or a key is held by more than one row (:data:`KEYS`), a
@@ -23,15 +25,15 @@ from typing import Any, Mapping
 import duckdb
 import pandas as pd
 
-from common.table_export import file_sha256
 from common.errors import InputError
+from common.export_schema import Schema, check_columns, check_file, check_rows, file_sha256, parquet_columns, select_sql
 from dcem.store.export_manifest import TABLES, run_cells
 
 __all__ = ["SCHEMAS", "KEYS", "read_tables", "sha256_of"]
 
 _S, _I, _D, _B = "VARCHAR", "INTEGER", "DOUBLE", "BOOLEAN"
 # table -> (column, DuckDB type) in the order write_run_export writes them
-SCHEMAS: dict[str, tuple[tuple[str, str], ...]] = {
+SCHEMAS: dict[str, Schema] = {
     "cells": (("run_id", _S), ("scenario", _S), ("seed", _I), ("labels", "VARCHAR[]"), ("confusion", "DOUBLE[][][]"),
               ("prior", "DOUBLE[]"), ("loss", "DOUBLE[][]"), ("high_risk", "INTEGER[]"), ("config_json", _S),
               ("info_json", _S)),
@@ -95,42 +97,18 @@ def _refuse(name: str, problem: str) -> InputError:
     return InputError("export", f"{name} {problem}")
 
 
-def _check_file(directory: Path, entry: Mapping[str, Any]) -> Path:
-    name = str(entry["name"])
-    path = directory / name
-    if path.is_symlink():
-        raise _refuse(name, "is a link; an export holds its own files")
-    if not path.is_file():
-        raise _refuse(name, f"is listed in the manifest but missing from {directory}")
-    digest = sha256_of(path)
-    if digest != entry["sha256"]:
-        raise _refuse(name, f"has sha256 {digest[:12]}…, the manifest says {entry['sha256'][:12]}…: "
-                            "the file was modified or is corrupt")
-    size = path.stat().st_size
-    if size != entry["size_bytes"]:
-        raise _refuse(name, f"has {size:,} bytes, the manifest says {entry['size_bytes']:,}: "
-                            "the manifest is wrong")
-    return path
-
-
-def _schema(con: duckdb.DuckDBPyConnection, table: str, name: str) -> None:
-    found = [(str(r[0]), str(r[1])) for r in con.execute(f"DESCRIBE {table}").fetchall()]  # noqa: S608
-    want = list(SCHEMAS[table])
+def _schema(found: list[tuple[str, str]], table: str, name: str) -> Schema:
+    """The schema the file's columns ``found`` are read in: the table's, or for the turns
+    table of an older export the one without its later columns (read as empty)."""
+    want = SCHEMAS[table]
     if table == "turns":
+        names = [c for c, _ in found]
         for later in _LATER_TURN_COLUMNS:
-            if found == [c for c in want if c[0] not in later]:
-                for column in later:
-                    con.execute(f"ALTER TABLE turns ADD COLUMN {column} VARCHAR")  # noqa: S608 (fixed names)
-                return
-    if found != want:
-        have, need = dict(found), dict(want)
-        missing = [c for c in need if c not in have]
-        extra = [c for c in have if c not in need]
-        wrong = [c for c in need if c in have and have[c] != need[c]]
-        problem = (f"lacks the column {missing[0]!r}" if missing else f"has an unknown column {extra[0]!r}" if extra
-                   else f"column {wrong[0]!r} is {have[wrong[0]]}, expected {need[wrong[0]]}" if wrong
-                   else "has its columns in another order")
-        raise _refuse(name, problem)
+            if names == [c for c, _ in want if c not in later]:
+                check_columns(found, tuple(c for c in want if c[0] not in later), name)
+                return want
+    check_columns(found, want, name)
+    return want
 
 
 def _check_rows(con: duckdb.DuckDBPyConnection, table: str, name: str, rows: int) -> None:
@@ -139,8 +117,7 @@ def _check_rows(con: duckdb.DuckDBPyConnection, table: str, name: str, rows: int
     tests = [f"count_if({c} IS NULL)" for c in empty]
     tests += [f"count_if(len(list_filter({e}, lambda v: v IS NOT NULL AND NOT isfinite(v))) > 0)" for e in finite]
     count, *found = con.execute(f"SELECT count(*), {', '.join(tests)} FROM {table}").fetchone()  # noqa: S608
-    if count != rows:
-        raise _refuse(name, f"holds {count:,} rows, the manifest says {rows:,}")
+    check_rows(name, count, rows)
     for column, n in zip(empty, found):
         if n:
             raise _refuse(name, f"has an empty {column!r}")
@@ -155,13 +132,14 @@ def _check_rows(con: duckdb.DuckDBPyConnection, table: str, name: str, rows: int
 
 def _load(con: duckdb.DuckDBPyConnection, directory: Path, table: str, entry: Mapping[str, Any]) -> None:
     name = str(entry["name"])
-    path = _check_file(directory, entry)
+    path = check_file(directory, entry, name)
+    found = parquet_columns(con, path, name)
+    want = _schema(found, table, name)
     try:
-        con.execute(f"CREATE TABLE {table} AS SELECT * FROM read_parquet(?)", [str(path)])  # noqa: S608
+        con.execute(f"CREATE TABLE {table} AS {select_sql(found, want)}", [str(path)])  # noqa: S608
     except duckdb.Error as exc:
         raise _refuse(name, f"cannot be read: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") \
             from None
-    _schema(con, table, name)
     _check_rows(con, table, name, int(entry["rows"]))
 
 

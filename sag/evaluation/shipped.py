@@ -12,12 +12,12 @@ same evaluation again answers every turn from the call log.
 from __future__ import annotations
 
 import gzip
-import tempfile
 import zlib
 from pathlib import Path
 
 from common.db import StoreError
 from common.errors import InputError
+from common.scratch import scratch_folder
 from common.store_merge import MergeReport, merge_store
 from common.table_export import MANIFEST
 from sag.evaluation.store_export import import_store_export
@@ -61,8 +61,8 @@ def import_shipped_store(target: SagStore, packed: str | Path, eval_id: str, *,
     packed = Path(packed)
     if packed.is_dir():
         return import_store_export(target, packed, eval_id)
-    with tempfile.TemporaryDirectory(prefix="sag-shipped-") as tmp:
-        raw = Path(tmp) / packed.name.removesuffix(".gz")
+    with scratch_folder("sag-shipped-") as tmp:
+        raw = tmp / packed.name.removesuffix(".gz")
         unpack_store(packed, raw, limit)
         if eval_id not in _evaluation_ids(raw, packed.name):
             raise InputError("shipped store", f"{packed.name} does not hold the evaluation {eval_id!r}; "

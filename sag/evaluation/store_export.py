@@ -10,41 +10,51 @@ none are named) as ``<table>.parquet`` files beside a ``manifest.json`` (format
 the schema migrations of the store it came from), small enough to commit; a packed store
 file is not, and git would keep every version of it.
 
-:func:`import_store_export` checks every file against the manifest, loads the tables into
-a temporary store of the current schema (a column the export lacks takes its default) and
-merges that into the target (:func:`common.store_merge.merge_store`: rows the target
-lacks, every row checked, one transaction), so importing twice adds nothing.
+:func:`import_store_export` checks the manifest's entries (table names before any file is
+touched), every file against the manifest and each file's columns against its table in
+the current schema (:mod:`common.export_schema`: the same type, no unknown column; a
+column the export lacks takes its default), loads the tables into a temporary store
+(:func:`common.scratch.scratch_folder`: removed at the end, or by the next import after
+a kill) and merges that into the target (:func:`common.store_merge.merge_store`: rows
+the target lacks, every row checked, one transaction), so importing twice adds nothing.
+Ctrl-C at any point leaves the target as it was.  Paths and run ids reach DuckDB as
+bound parameters only.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
-import tempfile
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import duckdb
+import pandas as pd
 
 from common.errors import InputError
+from common.export_schema import (Schema, check_columns, check_entries, check_file, check_rows, parquet_columns,
+                                  quote, refuse, select_sql)
+from common.interrupts import is_interrupt
+from common.scratch import scratch_folder
 from common.store_merge import MergeReport, merge_store
-from common.table_export import MANIFEST, check_out_folder, copy_query, file_sha256, read_manifest, write_manifest
+from common.table_export import MANIFEST, copy_query, make_out_folder, read_manifest, write_manifest
 from sag.store.merge_checks import sag_store_checks
 from sag.store.tables import SagStore
 
-__all__ = ["FORMAT", "CALL_LOG", "write_store_export", "read_store_manifest", "import_store_export"]
+__all__ = ["FORMAT", "CALL_LOG", "write_store_export", "read_store_manifest", "import_store_export",
+           "import_into_store"]
 
 FORMAT = "sag-store-export/1"
 CALL_LOG = "llm_calls"
+_CHOSEN = "_export_runs"  # the chosen run ids, registered on the export's connection
 
 
-def _selection(run_ids: Sequence[str] | None) -> str:
-    """The SAG runs an export keeps: the named ones, else every SAG run of the store."""
+def _selection(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None) -> str:
+    """The SAG runs an export keeps: the named ones (registered as a table, never pasted
+    into SQL), else every SAG run of the store."""
     if run_ids is None:
         return "SELECT run_id FROM sag_runs"
-    return "SELECT unnest(" + _literal(list(run_ids)) + ")"
-
-
-def _literal(values: Sequence[str]) -> str:
-    return "[" + ", ".join("'" + v.replace("'", "''") + "'" for v in values) + "]"
+    con.register(_CHOSEN, pd.DataFrame({"run_id": pd.Series(list(run_ids), dtype="object")}))
+    return f"SELECT run_id FROM {_CHOSEN}"
 
 
 def _source_rows(con: duckdb.DuckDBPyConnection, table: str, runs: str) -> str:
@@ -55,11 +65,11 @@ def _source_rows(con: duckdb.DuckDBPyConnection, table: str, runs: str) -> str:
         "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [table]).fetchall()}
     order = " ORDER BY run_id, created_at, call_id" if table == CALL_LOG else ""
     if "run_id" in columns:
-        return f'SELECT * FROM "{table}" WHERE run_id IN ({runs}){order}'
+        return f"SELECT * FROM {quote(table)} WHERE run_id IN ({runs}){order}"  # noqa: S608 (stored table names)
     if table == "sag_eval_cost":
-        return ('SELECT * FROM sag_eval_cost c WHERE EXISTS (SELECT 1 FROM sag_eval_parts p WHERE '
+        return ("SELECT * FROM sag_eval_cost c WHERE EXISTS (SELECT 1 FROM sag_eval_parts p WHERE "
                 f"p.eval_id = c.eval_id AND p.group_name = c.group_name AND p.run_id IN ({runs}))")
-    return f'SELECT * FROM "{table}"'
+    return f"SELECT * FROM {quote(table)}"  # noqa: S608
 
 
 def _tables(con: duckdb.DuckDBPyConnection, runs: str) -> list[str]:
@@ -71,89 +81,137 @@ def _tables(con: duckdb.DuckDBPyConnection, runs: str) -> list[str]:
         + [CALL_LOG]
 
 
+def _is_sag_store(con: duckdb.DuckDBPyConnection) -> bool:
+    return bool(con.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' "
+                            "AND table_name IN ('sag_runs', ?)", [CALL_LOG]).fetchone()[0] == 2)
+
+
 def write_store_export(store_path: str | Path, out: str | Path, *, command: str,
                        run_ids: Sequence[str] | None = None) -> Path:
     """Export the SAG rows of ``run_ids`` (every SAG run when None) of the store file
     ``store_path`` (read only) into ``out``; returns the manifest's path.  Refuses a store
-    without SAG runs, a run id named twice or not stored, and an ``out`` folder holding
-    other files."""
+    that is not a SAG store or holds no SAG run, a run id named twice or not stored, and
+    an ``out`` folder that holds other files or cannot be written."""
     out = Path(out)
     if run_ids is not None and (not run_ids or len(set(run_ids)) != len(run_ids)):
         raise InputError("runs", "give at least one run id, each once")
     with SagStore(store_path, read_only=True) as store:
-        con = store.con
+        con = store.con.cursor()
+        if not _is_sag_store(con):
+            raise InputError("store", f"{store_path} is not a SAG store (it has no sag_runs table); a D-CEM "
+                                      "store's runs are exported with `python -m dcem export`")
         stored = {str(r) for (r,) in con.execute("SELECT run_id FROM sag_runs").fetchall()}
         if not stored:
             raise InputError("store", f"{store_path} holds no SAG run to export")
         unknown = [r for r in (run_ids or ()) if r not in stored]
         if unknown:
             raise InputError("runs", f"no SAG run {unknown[0]!r} in {store_path}")
-        runs = _selection(run_ids)
+        runs = _selection(con, run_ids)
         tables = _tables(con, runs)
-        check_out_folder(out, tuple(f"{t}.parquet" for t in tables))
-        out.mkdir(parents=True, exist_ok=True)
+        make_out_folder(out, tuple(f"{t}.parquet" for t in tables))
         files = [copy_query(con, _source_rows(con, table, runs), out, table, level=19) for table in tables]
         evaluations = sorted(str(e) for (e,) in con.execute(
-            f"SELECT DISTINCT eval_id FROM sag_eval_parts WHERE run_id IN ({runs})").fetchall())
+            f"SELECT DISTINCT eval_id FROM sag_eval_parts WHERE run_id IN ({runs})").fetchall())  # noqa: S608
         exported = sorted(str(r) for (r,) in con.execute(runs).fetchall())
         migrations = sorted(str(m) for (m,) in con.execute("SELECT name FROM schema_migrations").fetchall())
+        con.close()
     manifest = {"format": FORMAT, "created_at": _dt.datetime.now().replace(microsecond=0).isoformat(),
                 "command": command, "runs": exported, "evaluations": evaluations, "migrations": migrations,
                 "files": files}
     return write_manifest(out, manifest)
 
 
+def _export_table(table: str) -> bool:
+    return table.startswith("sag_") or table == CALL_LOG
+
+
 def read_store_manifest(folder: str | Path) -> dict[str, Any]:
-    """The export's manifest, its files listed once each as ``<table>.parquet`` and every
-    file present with the manifest's sha256; InputError naming the first that is not."""
+    """The export's manifest: its file entries checked before any file is touched (SAG
+    tables and the call log, once each, as ``<table>.parquet``), then every file present
+    with the manifest's sha256 and size; InputError naming the first that is not."""
     folder = Path(folder)
+    where = folder / MANIFEST
     manifest = read_manifest(folder, FORMAT)
-    files = manifest.get("files")
-    if not isinstance(files, list) or not files or not all(isinstance(f, dict) for f in files):
-        raise InputError("export", f"{folder / MANIFEST}: files must list the export's tables")
-    tables = [str(f.get("table")) for f in files]
-    if len(set(tables)) != len(tables) or not all(t.startswith("sag_") or t == CALL_LOG for t in tables):
-        raise InputError("export", f"{folder / MANIFEST}: files must list SAG tables and the call log once each")
-    for entry in files:
-        path = folder / f"{entry['table']}.parquet"
-        if entry.get("name") != path.name or path.is_symlink() or not path.is_file() \
-                or file_sha256(path) != entry.get("sha256"):
-            raise InputError("export", f"{path} is missing or changed (its sha256 is not the manifest's)")
-    if not isinstance(manifest.get("evaluations"), list):
-        raise InputError("export", f"{folder / MANIFEST}: evaluations must list the evaluations it holds")
+    entries = check_entries(manifest.get("files"), str(where), allowed=_export_table)
+    for key in ("evaluations", "runs"):
+        listed = manifest.get(key, [] if key == "runs" else None)
+        if not isinstance(listed, list) or not all(isinstance(v, str) for v in listed):
+            raise InputError("export", f"{where}: {key} must list the {key} it holds by id")
+    for entry in entries.values():
+        check_file(folder, entry)
     return manifest
 
 
+def _schemas(store: SagStore) -> dict[str, tuple[Schema, frozenset[str]]]:
+    """Each table of the current schema: its columns and types, and the columns an export
+    may lack (those with a default or that may be empty)."""
+    out: dict[str, tuple[list[tuple[str, str]], set[str]]] = {}
+    for table, column, dtype, nullable, default in store.con.execute(
+            "SELECT table_name, column_name, data_type, is_nullable, column_default FROM information_schema.columns "
+            "WHERE table_schema = 'main' ORDER BY table_name, ordinal_position").fetchall():
+        columns, optional = out.setdefault(str(table), ([], set()))
+        columns.append((str(column), str(dtype)))
+        if nullable == "YES" or default is not None:
+            optional.add(str(column))
+    return {t: (tuple(c), frozenset(o)) for t, (c, o) in out.items()}
+
+
 def _load(raw: Path, folder: Path, files: Sequence[dict[str, Any]]) -> None:
-    """A store of the current schema at ``raw`` holding the export's rows."""
+    """A store of the current schema at ``raw`` holding the export's rows, each file's
+    columns checked against its table first."""
     with SagStore(raw) as store:
-        known = {str(n) for (n,) in store.con.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()}
+        schemas = _schemas(store)
         for entry in files:
             table, path = str(entry["table"]), folder / str(entry["name"])
-            if table not in known:
-                raise InputError("export", f"{path}: this version has no table {table}; nothing was imported")
+            if table not in schemas:
+                raise refuse(str(path), f"holds the table {table}, which this version does not have; "
+                                        "nothing was imported")
+            want, may_lack = schemas[table]
+            found = parquet_columns(store.con, path, str(path))
+            check_columns(found, want, str(path), ordered=False, may_lack=may_lack)
+            columns = ", ".join(quote(c) for c, _ in want if c in dict(found))
             try:
-                store.con.execute(f"INSERT INTO \"{table}\" BY NAME SELECT * FROM read_parquet('{path}')")
+                store.con.execute(f"INSERT INTO {quote(table)} ({columns}) "  # noqa: S608 (checked names)
+                                  f"{select_sql(found, want, fill=False)}", [str(path)])
             except duckdb.Error as exc:
+                if is_interrupt(exc):
+                    raise KeyboardInterrupt from None
                 reason = str(exc).splitlines()[0]
-                raise InputError("export", f"{path} cannot be read into {table} ({reason}); nothing was imported") \
-                    from None
-            rows = store.con.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0]
-            if rows != entry.get("rows"):
-                raise InputError("export", f"{path} has {rows} rows, the manifest says {entry.get('rows')}")
+                raise refuse(str(path), f"cannot be read into {table} ({reason}); nothing was imported") from None
+            rows = store.con.execute(f"SELECT count(*) FROM {quote(table)}").fetchone()[0]  # noqa: S608
+            check_rows(str(path), rows, int(entry["rows"]))
+
+
+@contextlib.contextmanager
+def _unpacked(folder: Path, eval_id: str | None) -> Iterator[Path]:
+    """The export in ``folder`` checked and loaded into a scratch store (its path), which
+    is removed when the block ends."""
+    manifest = read_store_manifest(folder)
+    if eval_id is not None and eval_id not in manifest["evaluations"]:
+        raise InputError("export", f"{folder.name} does not hold the evaluation {eval_id!r}; nothing was imported")
+    try:
+        with scratch_folder("sag-export-") as tmp:
+            raw = tmp / "export.duckdb"
+            _load(raw, folder, manifest["files"])
+            yield raw
+    except RuntimeError as exc:  # Ctrl-C inside a DuckDB statement
+        if is_interrupt(exc):
+            raise KeyboardInterrupt from None
+        raise
 
 
 def import_store_export(target: SagStore, folder: str | Path, eval_id: str | None = None) -> MergeReport:
     """Merge the export in ``folder`` into ``target`` (rows it lacks, in one transaction);
     with ``eval_id``, the export must hold that evaluation.  InputError for an export that
-    is incomplete, changed or malformed; StoreError from the merge.  The target is
-    unchanged after any of them."""
-    folder = Path(folder)
-    manifest = read_store_manifest(folder)
-    if eval_id is not None and eval_id not in manifest["evaluations"]:
-        raise InputError("export", f"{folder.name} does not hold the evaluation {eval_id!r}; nothing was imported")
-    with tempfile.TemporaryDirectory(prefix="sag-export-") as tmp:
-        raw = Path(tmp) / "export.duckdb"
-        _load(raw, folder, manifest["files"])
+    is incomplete, changed or malformed; StoreError from the merge; KeyboardInterrupt for
+    Ctrl-C.  The target is unchanged after any of them."""
+    with _unpacked(Path(folder), eval_id) as raw:
         return merge_store(target, raw, sag_store_checks())
+
+
+def import_into_store(db: str | Path | None, folder: str | Path) -> MergeReport:
+    """:func:`import_store_export` into the store file ``db`` (None: the default store),
+    which is opened (or created) only once the export is checked and loaded: a refused
+    export leaves no new store behind."""
+    with _unpacked(Path(folder), None) as raw, SagStore(db) as store:
+        return merge_store(store, raw, sag_store_checks())

@@ -82,7 +82,8 @@ def test_a_shipped_adapter_shows_its_key_record_and_paired_gain(tmp_path: Path,
     assert any("No training run is stored yet" in i.value for i in at.info)
     (tmp_path / "adapters" / "ddx-x.gguf").write_bytes(b"changed")
     at = AppTest.from_file(PAGE, default_timeout=120).run()
-    assert not at.exception and any("cannot be read" in e.value and "missing or changed" in e.value for e in at.error)
+    assert not at.exception and any("cannot be read" in e.value and "modified or is corrupt" in e.value
+                                    for e in at.error)
 
 
 def test_a_trained_group_shows_its_curves_and_the_command_that_plays_it(tmp_path: Path,

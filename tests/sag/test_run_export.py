@@ -104,7 +104,7 @@ def test_a_changed_store_form_file_is_refused(exported: Path, tmp_path: Path) ->
     frame = pd.read_parquet(changed / "sag_outcomes.parquet")
     frame.loc[0, "answer"] = "A"
     frame.to_parquet(changed / "sag_outcomes.parquet", index=False)
-    with pytest.raises(InputError, match="sag_outcomes.parquet is missing or changed"):
+    with pytest.raises(InputError, match="sag_outcomes.parquet has sha256 .* the file was modified or is corrupt"):
         read_run_export(changed)
 
 
@@ -115,16 +115,16 @@ def test_a_changed_missing_or_foreign_file_is_refused(legacy: Path, tmp_path: Pa
     frame = pd.read_parquet(changed / "outcomes.parquet")
     frame.loc[0, "answer"] = "A"
     frame.to_parquet(changed / "outcomes.parquet", index=False)
-    with pytest.raises(InputError, match="outcomes.parquet is missing or changed"):
+    with pytest.raises(InputError, match="outcomes.parquet has sha256 .* the file was modified or is corrupt"):
         read_run_export(changed)
     (changed / "outcomes.parquet").unlink()
-    with pytest.raises(InputError, match="outcomes.parquet is missing"):
+    with pytest.raises(InputError, match="outcomes.parquet is listed in the manifest but missing"):
         read_run_export(changed)
     (changed / "outcomes.parquet").symlink_to(exported / "outcomes.parquet")  # the right bytes, not its own file
     with pytest.raises(InputError, match="outcomes.parquet is a link"):
         read_run_export(changed)
     (changed / "manifest.json").write_text("{not json")
-    with pytest.raises(InputError, match="not readable JSON"):
+    with pytest.raises(InputError, match="is not valid JSON"):
         read_run_export(changed)
     (changed / "manifest.json").write_text(json.dumps({"format": "training-run-export/1"}))
     with pytest.raises(InputError, match="format must be 'sag-runs-export/1'"):

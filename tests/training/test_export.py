@@ -49,7 +49,7 @@ def test_an_export_round_trips_and_names_its_adapter(tmp_path: Path) -> None:
     assert sorted(p.name for p in out.iterdir()) == ["answers.parquet", "evals.parquet", "manifest.json",
                                                      "steps.parquet"]
     (out / "steps.parquet").write_bytes((out / "steps.parquet").read_bytes() + b"x")
-    with pytest.raises(InputError, match="steps.parquet is missing or changed"):
+    with pytest.raises(InputError, match="steps.parquet has sha256 .* the file was modified or is corrupt"):
         read_training_export(out, adapters)
 
 
@@ -67,7 +67,7 @@ def test_a_changed_adapter_or_manifest_is_refused(tmp_path: Path) -> None:
     with TrainingStore(db, read_only=True) as store:
         write_training_export(store, "r1", out, adapters, "a1", command="c")
     (adapters / "a1.gguf").write_bytes(b"other")
-    with pytest.raises(InputError, match="the adapter .*a1.gguf is missing or changed"):
+    with pytest.raises(InputError, match="the adapter .*a1.gguf has sha256 .* the file was modified or is corrupt"):
         read_training_export(out, adapters)
     manifest = json.loads((out / "manifest.json").read_text())
     manifest["format"] = "other/9"
@@ -75,7 +75,7 @@ def test_a_changed_adapter_or_manifest_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="format must be 'training-run-export/1'"):
         read_training_export(out, adapters)
     (out / "manifest.json").write_text("{not json")
-    with pytest.raises(InputError, match="is not readable JSON"):
+    with pytest.raises(InputError, match="is not valid JSON"):
         read_training_export(out, adapters)
 
 

@@ -77,12 +77,12 @@ def test_a_changed_group_file_or_adapter_of_an_export_is_refused(tmp_path: Path)
     with TrainingStore(db, read_only=True) as store:
         write_training_export(store, "g1", out, adapters, "g", command="c")
     (adapters / "g-judge.gguf").write_bytes(b"other")
-    with pytest.raises(InputError, match="the adapter .*g-judge.gguf is missing or changed"):
+    with pytest.raises(InputError, match="the adapter .*g-judge.gguf has sha256 .* modified or is corrupt"):
         read_training_export(out, adapters)
     (adapters / "g-judge.gguf").write_bytes(b"GGUF judge bytes")
     read_training_export(out, adapters)
     (out / "group.json").write_text("{}")
-    with pytest.raises(InputError, match="the group file .*group.json is missing or changed"):
+    with pytest.raises(InputError, match="the group file .*group.json has sha256 .* modified or is corrupt"):
         read_training_export(out, adapters)
 
 
