@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
@@ -160,11 +159,13 @@ def _cmd_export_store(args: argparse.Namespace) -> int:
 
 
 def _cmd_import_store(args: argparse.Namespace) -> int:
-    from sag.evaluation.store_export import import_store_export
-    from sag.store.tables import SagStore
+    from sag.evaluation.store_export import import_into_store
 
-    with SagStore(args.db) as store:
-        report = import_store_export(store, Path(args.folder))
+    try:
+        report = import_into_store(args.db, Path(args.folder))  # the store is opened once the export is checked
+    except KeyboardInterrupt:  # the merge is one transaction: a Ctrl-C before its commit imports nothing
+        print("interrupted: nothing was imported", file=sys.stderr)
+        return 130
     print(escape_controls(f"imported {report.added:,} rows from {args.folder}"))
     return 0
 
@@ -194,6 +195,7 @@ def _report_eval(args: argparse.Namespace) -> int:
 def _report_export_folder(args: argparse.Namespace) -> int:
     """``report --from-export FOLDER``: an evaluation's tables when the export holds one
     (``--eval ID`` picks one of several), else each run's summary; no store is opened."""
+    from common.scratch import scratch_folder
     from common.table_export import export_format
     from sag.evaluation.export import build_export, latest_eval_id
     from sag.evaluation.store_export import FORMAT, import_store_export
@@ -206,7 +208,7 @@ def _report_export_folder(args: argparse.Namespace) -> int:
     if export_format(folder) != FORMAT:  # the older runs export: outcomes only
         print(format_table(summarise(read_run_export(folder).outcomes)))
         return 0
-    with tempfile.TemporaryDirectory(prefix="sag-report-") as tmp, SagStore(Path(tmp) / "r.duckdb") as store:
+    with scratch_folder("sag-report-") as tmp, SagStore(tmp / "r.duckdb") as store:
         import_store_export(store, folder)
         if store.con.execute("SELECT count(*) FROM sag_eval_parts").fetchone()[0]:
             eval_id = latest_eval_id(store) if args.eval in (None, "latest") else args.eval
