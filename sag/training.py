@@ -16,6 +16,7 @@ from typing import Sequence
 import numpy as np
 
 from clinical.questions import QuestionItem
+from common.errors import ConfigError
 from runtime.llama_backend import LlamaCppBackend
 from sag.config import AgentRole, GroupConfig
 from sag.debate import Debate
@@ -43,17 +44,19 @@ def build_single_items(backend: LlamaCppBackend, items: Sequence[QuestionItem], 
     """Items over the letters A.. of the longest option list; each offers its own letters.
 
     An item whose prompt exceeds ``max_tokens`` is left out (a PubMedQA abstract can be
-    long); the caller reports how many."""
+    long); the caller reports how many.  A :class:`ConfigError` when none is left."""
     width = max(len(i.options) for i in items)
     names = tuple(chr(ord("A") + k) for k in range(width))
-    kept, tokens = [], []
+    kept, tokens, shortest = [], [], None
     for item in items:
         ids = single_turn_tokens(backend, item)
+        shortest = len(ids) if shortest is None else min(shortest, len(ids))
         if len(ids) <= max_tokens:
             kept.append(item)
             tokens.append(ids)
     if not kept:
-        raise ValueError(f"no item fits max_prompt_tokens {max_tokens}")
+        raise ConfigError("max_prompt_tokens", f"no item's prompt fits in {max_tokens} tokens (the shortest of "
+                                               f"{len(items)} has {shortest}); give a larger --max-prompt-tokens")
     right = np.array([names.index(i.answer) for i in kept])
     offered = np.array([[k < len(i.options) for k in range(width)] for i in kept])
     table = np.full((len(kept), width), rewards.wrong * rewards.accuracy)

@@ -7,9 +7,9 @@ import importlib.util
 import sys
 from typing import Any, Callable
 
-from common.cli_args import float_in, int_in
+from common.cli_args import float_in, int_in, writable_folder
 from common.errors import ProjectError
-from training.config import GrpoSettings, LoraSettings, RewardWeights, TrainSettings
+from training.config import PROMPT_TOKENS, GrpoSettings, LoraSettings, RewardWeights, TrainSettings
 from training.run import RunResult
 from training.store import StepRow
 
@@ -28,7 +28,8 @@ def require_training_libraries() -> None:
 
 def add_training_flags(p: argparse.ArgumentParser, *, steps: int = 200) -> None:
     p.add_argument("--model", default="smollm2-135m", help="base model key (a packaged GGUF or file:)")
-    p.add_argument("--out", default="runs/train", help="folder of the run folders (checkpoints, adapter)")
+    p.add_argument("--out", default="runs/train", type=writable_folder,
+                   help="folder of the run folders (checkpoints, adapter); checked before anything loads")
     p.add_argument("--steps", type=int_in(1, 1_000_000), default=steps)
     p.add_argument("--batch-size", type=int_in(1, 4096), default=8, help="training items per step")
     p.add_argument("--lr", type=float_in(1e-8, 1.0), default=2e-4, help="learning rate (AdamW)")
@@ -47,7 +48,8 @@ def add_training_flags(p: argparse.ArgumentParser, *, steps: int = 200) -> None:
     p.add_argument("--lora-layers", type=int_in(0, 4096), default=0,
                    help="adapt only this many decoder layers from the top (0 = every layer); "
                         "the layers below are computed once per prompt, which makes steps much faster")
-    p.add_argument("--max-prompt-tokens", type=int_in(16, 131_072), default=1024)
+    p.add_argument("--max-prompt-tokens", type=int_in(*PROMPT_TOKENS), default=1024,
+                   help="the longest training prompt, in tokens (default 1024)")
     p.add_argument("--checkpoint-every", type=int_in(1, 1_000_000), default=10)
     p.add_argument("--heldout", type=int_in(0, 10_000), default=200, help="held-out items measured before and after")
     p.add_argument("--seed", type=int_in(0, 2**32 - 1), default=0)

@@ -18,6 +18,10 @@ METHODS = ("grpo", "ctde")
 SAMPLINGS = ("uniform", "balanced")
 DEVICE_FORM = "auto, cpu, cuda or cuda:N"
 _DEVICE = re.compile(r"^(auto|cpu|cuda(:\d{1,2})?)$")
+PROMPT_TOKENS = (64, 131_072)
+"""The range of ``max_prompt_tokens``: no task's prompt is shorter than 64 tokens (the
+shortest measured, a MedMCQA question for the single agent, has 118 with SmolLM2's
+tokenizer), so a smaller limit could keep no item."""
 SPEED_ONLY = ("threads", "device")
 """Settings that change how fast a run goes, not what it computes: not part of its id."""
 BUDGET = ("steps", "checkpoint_every")
@@ -145,7 +149,7 @@ class TrainSettings:
         if self.threads is not None:
             _whole("threads", self.threads, 1, 1024)
         check_device_name(self.device)
-        _whole("max_prompt_tokens", self.max_prompt_tokens, 16, 131_072)
+        _whole("max_prompt_tokens", self.max_prompt_tokens, *PROMPT_TOKENS)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

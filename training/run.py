@@ -132,9 +132,6 @@ def run_letter_training(store: TrainingStore | TrainingRecorder, run: LetterRun,
     store.check_start(run_id, kind=run.kind, method=s.method, base_model=run.base_model, settings=s.recorded(),
                       data_hash=run.data_hash)  # its id stored with other settings: refused before a model loads
     device = resolve_device(s.device)
-    recorded = s.recorded()
-    store.start_run(run_id, kind=run.kind, method=s.method, base_model=run.base_model, settings=recorded,
-                    data_name=run.data_name, data_hash=run.data_hash, n_train=len(run.items.ids))
     set_threads(s.threads)
     torch.manual_seed(s.seed)
     model = add_lora(load_base(run.base_path, device), s.lora)
@@ -147,6 +144,10 @@ def run_letter_training(store: TrainingStore | TrainingRecorder, run: LetterRun,
         restore(found, model, optimizer)
         rng.bit_generator.state = found.state["rng"]
         start = found.step
+    # recorded once the base is loaded and the checkpoint read: a failure before leaves no row
+    store.start_run(run_id, kind=run.kind, method=s.method, base_model=run.base_model, settings=s.recorded(),
+                    data_name=run.data_name, data_hash=run.data_hash, n_train=len(run.items.ids))
+    if found is not None:
         store.forget_after(run_id, start)
         log.info("resuming %s from step %d", run_id, start)
     before: dict[str, HeldoutScore] = {}
