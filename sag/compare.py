@@ -36,7 +36,7 @@ class RunComparison:
         (top_a, share_a), (top_b, share_b) = self.top_answer("A"), self.top_answer("B")
         text = (f"{self.n_common} common item(s). Accuracy of A: {self.accuracy_a:.3f}; accuracy of B: "
                 f"{self.accuracy_b:.3f} (REFUSE and ESCALATE count as not correct). Most frequent answer: "
-                f"A {top_a} on {share_a:.0%} of items, B {top_b} on {share_b:.0%}.")
+                f"run A answered {top_a!r} on {share_a:.1%} of items, run B {top_b!r} on {share_b:.1%}.")
         if self.difference is not None:
             diff, low, high = self.difference
             verdict = "excludes 0" if low > 0 or high < 0 else "includes 0: no difference shown"

@@ -162,7 +162,7 @@ def test_compare_two_runs(stored: tuple[Path, dict[str, str]]) -> None:
     truth_c = int((same.table["truth"] == "C").sum())
     assert same.accuracy_a == 0.0 and same.accuracy_b == pytest.approx(truth_c / 3) and truth_c >= 1
     assert f"accuracy of B: {truth_c / 3:.3f}" in same.caption
-    assert "Most frequent answer: A B on 100% of items, B C on 100%" in same.caption
+    assert "Most frequent answer: run A answered 'B' on 100.0% of items, run B 'C' on 100.0%" in same.caption
     diff, low, high = same.difference
     assert diff == pytest.approx(truth_c / 3) and low <= diff <= high and low >= 0
     assert f"B - A on the same items: {diff:+.3f}" in same.caption
@@ -184,3 +184,12 @@ def test_launch_settings_are_checked() -> None:
     text = launch_message(WorkSummary("sag-x", True, 2, 1, 3, True, seconds=1.25, model_calls=28, cached_calls=14))
     assert text == ("Run sag-x: resumed; 2 item(s) answered now of 3, 28 model call(s), 14 answered from the "
                     "call log, 1.2 s.")
+
+
+def test_the_most_frequent_answer_keeps_the_run_apart_from_the_letter() -> None:
+    from sag.compare import RunComparison
+
+    table = pd.DataFrame({"answer A": ["A", "A", "B"], "answer B": ["A", "C", "C"]})
+    caption = RunComparison(table, 0.5, 0.5).caption
+    assert "run A answered 'A' on 66.7% of items, run B 'C' on 66.7%" in caption
+    assert "A A on" not in caption
