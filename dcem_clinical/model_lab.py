@@ -16,19 +16,23 @@ from typing import Sequence
 import pandas as pd
 
 from clinical.ddxplus import LABELS as DDXPLUS_LABELS
+from clinical.ddxplus_style import ddxplus_phrasing
 from common.errors import ConfigError
 from dcem_clinical.agent import DiagnosticAgent
 from dcem_clinical.prompts import letters
+from runtime.adapters import split_adapter_key
 from runtime.backends import BackendError
 from runtime.llama_backend import LlamaCppBackend, detect_gpu_layers
 from runtime.model_cache import cached_sha256
 from runtime.registry import available_models, model_info, resolve, resolve_model
+from training.adapter_guide import DDXPLUS_CASE, AdapterGuide, guide_for_adapter
 
 __all__ = ["GPU_LAYERS_KEY", "MAX_CASE_CHARS", "TEST_N_CTX", "EXAMPLE_CASE", "EXAMPLE_LABEL", "TEST_LABELS",
            "model_file_name",
            "gpu_offload_supported", "default_gpu_layers", "validate_gpu_layers", "registry_table",
            "registry_keys", "model_facts", "check_case_text", "LoadedModel", "load_model_uncached",
-           "PromptResult", "run_test_prompt", "hub_offline", "hub_key", "resolve_hub_model"]
+           "PromptResult", "run_test_prompt", "hub_offline", "hub_key", "resolve_hub_model", "adapter_guide_of",
+           "input_note", "example_note"]
 
 GPU_LAYERS_KEY = "n_gpu_layers"
 MAX_CASE_CHARS = 4000
@@ -164,6 +168,49 @@ def run_test_prompt(loaded: LoadedModel, text: str, *, asked: float,
                           "probability": report.probabilities})
     return PromptResult(loaded.key, table, labels[report.label], loaded.load_s, loaded.loaded_at < asked,
                         time.perf_counter() - start, report.prompt_tokens, loaded.backend.n_gpu_layers)
+
+
+# ------------------------------------------------------- what a shipped adapter expects
+def adapter_guide_of(key: str) -> AdapterGuide | None:
+    """The guide row of the shipped adapter a model key runs (``BASE+lora:NAME``); None for a
+    key without one, a ``file:`` adapter or a key that does not parse."""
+    try:
+        parts = split_adapter_key(key)
+    except BackendError:
+        return None
+    if parts is None or parts.adapter.startswith("file:"):
+        return None
+    return guide_for_adapter(parts.adapter)
+
+
+def input_note(key: str, text: str) -> str | None:
+    """Beside a test prompt's answer: a sentence when the shipped adapter of ``key`` expects
+    another kind of input than ``text`` (a DDXPlus-8 diagnostician given prose, a question
+    answerer asked for a diagnosis); None when the input fits or the key has no guide."""
+    guide = adapter_guide_of(key)
+    if guide is None:
+        return None
+    if guide.input_kind == DDXPLUS_CASE:
+        phrasing = ddxplus_phrasing(text)
+        if phrasing.reads_as_ddxplus:
+            return None
+        return (f"This text is not the input {key} learned. It was trained on DDXPlus-8 cases rendered from "
+                f"DDXPlus's evidence lists, not on prose; {phrasing.matched} of the text's {phrasing.findings} "
+                "findings are phrases of those cases, so its answer here says little about the case. Paste a "
+                "DDXPlus-8 case (the walkthrough shows them) to see what it learned.")
+    return (f"{key} was trained for another task. {guide.purpose} The test prompt asks it for one of eight "
+            "DDXPlus diagnoses, so its answer here says little about what it learned.")
+
+
+def example_note(key: str, label: str) -> str:
+    """The flag for another answer than the built-in example's (a textbook myocardial
+    infarction in plain words)."""
+    head = (f"Wrong on the built-in example: it describes a textbook myocardial infarction ({EXAMPLE_LABEL}) in plain "
+            f"words, and the model's most probable label is {label}.")
+    guide = adapter_guide_of(key)
+    if guide is not None and guide.input_kind == DDXPLUS_CASE:
+        return f"{head} The example is prose, which this adapter never saw in training (see the note below)."
+    return f"{head} Read its answers as those of a model that does not know the task."
 
 
 # ------------------------------------------------------------------ Hugging Face Hub

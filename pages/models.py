@@ -12,8 +12,8 @@ from studio.model_lab import (
     model_facts,
     registry_table,
 )
-from studio.model_lab import (ask_test_prompt, example_flag, fetch_hub_model, gpu_layers_setting, installed_keys,
-                              measured_note)
+from studio.model_lab import (ask_test_prompt, example_flag, fetch_hub_model, gpu_layers_setting, input_note,
+                              installed_keys, measured_note)
 from studio.training_panel import training_section
 from studio.widgets import disclaimer
 from studio.literal import literal
@@ -78,8 +78,10 @@ if result is not None:
         caveat = f"The answer cannot be compared with chance: {literal(exc)}"
     if caveat:
         st.warning(caveat)
-    if (wrong := example_flag(text, result.label)) is not None:
+    if (wrong := example_flag(text, result.label, result.key)) is not None:
         st.warning(wrong)
+    if (mismatch := input_note(result.key, text)) is not None:
+        st.warning(mismatch)
     st.info(measured_note(result.key))
     st.caption(f"Most probable label first. An answer whose top probability lies within {CHANCE_MARGIN} of "
                "chance (1 / number of labels) is flagged as near chance.")

@@ -22,17 +22,18 @@ import streamlit as st
 
 from common.errors import ConfigError
 from studio.literal import literal
-from dcem_clinical.measured_accuracy import Measured, measured_text, shipped_accuracy
+from dcem_clinical.measured_accuracy import Measured, measured_text, shipped_accuracy, shipped_view_accuracy
 from dcem_clinical.model_lab import (EXAMPLE_CASE, EXAMPLE_LABEL, LoadedModel, PromptResult,
-                                     check_case_text, default_gpu_layers, gpu_offload_supported, load_model_uncached,
-                                     model_file_name, registry_keys, resolve_hub_model, run_test_prompt,
-                                     validate_gpu_layers)
+                                     check_case_text, default_gpu_layers, example_note, gpu_offload_supported,
+                                     load_model_uncached, model_file_name, registry_keys, resolve_hub_model,
+                                     run_test_prompt, validate_gpu_layers)
 # names its page imports from here (pages import from studio only)
 from dcem_clinical.model_lab import (
     MAX_CASE_CHARS,
     TEST_LABELS,
     TEST_N_CTX,
     hub_offline,
+    input_note,
     model_facts,
     registry_table,
 )
@@ -40,7 +41,7 @@ from studio.views.session_keys import MODELS_EXTRA_KEYS as EXTRA_KEYS_KEY
 from studio.views import session_keys as keys
 
 __all__ = ["EXTRA_KEYS_KEY", "gpu_layers", "gpu_layers_setting", "installed_keys", "load_model",
-           "ask_test_prompt", "fetch_hub_model", "example_flag", "measured_note"]
+           "ask_test_prompt", "fetch_hub_model", "example_flag", "measured_note", "input_note"]
 
 
 def gpu_layers() -> int:
@@ -102,20 +103,20 @@ def fetch_hub_model(repo: str, filename: str) -> tuple[str, Path]:
     return key, path
 
 
-def example_flag(text: str, label: str) -> str | None:
+def example_flag(text: str, label: str, key: str = "") -> str | None:
     """A flag when the built-in example (a textbook myocardial infarction) gets another answer."""
     if text.strip() != EXAMPLE_CASE.strip() or label == EXAMPLE_LABEL:
         return None
-    return (f"Wrong on the built-in example: it describes a textbook myocardial infarction ({EXAMPLE_LABEL}), and "
-            f"the model's most probable label is {label}. Read its answers as those of a model that does not know "
-            "the task.")
+    return example_note(key, label)
 
 
 @st.cache_data(show_spinner=False)
-def _shipped() -> dict[str, Measured]:
-    return shipped_accuracy()
+def _shipped() -> tuple[dict[str, Measured], dict[str, dict[str, Measured]]]:
+    return shipped_accuracy(), shipped_view_accuracy()
 
 
 def measured_note(key: str) -> str:
-    """The model's measured accuracy on DDXPlus-8 in the shipped runs, beside chance."""
-    return measured_text(key, model_file_name(key), _shipped())
+    """The model's measured accuracy on DDXPlus-8 in the shipped runs, beside chance (or
+    the views of the case the shipped runs measured it on)."""
+    whole, views = _shipped()
+    return measured_text(key, model_file_name(key), whole, views=views)

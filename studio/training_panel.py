@@ -17,6 +17,8 @@ from sag.shipped_runs import group_comparisons
 from sag.versus import versus_frame
 from studio.literal import literal
 from studio.store_scope import open_for_run
+from training.adapter_guide import guide_rows
+from training.class_recall import heldout_class_recall
 from training.shipped import read_shipped, shipped_exports
 from training.store import TrainingStore
 from training.views import CONSTANT_SHARE, curve_frame, heldout_table, paired_table, runs_table
@@ -38,6 +40,9 @@ def _shipped() -> None:
     if not names:
         return
     st.markdown("**Shipped adapters** (`data/adapters/`, their records in `data/results/training/`)")
+    st.caption("What each shipped adapter is for, the input it expects and where it was measured. An adapter "
+               "answers the kind of input it was trained on; other input says little about what it learned.")
+    st.dataframe(pd.DataFrame(guide_rows(names)), hide_index=True, key="models_shipped_guide")
     name = st.selectbox("Shipped adapter", names, key="models_shipped_pick")
     try:
         shipped = read_shipped(name)
@@ -55,7 +60,7 @@ def _shipped() -> None:
     run = shipped.run
     st.caption(f"{run['kind']}, {run['method']}, trained on {run['data_name']} ({run['n_train']} items); "
                f"made by: {shipped.manifest['command']}")
-    _record(shipped.steps, shipped.evals, shipped.answers, "models_shipped")
+    _record(shipped.steps, shipped.evals, shipped.answers, "models_shipped", str(run["data_name"]))
 
 
 def _group_heldout(group_file: Path) -> None:
@@ -83,10 +88,15 @@ def _group_heldout(group_file: Path) -> None:
                      | {"Run - base": st.column_config.NumberColumn(format="%+.3f")})
 
 
+NO_STORED_RUN = ("No training run of your own is stored yet: the shipped adapters above bring their records with "
+                 "them; a run of `python -m dcem_clinical train` or `python -m sag train` is listed here.")
+
+
 def _stored() -> None:
+    st.markdown("**Your training runs** (the result store)")
     path = default_db_path()
     if not path.is_file():  # listing runs never creates a store
-        st.info("No training run is stored yet.")
+        st.info(NO_STORED_RUN)
         return
     try:
         store = open_for_run(TrainingStore, str(path))
@@ -95,9 +105,8 @@ def _stored() -> None:
         return
     runs = store.runs()
     if runs.empty:
-        st.info("No training run is stored yet.")
+        st.info(NO_STORED_RUN)
         return
-    st.markdown("**Training runs in the store**")
     st.dataframe(runs_table(runs), hide_index=True, key="models_train_runs")
     run_id = st.selectbox("Training run", list(runs["run_id"]), key="models_train_pick")
     row = runs[runs["run_id"] == run_id].iloc[0]
@@ -106,10 +115,10 @@ def _stored() -> None:
         st.code(f"python -m sag run --group {row['adapter_file']} --benchmark medqa", language=None)
     elif row["adapter_file"]:
         st.code(f"{row['base_model']}+lora:file:{row['adapter_file']}", language=None)
-    _record(store.steps(run_id), store.evals(run_id), store.answers(run_id), "models_train")
+    _record(store.steps(run_id), store.evals(run_id), store.answers(run_id), "models_train", str(row["data_name"]))
 
 
-def _record(steps: pd.DataFrame, evals: pd.DataFrame, answers: pd.DataFrame, key: str) -> None:
+def _record(steps: pd.DataFrame, evals: pd.DataFrame, answers: pd.DataFrame, key: str, data_name: str) -> None:
     curves = curve_frame(steps)
     if curves.empty:
         st.caption("No step recorded yet.")
@@ -126,6 +135,7 @@ def _record(steps: pd.DataFrame, evals: pd.DataFrame, answers: pd.DataFrame, key
             "Accuracy": st.column_config.NumberColumn(format="percent"),
             "Chance": st.column_config.NumberColumn(format="percent"),
             "Its share": st.column_config.NumberColumn(format="percent")})
+    _class_recall(answers, key, data_name)
     paired = paired_table(answers, np.random.default_rng(0))
     if not paired.empty:
         st.caption("Trained against untrained on the same held-out items: the difference of accuracies and its "
@@ -135,3 +145,18 @@ def _record(steps: pd.DataFrame, evals: pd.DataFrame, answers: pd.DataFrame, key
             "Before": st.column_config.NumberColumn(format="percent"),
             "After": st.column_config.NumberColumn(format="percent"),
             "Difference": st.column_config.NumberColumn(format="%+.3f")})
+
+
+def _class_recall(answers: pd.DataFrame, key: str, data_name: str) -> None:
+    """Recall per class beside the accuracy, a class never got right in red words."""
+    table, flags = heldout_class_recall(answers, data_name)
+    if table.empty:
+        return
+    st.caption("Recall per class: of the held-out items whose right answer is that class, the share answered "
+               "right, before and after training (\"Answered after\": how often the class was the answer at all). "
+               "An accuracy can be high while a class is never recognised.")
+    st.dataframe(table, hide_index=True, key=f"{key}_class_recall", column_config={
+        "Recall before": st.column_config.NumberColumn(format="percent"),
+        "Recall after": st.column_config.NumberColumn(format="percent")})
+    for flag in flags:
+        st.markdown(f":red[{literal(flag)}]")

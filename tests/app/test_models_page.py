@@ -163,8 +163,8 @@ def test_models_page_is_in_the_navigation(monkeypatch: pytest.MonkeyPatch, tmp_p
     assert at.title[0].value == "Models"
 
 
-def _fake_model(monkeypatch: pytest.MonkeyPatch, probabilities: list[float]) -> None:
-    """The test prompt answered by a scripted fake model (no weights are loaded)."""
+def _fake_model(monkeypatch: pytest.MonkeyPatch, probabilities: list[float], key: str = "fake-model") -> None:
+    """The test prompt answered by a scripted fake model under ``key`` (no weights are loaded)."""
     import math
     import time
 
@@ -174,7 +174,7 @@ def _fake_model(monkeypatch: pytest.MonkeyPatch, probabilities: list[float]) -> 
 
     backend = ScriptedBackend(["A"], scores=lambda messages, options: [math.log(p) for p in probabilities])
     backend.n_gpu_layers = 0  # type: ignore[attr-defined]
-    loaded = LoadedModel("fake-model", backend, 0.01, time.monotonic())  # type: ignore[arg-type]
+    loaded = LoadedModel(key, backend, 0.01, time.monotonic())  # type: ignore[arg-type]
     monkeypatch.setattr(studio.model_lab, "load_model", lambda key, n_gpu_layers: loaded)
 
 
@@ -227,3 +227,43 @@ def test_the_measured_accuracy_of_a_packaged_model_comes_from_the_shipped_runs()
     assert 0.0 <= smollm.accuracy <= 1.0 and smollm.answers >= 100 and smollm.chance == 0.125
     text = measured_text("smollm2-135m", model_file_name("smollm2-135m"), measured)
     assert text.startswith("Measured: smollm2-135m is right on") and "chance is 12.5%" in text
+
+
+DIAGNOSTICIAN = "smollm2-135m+lora:ddxplus8-grpo"
+
+
+def test_the_diagnostician_adapter_on_the_prose_example_says_it_learned_ddxplus_cases(
+        page: AppTest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 51's reproducer: the shipped DDXPlus-8 adapter answered URTI at p = 0.992 on the
+    textbook myocardial infarction with no word that it learned DDXPlus's rendered cases, not
+    prose, and "No shipped run measures" it while the trio runs it on the symptoms view."""
+    probs = [0.001] * 8
+    probs[4] = 1 - 0.007  # URTI
+    _fake_model(monkeypatch, probs, key=DIAGNOSTICIAN)
+    at = _run_prompt(page, key=DIAGNOSTICIAN)
+    assert not at.exception and not _errors(at)
+    warnings = [w.value for w in at.warning]
+    wrong = [w for w in warnings if w.startswith("Wrong on the built-in example")]
+    assert len(wrong) == 1 and "URTI" in wrong[0] and "prose, which this adapter never saw" in wrong[0]
+    notes = [w for w in warnings if w.startswith(f"This text is not the input {DIAGNOSTICIAN} learned")]
+    assert len(notes) == 1 and "2 of the text's 11 findings" in notes[0] and "not on prose" in notes[0]
+    info = [i.value for i in at.info if DIAGNOSTICIAN in i.value]
+    assert len(info) == 1 and "reading the whole case" in info[0] and "the symptoms view in dcem_clinical_trio" in info[0]
+
+
+def test_a_rendered_ddxplus_case_gets_no_input_note(page: AppTest, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dcem_clinical.train_run import training_cases
+
+    _, held, _ = training_cases("ddxplus8", 1)
+    _fake_model(monkeypatch, [0.02, 0.03, 0.60, 0.05, 0.04, 0.10, 0.06, 0.10], key=DIAGNOSTICIAN)
+    at = _run_prompt(page, key=DIAGNOSTICIAN, text=held[0].text)
+    assert not at.exception
+    assert not any("is not the input" in w.value or "Wrong on the built-in" in w.value for w in at.warning)
+
+
+def test_a_question_adapter_asked_for_a_diagnosis_says_it_was_trained_for_another_task(
+        page: AppTest, monkeypatch: pytest.MonkeyPatch) -> None:
+    key = "smollm2-135m+lora:sag-single-grpo"
+    _fake_model(monkeypatch, [0.02, 0.03, 0.60, 0.05, 0.04, 0.10, 0.06, 0.10], key=key)
+    at = _run_prompt(page, key=key)
+    assert any(w.value.startswith(f"{key} was trained for another task") for w in at.warning)

@@ -1,0 +1,113 @@
+"""What each shipped adapter is for: its purpose, the input it expects and where it was
+measured, one declarative row per export of ``data/results/training/`` (the Models page
+shows the table; ``tests/training/test_adapter_guide.py`` checks that every shipped export
+has a row and that every place a row names exists and uses that adapter).
+
+An adapter answers the input it was trained on.  The DDXPlus-8 diagnostician learned from
+cases the project renders from DDXPlus's evidence lists (a patient's answers to the
+dataset's questions, in a fixed layout), never from prose written by a person: a textbook
+description of a myocardial infarction is not such a case, and its answer to one says
+little.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["DDXPLUS_CASE", "QUESTION", "DEBATE", "AdapterGuide", "GUIDES", "guide_for", "guide_for_adapter",
+           "guide_rows"]
+
+DDXPLUS_CASE = "ddxplus-case"
+"""Input: a DDXPlus-8 case as the project renders it from the dataset's evidence list."""
+QUESTION = "question"
+"""Input: a multiple-choice question with lettered options, prompted as the SAG agent."""
+DEBATE = "debate"
+"""Input: a question played as a SAG-6 debate through the group file."""
+
+
+@dataclass(frozen=True)
+class AdapterGuide:
+    """One shipped export: the adapters it holds, what they are for, the input they expect
+    (``input_kind`` one of :data:`DDXPLUS_CASE`, :data:`QUESTION`, :data:`DEBATE`, and in
+    words) and where they were measured: (place in the project, what was measured there)."""
+
+    export: str
+    adapters: tuple[str, ...]
+    purpose: str
+    input_kind: str
+    expected_input: str
+    measured: tuple[tuple[str, str], ...]
+
+
+GUIDES: tuple[AdapterGuide, ...] = (
+    AdapterGuide(
+        "ddxplus8-grpo", ("ddxplus8-grpo",),
+        "A DDXPlus-8 diagnostician: picks one of the eight diagnoses, as a D-CEM clinical panel member in "
+        "round 1 (neutral role).",
+        DDXPLUS_CASE,
+        "A DDXPlus-8 case rendered from DDXPlus's evidence list (\"A 55-year-old woman. Presenting complaint: "
+        "... Pain: described as ...; intensity 7/10 ...\"), whole or one view of it. Trained on 495 such cases, "
+        "never on prose: a case written in your own words is not what it learned.",
+        (("data/results/training/ddxplus8-grpo", "200 HELD-OUT DDXPlus-8 cases, before and after training"),
+         ("data/results/training/agreement.json", "llama.cpp against torch on the first 12 and 50 held-out cases"),
+         ("data/results/dcem_clinical_trio", "the trio panel's third member, reading the symptoms view "
+                                             "(S1-S3b, 5 seeds, 100 CAL / 100 TEST cases per cell)"))),
+    AdapterGuide(
+        "sag-single-grpo", ("sag-single-grpo",),
+        "The single SAG agent: answers a multiple-choice question with one option letter. On MedQA, MedMCQA and "
+        "PubMedQA it learned to answer A to everything.",
+        QUESTION,
+        "A question with lettered options, prompted as `python -m sag run --group single` prompts it (MedQA, "
+        "MedMCQA, PubMedQA with its abstract, DDXPlus-8 as an eight-option question).",
+        (("data/results/training/sag-single-grpo", "200 HELD-OUT items of each of the four benchmarks "
+                                                   "(199 of MedQA), before and after training"),
+         ("data/results/sag_eval_trained.json", "the SAG evaluation suite with the trained agents"))),
+    AdapterGuide(
+        "sag6-grpo", ("sag6-grpo-default",),
+        "SAG-6 trained with GRPO: one adapter shared by every agent of the group.",
+        DEBATE,
+        "A question with lettered options, played as a SAG-6 debate through the export's group file "
+        "(`python -m sag run --group data/results/training/sag6-grpo/group.json`).",
+        (("data/results/sag_runs/sag6-heldout-ddxplus8", "200 held-out DDXPlus-8 items against the untrained group"),
+         ("data/results/sag_runs/sag6-heldout-medqa", "200 held-out MedQA items against the untrained group"),
+         ("data/results/sag_runs/sag6-heldout-medmcqa", "200 held-out MedMCQA items against the untrained group"),
+         ("data/results/sag_runs/sag6-heldout-pubmedqa", "200 held-out PubMedQA items against the untrained group"),
+         ("data/results/sag_eval_trained.json", "the SAG evaluation suite with the trained groups"))),
+    AdapterGuide(
+        "sag6-ctde", ("sag6-ctde-reasoning", "sag6-ctde-knowledge", "sag6-ctde-safety", "sag6-ctde-judge"),
+        "SAG-6 trained with CTDE: one adapter per role (reasoning, knowledge, safety, judge) and a central critic.",
+        DEBATE,
+        "A question with lettered options, played as a SAG-6 debate through the export's group file, which gives "
+        "each role its adapter (`python -m sag run --group data/results/training/sag6-ctde/group.json`).",
+        (("data/results/sag_runs/sag6-heldout-ddxplus8", "200 held-out DDXPlus-8 items against the untrained group"),
+         ("data/results/sag_runs/sag6-heldout-medqa", "200 held-out MedQA items against the untrained group"),
+         ("data/results/sag_runs/sag6-heldout-medmcqa", "200 held-out MedMCQA items against the untrained group"),
+         ("data/results/sag_runs/sag6-heldout-pubmedqa", "200 held-out PubMedQA items against the untrained group"),
+         ("data/results/sag_eval_trained.json", "the SAG evaluation suite with the trained groups"))),
+)
+
+
+def guide_for(export: str) -> AdapterGuide | None:
+    """The row of a shipped export, by its name."""
+    return next((g for g in GUIDES if g.export == export), None)
+
+
+def guide_for_adapter(adapter: str) -> AdapterGuide | None:
+    """The row of the export holding the shipped adapter ``adapter`` (as named in a model
+    key's ``+lora:NAME``)."""
+    return next((g for g in GUIDES if adapter in g.adapters), None)
+
+
+def guide_rows(exports: list[str]) -> list[dict[str, str]]:
+    """One row per shipped export, in words, for a table: the guide's row, or a row saying
+    that none is written for an export without one."""
+    rows = []
+    for name in exports:
+        g = guide_for(name)
+        if g is None:
+            rows.append({"Shipped export": name, "Adapters": "", "For": "no description written for this export",
+                         "Expects": "", "Measured in": ""})
+            continue
+        rows.append({"Shipped export": name, "Adapters": ", ".join(g.adapters), "For": g.purpose,
+                     "Expects": g.expected_input,
+                     "Measured in": "; ".join(f"{place} ({what})" for place, what in g.measured)})
+    return rows
