@@ -22,17 +22,23 @@ from dcem.calibration.sets import CalibrationSet, parse_calibration_csv
 __all__ = ["read_calibration_file", "calibration_summary", "summary_text"]
 
 
-def read_calibration_file(path: str, *, labels: Sequence[str] | None = None, estimator: str = "auto"
-                          ) -> tuple[CalibrationSet, list[str]]:
-    """The set in the CSV file at ``path`` and the reader's warnings."""
-    file = Path(path)
+def read_calibration_file(path: str, *, labels: Sequence[str] | None = None, estimator: str = "auto",
+                          max_bytes: int | None = None) -> tuple[CalibrationSet, list[str]]:
+    """The set in the CSV file at ``path`` and the reader's warnings.  At most ``max_bytes``
+    (default :data:`~dcem.calibration.csv_limits.MAX_BYTES`) are read: the bytes are
+    counted as they come, so a device or a pipe that never ends (``/dev/zero``) stops at
+    the limit with one line, as a large file does before it is read."""
+    file, limit = Path(path), MAX_BYTES if max_bytes is None else max_bytes
     try:
         size = file.stat().st_size
-        if size > MAX_BYTES:
-            raise ProjectError(f"{path}: is {size:,} bytes; the limit is {MAX_BYTES:,} bytes")
-        data = file.read_bytes()
+        if size > limit:
+            raise ProjectError(f"{path}: is {size:,} bytes; the limit is {limit:,} bytes")
+        with file.open("rb") as handle:
+            data = handle.read(limit + 1)
     except OSError as exc:
         raise ProjectError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise ProjectError(f"{path}: has more than {limit:,} bytes (the limit); stopped reading there")
     return parse_calibration_csv(data, labels=labels, source=file.name, estimator=estimator)
 
 
