@@ -37,8 +37,8 @@ VIEW_READS: dict[str, str] = {
     ALL: "the whole case",
     "complaint": "the chief complaint",
     "history": "the history and risk factors",
-    "symptoms": "the symptoms (not the history)",
-    "pain-character": "how the pain feels (not where it is)",
+    "symptoms": "the symptoms, not the history",
+    "pain-character": "how the pain feels, not where it is",
 }
 """What a member with each view read, in words (agent lanes, transcripts, ``sag ask``)."""
 

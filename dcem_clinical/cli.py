@@ -135,6 +135,9 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     _run_parser(sub)
     add_report_command(sub)
+    from dcem_clinical.views_references import add_views_references_command
+
+    add_views_references_command(sub)
 
     p = sub.add_parser("models", help="list the model registry")
     p.add_argument("--info", action="store_true", help="also read each file's GGUF metadata and sha256")

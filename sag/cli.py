@@ -36,6 +36,7 @@ from common.cli_kit import (Parser, add_executor_arguments, add_merge_command, e
                             run_command)
 from sag.train_cli import add_train_command
 from sag.train_views_cli import add_train_views_command
+from sag.views_cli import add_views_commands
 from runtime.factory import MAX_GPU_LAYERS, MAX_THREADS
 from sag.failures import EXIT_FAILED
 from sag.group_args import group_from_args
@@ -302,6 +303,7 @@ def _parser() -> Parser:
     add_merge_command(sub, _merge_checks)
     add_train_command(sub)
     add_train_views_command(sub)
+    add_views_commands(sub)
     return parser
 
 

@@ -236,6 +236,13 @@ class SagStore(Database):
         return self._frame("SELECT run_id, item_id, seq, round, phase, agent_id, role, model, answer "
                            "FROM sag_messages WHERE run_id = ? ORDER BY item_id, seq", [run_id])
 
+    def agent_distributions(self, run_id: str) -> pd.DataFrame:
+        """Every answer turn of a run's items: round, phase, agent, role, answer and its
+        probability vector (no rationale text), items in run order."""
+        return self._frame("SELECT m.item_id, m.round, m.phase, m.agent_id, m.role, m.answer, m.distribution "
+                           "FROM sag_messages m LEFT JOIN sag_items i USING (run_id, item_id) "
+                           "WHERE m.run_id = ? AND m.phase <> 'retrieve' ORDER BY i.position, m.seq", [run_id])
+
     def messages(self, run_id: str, item_id: str) -> pd.DataFrame:
         return self._frame("SELECT * FROM sag_messages WHERE run_id = ? AND item_id = ? ORDER BY seq",
                            [run_id, item_id])

@@ -1,0 +1,88 @@
+"""``python -m dcem_clinical views-references``: the whole-case references a view group is
+measured against (``docs/group_views.md``).
+
+On the 200 TEST cases of DDXPlus-8 HELD-OUT (:mod:`clinical.group_folds`), the answers of
+
+- the statistical member on the whole case (naive Bayes over the evidence codes,
+  ``nb-evidence``) fit on the 495 TRAIN cases;
+- the trained diagnostician (``smollm2-135m+lora:ddxplus8-grpo``, trained on whole TRAIN
+  cases) answering the whole case as a panel member does (scored, neutral role);
+- the same diagnostician reading each view a member of the view group reads;
+
+written as JSON ``{name: {case id: letter}}`` for ``python -m sag views-report --references``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["add_views_references_command", "nb_answers"]
+
+LETTERS = "ABCDEFGH"
+DIAGNOSTICIAN = "smollm2-135m+lora:ddxplus8-grpo"
+
+
+def nb_answers() -> dict[str, str]:
+    """The whole-case naive Bayes member fit on TRAIN, answering the TEST cases."""
+    from clinical.datasets import load_dataset
+    from clinical.group_folds import group_folds
+    from clinical.training_split import training_split
+    from dcem_clinical.stat_agent import case_documents
+    from dcem_clinical.stat_model import fit_stat_model
+
+    cases = {c.source_id: c for c in load_dataset("ddxplus8").cases}
+    train = [cases[i] for i in training_split("ddxplus8").train_ids]
+    test = [cases[i] for i in group_folds().test]
+    fitted = fit_stat_model("nb-evidence", [c.source_id for c in train], case_documents("nb-evidence", train),
+                            [c.label for c in train], 8, np.random.default_rng(0))
+    probs = fitted.predict(case_documents("nb-evidence", test))
+    return {c.source_id: LETTERS[int(k)] for c, k in zip(test, probs.argmax(axis=1))}
+
+
+def diagnostician_answers(view: str, threads: int | None) -> dict[str, str]:
+    """The trained diagnostician's answers on the TEST cases, reading ``view`` of each."""
+    from clinical.datasets import load_dataset
+    from clinical.group_folds import group_folds
+    from dcem_clinical.agent import DiagnosticAgent
+    from dcem_clinical.prompts import ROLE_NEUTRAL
+    from dcem_clinical.stat_views import case_view_text
+    from runtime.factory import make_backend
+
+    dataset = load_dataset("ddxplus8")
+    cases = {c.source_id: c for c in dataset.cases}
+    agent = DiagnosticAgent(make_backend(DIAGNOSTICIAN, n_threads=threads), dataset.labels, role=ROLE_NEUTRAL)
+    out = {}
+    for case_id in group_folds().test:
+        report = agent.classify(case_view_text("ddxplus8", view, cases[case_id]))
+        out[case_id] = LETTERS[int(report.label)]
+    return out
+
+
+def _cmd(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    if out.exists() and out.is_dir():
+        from common.errors import ConfigError
+
+        raise ConfigError("out", f"{out} is a folder; give a file name")
+    answers = {"naive Bayes on the whole case (fit on TRAIN)": nb_answers(),
+               "the diagnostician on the whole case": diagnostician_answers("all", args.threads)}
+    for view in args.views.split(","):
+        if view.strip():
+            answers[f"the diagnostician reading {view.strip()} only"] = diagnostician_answers(view.strip(), args.threads)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(answers, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"wrote {len(answers)} reference answer sets for {len(next(iter(answers.values())))} cases to {out}")
+    return 0
+
+
+def add_views_references_command(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("views-references", help="whole-case reference answers for a view group's measurement")
+    p.add_argument("--out", required=True, help="JSON file to write")
+    p.add_argument("--views", default="complaint,history,pain-character",
+                   help="views the diagnostician also reads alone (comma list; empty for none)")
+    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("-v", "--verbose", action="store_true")
+    p.set_defaults(func=_cmd)
