@@ -141,3 +141,17 @@ def test_a_damaged_checkpoint_leaves_no_run(tmp_path: Path, monkeypatch: pytest.
     with TrainingStore(db) as store, pytest.raises(Exception, match="checkpoint .*damaged"):
         run_letter_training(store, run)
     assert store_rows(db) == before
+
+
+@pytest.mark.parametrize("command", sorted(TRAIN))
+@pytest.mark.parametrize("model, says", [("nope-1b", "unknown model key 'nope-1b'"),
+                                         ("smollm2-135m+lora:nope", "unknown adapter 'nope'")])
+def test_an_unknown_base_or_adapter_records_nothing(tmp_path: Path, command: str, model: str, says: str) -> None:
+    cli = command.split()[0]
+    db = tmp_path / "store.duckdb"
+    TrainingStore(db).close()
+    before = store_rows(db)
+    line = _refused(run_main(cli, [*TRAIN[command], "--model", model, "--out", str(tmp_path / "o"), "--db", str(db),
+                                   "--quiet"]))
+    assert says in line
+    assert store_rows(db) == before and not (tmp_path / "o").exists()
