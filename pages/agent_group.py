@@ -4,6 +4,7 @@ import streamlit as st
 from studio.sag_session import (
     BENCHMARKS,
     PRESETS,
+    changed_items,
     time_estimate,
     DISCLAIMER,
     NO_RUN_HINT,
@@ -60,6 +61,11 @@ if st.session_state.get(keys.AG_RUN) not in runs:
 run_id = st.selectbox("Run", order, format_func=runs.get, key="ag_run",
                       help="Runs you launched or imported come first, then the evaluation's accuracy runs.")
 items = item_labels(db.outcomes(run_id))
+changed = changed_items(db.agent_answers(run_id))
+if st.checkbox(f"Only items where a member changed its answer ({len(changed)} of {len(items)})", key="ag_changed",
+               disabled=not changed, help="A reasoning agent whose answer in a round differs from its answer in "
+                                          "the round before."):
+    items = {i: label for i, label in items.items() if i in changed}
 item_id = st.selectbox("Item", list(items), format_func=items.get, key=f"ag_item_{run_id}")
 try:
     view = load_item_view(db, run_id, item_id)
@@ -67,9 +73,19 @@ except ProjectError as exc:
     st.error(f"This item cannot be shown: {literal(exc)}")
     st.stop()
 
-with st.expander("Question and options (what the agents read)", expanded=False):
+with st.expander("Question and options (the whole case)" if view.readings else
+                 "Question and options (what the agents read)", expanded=False):
     st.markdown(view.question_markdown)
+if view.readings:
+    with st.expander("What each member read (no member reads the whole case; the judge and the safety agent "
+                     "read none of it)", expanded=True):
+        for agent, reads, text in view.readings:
+            st.markdown(f"**{agent}** read {reads}: {literal(text)}")
 getattr(st, view.outcome.kind)(view.outcome.line)
+if view.readings:
+    st.subheader("How the debate turned")
+    for line in view.turning or ("No member changed its answer on this item.",):
+        st.markdown(f"- {literal(line)}")
 
 st.subheader("Debate timeline")
 st.caption("One lane per role, one column per round. Round 0: knowledge agents search and reasoning agents "

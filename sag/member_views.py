@@ -17,7 +17,7 @@ from clinical.ddxplus_views import ALL, VIEW_READS, view_vignette
 from clinical.questions import QuestionItem
 from common.errors import ConfigError
 
-__all__ = ["reads", "masked_item", "member_reading", "check_view_items", "reading_block", "TWIN_KINDS", "twin_items",
+__all__ = ["reads", "masked_item", "member_reading", "case_reading", "check_view_items", "reading_block", "TWIN_KINDS", "twin_items",
            "twin_of"]
 
 TWIN_KINDS = ("sex", "age")
@@ -74,8 +74,7 @@ def check_view_items(items: Sequence[QuestionItem]) -> None:
     cases = _cases()
     for item in items:
         if item.item_id not in cases:
-            raise ConfigError("views", f"a group whose members read views answers DDXPlus-8 cases only "
-                                       f"(benchmark ddxplus8 or heldout:ddxplus8); item {item.item_id!r} is not one")
+            case_reading(item.item_id, ALL)  # raises, naming the item
 
 
 def masked_item(item: QuestionItem) -> QuestionItem:
@@ -87,11 +86,16 @@ def masked_item(item: QuestionItem) -> QuestionItem:
 
 def member_reading(item: QuestionItem, view: str) -> str:
     """The vignette a member with ``view`` reads of the item's case."""
-    case = _cases().get(item.item_id)
+    return case_reading(item.item_id, view)
+
+
+def case_reading(case_id: str, view: str) -> str:
+    """The vignette a member with ``view`` reads of the DDXPlus-8 case (or twin) ``case_id``;
+    ConfigError when there is no such case."""
+    case = _cases().get(case_id)
     if case is None:
-        check_view_items([item])
-    if view == ALL:
-        return view_vignette(ALL, case.age, case.sex, case.evidences, case.initial_evidence)
+        raise ConfigError("views", f"a group whose members read views answers DDXPlus-8 cases only "
+                                   f"(benchmark ddxplus8 or heldout:ddxplus8); item {case_id!r} is not one")
     return view_vignette(view, case.age, case.sex, case.evidences, case.initial_evidence)
 
 

@@ -21,6 +21,7 @@ from clinical.corpora import CORPORA, Passage, load_corpus
 from common.errors import ConfigError, ProjectError
 from sag.config import ROLES
 from sag.compare import RunComparison, compare_runs  # noqa: F401  (re-exported)
+from sag.debate_turning import changed_items, turning_lines  # noqa: F401  (changed_items re-exported)
 from sag.store.tables import SagStore
 from sag.transcript import ESCALATE, REFUSE
 
@@ -169,6 +170,7 @@ class Turn:
     error: str | None = None
     challenge: str | None = None
     retrieved: tuple[tuple[str, float], ...] = ()
+    read: str | None = None
 
 
 @dataclass(frozen=True)
@@ -200,17 +202,19 @@ def _retrieved(value: object) -> tuple[tuple[str, float], ...]:
         return ()
 
 
-def _turn(r: Mapping[str, object]) -> Turn:
+def _turn(r: Mapping[str, object], reads: Mapping[str, str] | None = None) -> Turn:
     dist = _seq(r["distribution"], float)
     return Turn(int(r["round"]), str(r["agent_id"]), str(r["role"]), str(r["phase"]), _text(r["answer"]),
                 max(dist) if dist else None, _text(r["rationale"]) or "", _seq(r["citations"], str),
                 _seq(r["unknown_citations"], str), _seq(r["flags"], str), _flag(r["new_substance"]),
-                _text(r["parse_note"]), _text(r["error"]), _text(r["note"]), _retrieved(r["retrieved_json"]))
+                _text(r["parse_note"]), _text(r["error"]), _text(r["note"]), _retrieved(r["retrieved_json"]),
+                (reads or {}).get(str(r["agent_id"])))
 
 
-def timeline(messages: pd.DataFrame) -> Timeline:
-    """The item's messages as lanes (reasoning, knowledge, safety, judge) by rounds."""
-    turns = [_turn(r) for r in messages.to_dict("records")]
+def timeline(messages: pd.DataFrame, reads: Mapping[str, str] | None = None) -> Timeline:
+    """The item's messages as lanes (reasoning, knowledge, safety, judge) by rounds; ``reads``:
+    what each member of a view group read (agent id -> words)."""
+    turns = [_turn(r, reads or {}) for r in messages.to_dict("records")]
     rounds = tuple(sorted({turn.round for turn in turns}))
     by_cell: dict[tuple[str, int], list[Turn]] = {}
     for turn in turns:
@@ -226,7 +230,8 @@ def turn_markdown(turn: Turn) -> str:
     if turn.phase == "retrieve":
         found = ", ".join(f"{pid} ({score:.1f})" for pid, score in turn.retrieved) or "nothing"
         return f"**{turn.agent_id}** searched: {_escape(found)}"
-    head = f"**{turn.agent_id}** → **{turn.answer or 'no answer'}**"
+    head = f"**{turn.agent_id}**" + (f" (read: {_escape(turn.read)})" if turn.read else "")
+    head += f" → **{turn.answer or 'no answer'}**"
     if turn.max_probability is not None:
         head += f" (max p {turn.max_probability:.2f})"
     if turn.new is not None:
@@ -338,6 +343,8 @@ class ItemView:
     flags: pd.DataFrame
     judges: pd.DataFrame
     mediator: pd.DataFrame
+    readings: tuple[tuple[str, str, str], ...] = ()
+    turning: tuple[str, ...] = ()
 
     @property
     def letters(self) -> tuple[str, ...]:
@@ -363,9 +370,27 @@ def load_item_view(store: SagStore, run_id: str, item_id: str, *,
     row = items[items["item_id"] == item_id].iloc[0]
     options = tuple((str(letter), str(text)) for letter, text in json.loads(row["options_json"]))
     messages = store.messages(run_id, item_id)
+    readings, reads = _readings(store, run_id, item_id)
     letters = tuple(letter for letter, _ in options)
     mediator = mediator_table(store.mediator_rounds(run_id, item_id)) if method == "dcem" \
         else pd.DataFrame(columns=list(MEDIATOR_COLUMNS))
-    return ItemView(run_id, item_id, method, str(row["question"]), options, outcome, timeline(messages),
+    return ItemView(run_id, item_id, method, str(row["question"]), options, outcome, timeline(messages, reads),
                     distributions(messages, letters), passages(messages, lookup=lookup), safety_flags(messages),
-                    judge_reasoning(messages), mediator)
+                    judge_reasoning(messages), mediator, readings, tuple(turning_lines(messages, reads)))
+
+
+def _readings(store: SagStore, run_id: str, item_id: str) -> tuple[tuple[tuple[str, str, str], ...], dict[str, str]]:
+    """((agent, what it read in words, the text it read), ...) and agent -> words, for a view
+    group's item; empty for other groups."""
+    from sag.debate_turning import member_reads
+    from sag.member_views import case_reading
+
+    config = store.run_config(run_id)
+    reads = member_reads(config)
+    if not reads:
+        return (), {}
+    try:
+        texts = tuple((a, reads[a], case_reading(item_id, str(config.view_of(a)))) for a in reads)
+    except ProjectError:  # not a DDXPlus-8 case after all: the lanes still say what each read
+        texts = ()
+    return texts, reads

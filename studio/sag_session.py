@@ -30,7 +30,7 @@ from studio.literal import literal
 from clinical.questions import BENCHMARKS
 from sag.config import PRESETS
 from sag.launch import time_estimate
-from sag.views import DISCLAIMER, NO_RUN_HINT, item_labels, load_item_view, run_labels, turn_markdown
+from sag.views import DISCLAIMER, NO_RUN_HINT, changed_items, item_labels, load_item_view, run_labels, turn_markdown
 from studio.views.session_keys import SAG_MODELS as MODELS_KEY
 from studio.views import session_keys as keys
 
