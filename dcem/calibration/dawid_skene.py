@@ -15,12 +15,23 @@ labelled counts are (diagonal-biased Laplace, alpha = 0.5, over expected counts
 ``sum_n P(y_n = y) 1[r_an = r]``), so the two sources differ only in where the truth
 comes from, and every row is strictly positive as the mediator requires.
 
-What is detected and reported, not silently used (:attr:`LabelFreeEstimate.problems`):
+What is refused before the EM (:class:`InputError`):
 
 * a panel too small to identify full matrices: with fewer than three agents the
   Dawid-Skene model is not identified (two agents' joint reports have fewer free cells
   than the model has parameters), so ``dawid-skene`` is refused there; ``one-coin`` needs
   two agents;
+* two agents whose labelled cases do not settle which of them is right when they
+  disagree (the reports alone cannot: :func:`dcem.calibration.label_free_checks.
+  check_two_agents`; at least :data:`~dcem.calibration.label_free_checks.MIN_DECISIVE`
+  labelled cases on which exactly one of them is right).
+
+What is detected and reported, not silently used (:attr:`LabelFreeEstimate.problems`):
+
+* an estimate that disagrees with the invariances the data allow
+  (:mod:`dcem.calibration.label_free_checks`): a ranking of two agents that the labelled
+  cases contradict, a pair's observed agreement rate the fit does not reproduce, and with
+  three or more agents a ranking against the agents' agreement with the others;
 * label switching: EM can converge to a solution whose classes are permuted.  The
   estimate's most likely classes are matched to the labelled cases (at least K of them;
   what the model says from their reports alone) or, without enough labels, to the panel's
@@ -41,10 +52,12 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
 from common.errors import InputError
+from dcem.calibration import label_free_checks as checks
 from dcem.calibration.fitting import ALPHA
 
 __all__ = ["LABEL_FREE_METHODS", "MIN_CASES", "MAX_REPORT_ENTRIES", "MAX_ONE_COIN_CELLS", "LabelFreeEstimate",
@@ -167,9 +180,10 @@ def _em_estimate_of_labelled(reports: np.ndarray, confusion: np.ndarray, prior: 
 
 
 def _problems(reports: np.ndarray, truth: np.ndarray, post: np.ndarray, confusion: np.ndarray,
-              prior: np.ndarray) -> list[str]:
+              prior: np.ndarray, names: Sequence[str] | None = None) -> list[str]:
     n, a = reports.shape
     k = post.shape[1]
+    names = checks.agent_names(names, a)
     out = []
     if n < MIN_CASES:
         out.append(f"only {n} cases: at least {MIN_CASES} are needed to estimate matrices without labels")
@@ -185,29 +199,38 @@ def _problems(reports: np.ndarray, truth: np.ndarray, post: np.ndarray, confusio
     diag = np.trace(confusion, axis1=1, axis2=2) / k
     worse = [i for i in range(a) if diag[i] < 1.0 / k]
     if worse:
-        out.append(f"agent(s) {', '.join(str(i) for i in worse)} come out worse than chance "
+        out.append(f"agent(s) {', '.join(repr(names[i]) for i in worse)} come out worse than chance "
                    f"(mean diagonal below 1/{k}): a switched or degenerate solution")
+    accuracy = checks.estimated_accuracy(reports, post)
+    out += checks.order_problems(reports, truth, accuracy, names)
+    out += checks.agreement_problems(reports, post, k, names)
+    out += checks.agreement_order_problems(reports, accuracy, names)
     return out
 
 
 def estimate_without_labels(reports: object, n_labels: int, *, method: str = "dawid-skene",
-                            truth: object | None = None, alpha: float = ALPHA) -> LabelFreeEstimate:
+                            truth: object | None = None, alpha: float = ALPHA,
+                            agents: Sequence[str] | None = None) -> LabelFreeEstimate:
     """Confusions and prior from round-1 reports (N, A) of N cases, without labels or
-    seeded with some (``truth``: a label per case, -1 where unknown); see the module
-    docstring.  A panel too small for ``method`` raises :class:`InputError`."""
+    seeded with some (``truth``: a label per case, -1 where unknown); ``agents`` names the
+    columns in messages (default ``agent 1`` ...); see the module docstring.  A panel too
+    small for ``method``, or two agents whose labelled cases do not settle which one is
+    right when they disagree, raises :class:`InputError`."""
     r, y = _check(reports, n_labels, truth, method)
+    names = checks.agent_names(agents, r.shape[1])
     _check_size(r.shape[0], r.shape[1], n_labels, method)
     need = _MIN_AGENTS[method]
     if r.shape[1] < need:
         other = " use one-coin, one accuracy per agent" if method == "dawid-skene" else ""
         raise InputError("agents", f"{method} cannot identify the agents' matrices from {r.shape[1]} agent(s): "
                          f"it needs at least {need};{other}".rstrip(";"))
+    checks.check_two_agents(r, y, names)
     post = _em_posteriors(r, y, n_labels, method)
     confusion, prior = _smoothed(r, post, n_labels, alpha)
     # judged at the standard smoothing, so whether an estimate is usable does not depend on
     # the alpha it is shown with
     judged = (confusion, prior) if alpha == ALPHA else _smoothed(r, post, n_labels, ALPHA)
-    problems = tuple(_problems(r, y, post, *judged))
+    problems = tuple(_problems(r, y, post, *judged, names=names))
     for arr in (confusion, prior, post):
         arr.setflags(write=False)
     return LabelFreeEstimate(confusion, prior, post, method, int(r.shape[0]), int((y >= 0).sum()), problems)

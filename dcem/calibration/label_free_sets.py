@@ -5,8 +5,9 @@ A set's ``estimator`` says where its confusions and prior come from: ``counts`` 
 labelled rows, every case labelled) or ``dawid-skene`` / ``one-coin``
 (:func:`dcem.calibration.dawid_skene.estimate_without_labels` over every case, the
 labelled ones fixed to their truth).  A label-free estimate needs every agent's report
-on every case; an estimate with problems (label switching, a panel too small ...) is
-refused with them named.  :func:`with_labels` gives cases their true labels (the
+on every case; an estimate with problems (label switching, a panel too small, two agents
+without the labelled cases that settle which one is right, a ranking or agreement the data
+contradict ...) is refused with them named.  :func:`with_labels` gives cases their true labels (the
 reviewed escalations of the review page, say), so the same reports can be estimated
 again with more labels or, once every case has one, counted.
 """
@@ -82,7 +83,8 @@ def set_estimate(cset: "CalibrationSet", alpha: float) -> LabelFreeEstimate:
     key = float(alpha)
     if key not in cache:
         reports, truth = _matrix(cset)
-        cache[key] = estimate_without_labels(reports, cset.n_labels, method=cset.estimator, truth=truth, alpha=alpha)
+        cache[key] = estimate_without_labels(reports, cset.n_labels, method=cset.estimator, truth=truth, alpha=alpha,
+                                             agents=cset.agents)
     return cache[key]
 
 

@@ -80,7 +80,10 @@ def _exit_code(argv: list[str]) -> int:
 @pytest.mark.parametrize("content, fragment", [
     (None, "cannot read"),
     (b"\xff\xfe\x00", "not UTF-8 text"),
-    (b"case_id,agent,reported_label\nc1,A,a\nc1,B,b\nc2,A,a\nc2,B,a\n", "only 2 cases: at least 10 are needed"),
+    (b"case_id,agent,reported_label\nc1,A,a\nc1,B,b\nc1,C,a\nc2,A,a\nc2,B,a\nc2,C,b\n",
+     "only 2 cases: at least 10 are needed"),
+    (b"case_id,agent,reported_label\nc1,A,a\nc1,B,b\nc2,A,a\nc2,B,a\n",
+     "with two agents the reports alone cannot tell which one is right"),
 ])
 def test_bad_files_exit_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes | None,
                                         fragment: str) -> None:

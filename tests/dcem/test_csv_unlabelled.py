@@ -39,8 +39,9 @@ def test_a_file_without_the_truth_column_is_estimated_by_dawid_skene_with_three_
                         "the agents' reports (dawid-skene), not counted"]
     counted = from_matrix([f"c{i}" for i in range(400)], truth, reports, LABELS, "counted")
     assert np.abs(cset.confusion() - counted.confusion()).max() < 0.1
-    two, _ = parse_calibration_csv(_csv(truth, reports[:, :2], column=False))
-    assert two.estimator == "one-coin"
+    with pytest.raises(InputError, match="at least 6, all for the same agent") as info:  # two: one-coin, refused
+        parse_calibration_csv(_csv(truth, reports[:, :2], column=False))
+    assert info.value.field == "agents" and "this set has none" in str(info.value)
 
 
 def test_blank_cells_leave_some_cases_unlabelled_and_the_labelled_ones_are_kept() -> None:
@@ -77,7 +78,10 @@ def test_a_labelled_file_is_still_counted_and_its_checks_still_apply() -> None:
      "line 6 repeats the header"),
     ("case_id,agent,reported_label,true_label\nc1,A,a,\nc1,B,b,a\n", "case 'c1' has true label 'a' but line 2 "
      "leaves it blank"),
-    ("case_id,agent,reported_label\nc1,A,a\nc1,B,b\nc2,A,a\nc2,B,a\n", "only 2 cases: at least 10 are needed"),
+    ("case_id,agent,reported_label\nc1,A,a\nc1,B,b\nc1,C,a\nc2,A,a\nc2,B,a\nc2,C,b\n",
+     "only 2 cases: at least 10 are needed"),
+    ("case_id,agent,reported_label\nc1,A,a\nc1,B,b\nc2,A,a\nc2,B,a\n",
+     "with two agents the reports alone cannot tell which one is right when they disagree"),
     ("case_id,agent,reported_label\nc1,A,a\nc1,B,b\nc2,A,a\n", "every agent's report on every case"),
     ("case_id,agent,reported_label\nc1,A,a\nc2,A,b\n", "one-coin cannot identify the agents' matrices from 1"),
 ])

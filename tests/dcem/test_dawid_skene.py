@@ -72,8 +72,8 @@ def test_a_permuted_solution_and_agents_worse_than_chance_are_named() -> None:
     rng = np.random.default_rng(3)
     truth, reports = _panel_reports(200, [_one_coin(0.8)] * 3, rng)
     post = np.eye(K)[(truth + 1) % K]  # an EM that came out with its classes rotated
-    confusion, _ = dawid_skene._smoothed(reports, post, K, 0.5)
-    problems = dawid_skene._problems(reports, np.full(200, -1), post, confusion, "dawid-skene")
+    confusion, prior = dawid_skene._smoothed(reports, post, K, 0.5)
+    problems = dawid_skene._problems(reports, np.full(200, -1), post, confusion, prior)
     assert any("permuted against the panel's majority vote" in p for p in problems)
     assert any("worse than chance" in p for p in problems)
 
@@ -83,7 +83,9 @@ def test_a_panel_too_small_or_too_few_cases_are_refused_or_reported() -> None:
     with pytest.raises(InputError) as info:
         estimate_without_labels(reports[:, :2], K, method="dawid-skene")
     assert info.value.field == "agents" and "use one-coin" in str(info.value)
-    assert estimate_without_labels(reports[:, :2], K, method="one-coin").n_cases == 60
+    with pytest.raises(InputError) as info:  # two agents, no labels: which one is right is not identified
+        estimate_without_labels(reports[:, :2], K, method="one-coin")
+    assert info.value.field == "agents" and "at least 6, all for the same agent" in str(info.value)
     with pytest.raises(InputError):
         estimate_without_labels(reports[:, :1], K, method="one-coin")
     few = estimate_without_labels(reports[:6], K, method="one-coin")
