@@ -15,6 +15,7 @@ from clinical.questions import QuestionItem
 from common.errors import ConfigError
 from common.terminal import escape_controls
 from sag.failures import EXIT_FAILED, FailedItem, ItemFailed
+from sag.debate_turning import member_reads
 from sag.results import ItemResult
 from sag.transcript import GroupMessage
 
@@ -86,10 +87,23 @@ def format_failure(item: QuestionItem, failure: FailedItem) -> str:
     return "\n".join(lines)
 
 
-def format_debate(result: ItemResult, *, answer_known: bool) -> str:
-    """The whole debate of one item as printable text."""
+def format_debate(result: ItemResult, *, answer_known: bool, cfg: object = None) -> str:
+    """The whole debate of one item as printable text (with what each member read, when
+    ``cfg`` is a view group's)."""
     item, out = result.item, result.outcome
     lines = _turn_lines(item, out.messages)
+    reads = member_reads(cfg) if cfg is not None else {}
+    if reads:
+        from sag.member_views import member_reading
+
+        lines += ["\nWhat each member read (the judge and the safety agent read none of the case):"]
+        lines += [f"  {agent} read {words}: {escape_controls(member_reading(item, str(cfg.view_of(agent))))}"  # type: ignore[attr-defined]
+                  for agent, words in reads.items()]
+        from sag.debate_turning import messages_frame, turning_lines
+
+        turned = turning_lines(messages_frame(out.messages), reads)
+        lines += ["How the debate turned:"] + [f"  {escape_controls(t)}" for t in turned or
+                                                ["no member changed its answer"]]
     for r in result.mediator:
         steer = f" -> challenge to {r.steer_agent} about {r.steer_alternative}" if r.steer_agent else ""
         lines.append(f"D-CEM round {r.round}: {r.action} (decision {r.decision}, energy {r.energy:.3f}, "
@@ -116,7 +130,7 @@ def ask(args: argparse.Namespace) -> int:
     cfg = group_from_args(args)
     if cfg.method == "dcem":
         raise ConfigError("group", "the dcem method needs calibration items of a benchmark: use `python -m sag run`")
-    asked = read_question(args.question, item_id=args.item)
+    asked = _case_question(args.question) if cfg.views else read_question(args.question, item_id=args.item)
     with SagStore(args.db) as store:
         runners = build_runners(cfg.models(), n_threads=args.threads, n_gpu_layers=args.n_gpu_layers,
                                 batched=not args.sequential, width=batch_width(cfg))
@@ -126,5 +140,22 @@ def ask(args: argparse.Namespace) -> int:
             print(format_failure(asked.item, exc.failure))
             print(f"error: no group answer: {escape_controls(exc.failure.reason)}", file=sys.stderr)
             return EXIT_FAILED
-    print(format_debate(result, answer_known=asked.answer_known))
+    print(format_debate(result, answer_known=asked.answer_known, cfg=cfg))
     return 0
+
+
+def _case_question(text: str) -> object:
+    """A view group's question: a DDXPlus-8 case named by its id (``ddx-0001``, or a twin
+    ``ddx-0001~sex``), whose answer is known."""
+    from clinical.questions import load_benchmark
+    from sag.member_views import check_view_items, twin_items, twin_of
+    from sag.question_input import AskedQuestion
+
+    case_id, kind = twin_of(text.strip())
+    found = [it for it in load_benchmark("ddxplus8") if it.item_id == case_id]
+    if not found:
+        raise ConfigError("question", f"a group whose members read views debates a DDXPlus-8 case: give its id "
+                                      f"(ddx-0001 ... ddx-0825, or a twin such as ddx-0001~sex), got {text[:60]!r}")
+    item = found[0] if kind is None else next(t for t in twin_items(found) if t.item_id == text.strip())
+    check_view_items([item])
+    return AskedQuestion(item, True)

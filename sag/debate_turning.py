@@ -7,11 +7,11 @@ round, gave the answer it changed to.
 """
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
-__all__ = ["changed_items", "turning_lines", "member_reads"]
+__all__ = ["changed_items", "turning_lines", "member_reads", "messages_frame"]
 
 
 def _reasoning(answers: pd.DataFrame) -> pd.DataFrame:
@@ -59,3 +59,10 @@ def member_reads(config: object) -> dict[str, str]:
     if not views:
         return {}
     return {a.agent_id: reads(v) for a in agents if (v := config.view_of(a.agent_id)) is not None}  # type: ignore[attr-defined]
+
+
+def messages_frame(messages: Sequence[Any]) -> pd.DataFrame:
+    """Played :class:`~sag.transcript.GroupMessage` turns as the frame :func:`turning_lines` reads."""
+    return pd.DataFrame([{"agent_id": m.agent_id, "round": m.round, "role": m.role.value, "phase": m.phase,
+                          "answer": m.answer, "distribution": tuple(m.distribution)} for m in messages],
+                        columns=["agent_id", "round", "role", "phase", "answer", "distribution"])

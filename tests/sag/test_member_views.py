@@ -97,3 +97,23 @@ def test_a_view_group_draws_the_usual_items_and_calibrates_on_the_rest() -> None
     assert [i.item_id for i in plain] == [i.item_id for i in mediated]
     assert len(cal) == 130 and not {i.item_id for i in cal} & {i.item_id for i in plain}
     assert json.loads(json.dumps(_group().to_dict()))["views"] == ["complaint", "history", "pain-character"]
+
+
+def test_sag_ask_debates_a_case_by_id_and_says_what_each_member_read(monkeypatch: pytest.MonkeyPatch,
+                                                                     tmp_path: Path) -> None:
+    from tests.cli_inprocess import run_main
+    from tests.sag.cli_fakes import scripted_models
+
+    def policy(agent: str, prompt: str, request: object) -> tuple[str, str]:
+        return ("D" if agent == "R2" or "R2 (reasoning" in prompt else "B"), "because"
+
+    scripted_models(monkeypatch, policy)
+    got = run_main("sag", ["ask", "ddx-0004", "--group", str(GROUP_FILE), "--db", str(tmp_path / "s.duckdb")])
+    code, out, err = got.returncode, got.stdout, got.stderr
+    assert code == 0, err
+    assert "R2 read the history and risk factors: " in out and "the judge and the safety agent read none" in out
+    assert "R1 (read the chief complaint) changed B to D in round 1, after R2 said D in round 0" in out
+    got = run_main("sag", ["ask", "What is it?\nA. x\nB. y", "--group", str(GROUP_FILE), "--db",
+                           str(tmp_path / "s.duckdb")])
+    code, err = got.returncode, got.stderr
+    assert code == 2 and "give its id" in err and "Traceback" not in err
