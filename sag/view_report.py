@@ -50,7 +50,7 @@ def view_specs(cfg: GroupConfig, n_test: int = N_TEST, n_cal: int = N_CAL) -> di
     from sag.config import preset
     from sag.run import SagRunSpec
 
-    mediated = cfg.with_changes(name=f"{cfg.name}-dcem", method="dcem", n_cal=n_cal)
+    mediated = cfg.with_changes(name=f"{cfg.name}-dcem", method="dcem", n_cal=n_cal, t_max=max(2, cfg.t_max))
     return {"test": SagRunSpec("ddxplus8", cfg, n_test, 0), "cal": SagRunSpec("ddxplus8-cal", cfg, n_cal, 0),
             "single": SagRunSpec("ddxplus8", preset("single"), n_test, 0),
             "dcem": SagRunSpec("ddxplus8", mediated, n_test, 0),
@@ -180,16 +180,17 @@ def _pct(x: float) -> str:
 
 def report_markdown(report: ViewReport) -> str:
     """The report as Markdown tables (REPRODUCTION.md's block)."""
-    head = ("| answers | accuracy (95 % CI) | minus the group (95 % CI) | most frequent answer | lowest recall | "
-            "recall per diagnosis (" + ", ".join(DIAGNOSES) + ") |")
-    lines = [head, "|" + "---|" * 6]
+    head = ("| answers | accuracy (95 % CI) | minus the group (95 % CI) | answered | most frequent answer | "
+            "lowest recall | recall per diagnosis (" + ", ".join(DIAGNOSES) + ") |")
+    lines = [head, "|" + "---|" * 7]
     for r in report.rows:
         diff = "" if r.diff is None else f"{r.diff:+.3f} ({r.diff_low:+.3f} to {r.diff_high:+.3f})"
         recall = " / ".join("-" if np.isnan(x) else f"{x:.2f}" for x in r.recall)
         worst = min(range(len(r.recall)), key=lambda k: (np.nan_to_num(r.recall[k], nan=2.0), k))
         lowest = f"{DIAGNOSES[worst]} {r.recall[worst]:.2f}" + (" (never diagnosed)" if r.recall[worst] == 0 else "")
         lines.append(f"| {r.name} | {_pct(r.accuracy)} ({_pct(r.low)} to {_pct(r.high)}) | {diff} | "
-                     f"{r.top_answer} on {r.top_share:.0%} | {lowest} | {recall} |")
+                     f"{r.answered if r.answered is not None else r.n} of {r.n} | {r.top_answer} on {r.top_share:.0%} | "
+                     f"{lowest} | {recall} |")
     letter, share = report.best_letter
     lines += ["", f"Chance {report.chance:.3f}; the best single letter ({letter}) scores {share:.3f}.", "",
               "| member | wrong to right | right to wrong | wrong to another wrong | unchanged |", "|---|---|---|---|---|"]
