@@ -17,7 +17,7 @@ from studio.charts import agent_probability_figure, belief_figure, energy_figure
 from studio.tables import MISSING
 from studio.literal import literal, literal_lines
 
-__all__ = ["show_case_text", "show_agents", "show_turns", "show_turn_chart", "show_turn_details",
+__all__ = ["label_breaks", "show_case_text", "show_agents", "show_turns", "show_turn_chart", "show_turn_details",
            "show_round_reason", "show_mediator_charts", "show_mediator_round", "show_notices", "show_last_answers"]
 
 LABEL_METRICS = ("Bayes decision", "Runner-up")  # round metrics whose value is a class name
@@ -32,14 +32,27 @@ def show_case_text(text: str | None, *, expanded: bool = True) -> None:
             st.markdown(literal_lines(text))
 
 
+def label_breaks(label: object) -> str:
+    """A class name as HTML that may wrap after each underscore ("Pulmonary_" then
+    "embolism"), never inside a word while a word break fits."""
+    return html.escape(str(label)).replace("_", "_<wbr>")
+
+
 def show_agents(agents: pd.DataFrame) -> None:
-    """The agents' names, models, role sentences and calibration accuracy."""
+    """The agents' names, models, the part of the case each read (when the members read
+    different parts: two members of one model then differ by it), role sentences and
+    calibration accuracy."""
     if agents.empty:
         return
-    table = agents[["name", "model", "role", "calibration_accuracy"]].rename(
-        columns={"name": "agent", "calibration_accuracy": "CAL accuracy"})
+    columns = ["name", "model", *(["view"] if "view" in agents and agents["view"].notna().any() else []), "role",
+               "calibration_accuracy"]
+    table = agents[columns].rename(columns={"name": "agent", "calibration_accuracy": "CAL accuracy"})
+    if "view" in table:
+        table["view"] = ["@" + str(v) if isinstance(v, str) and v else "whole case" for v in table["view"]]
     st.dataframe(table, placeholder=MISSING, hide_index=True,
-                 column_config={"role": st.column_config.TextColumn("role", width="large")})
+                 column_config={"role": st.column_config.TextColumn("role", width="large"),
+                                "view": st.column_config.TextColumn(
+                                    "reads", help="The part of the case this member read (its view).")})
 
 
 def show_turns(turns: pd.DataFrame, labels: Sequence[str], *, key: str, title: str = "",
@@ -112,9 +125,9 @@ def show_mediator_round(trace: CaseTrace, view: RoundView, *, key: str) -> None:
     """A mediated round's four metrics, then the decision beside the loss matrix and
     high-risk classes, and one line per agent."""
     for col, (name, value) in zip(st.columns(len(view.metrics)), view.metrics):
-        if name in LABEL_METRICS:  # a class name wraps instead of being cut
+        if name in LABEL_METRICS:  # a class name wraps, at its underscores, instead of being cut
             col.markdown(f"<div class='round-label'><small>{html.escape(name)}</small><br>"
-                         f"<span style='font-size:1.6rem;overflow-wrap:anywhere'>{html.escape(str(value))}</span>"
+                         f"<span style='font-size:1.6rem;overflow-wrap:break-word'>{label_breaks(value)}</span>"
                          "</div>", unsafe_allow_html=True)
         else:
             col.metric(name, value)

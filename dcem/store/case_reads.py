@@ -17,7 +17,7 @@ __all__ = ["TURN_COLUMNS", "AGENT_COLUMNS", "case_text", "case_agents", "few_sho
 
 
 TURN_COLUMNS = ["round", "agent", "agent_name", "note", "reply", "label", "probabilities", "error", "cached"]
-AGENT_COLUMNS = ["agent", "name", "model", "role", "calibration_accuracy"]
+AGENT_COLUMNS = ["agent", "name", "model", "role", "calibration_accuracy", "view"]
 
 
 def _cell_row(store: Store, run_id: str, case_id: str) -> tuple[list[str], dict]:
@@ -50,8 +50,9 @@ def case_text(store: Store, run_id: str, case_id: str) -> str | None:
 def case_agents(store: Store, run_id: str, case_id: str) -> pd.DataFrame:
     """The panel of a case's cell: one row per agent (columns :data:`AGENT_COLUMNS`).
 
-    For a language-model run: name, model, role sentence and calibration accuracy from
-    the cell's info; empty when the cell does not name its agents (synthetic runs).
+    For a language-model run: name, model, role sentence, calibration accuracy and view
+    (the part of the case the member read, e.g. ``complaint``; None when it read all of
+    it) from the cell's info; empty when the cell does not name its agents (synthetic runs).
     """
     _, info = _cell_row(store, run_id, case_id)
     agents = info.get("agents") or []
@@ -59,12 +60,16 @@ def case_agents(store: Store, run_id: str, case_id: str) -> pd.DataFrame:
         return pd.DataFrame(columns=AGENT_COLUMNS)
     roles = info.get("roles") or []
     acc = info.get("calibration_accuracy") or []
+    views = info.get("views") if isinstance(info.get("views"), list) else []
     rows = []
     for a, agent in enumerate(agents):
         model = agent.get("model") if isinstance(agent, dict) else agent
+        view = agent.get("view") if isinstance(agent, dict) and agent.get("view") else (
+            views[a] if a < len(views) else None)
         rows.append({"agent": a, "name": _agent_name(agents, a), "model": None if model is None else str(model),
                      "role": str(roles[a]) if a < len(roles) else None,
-                     "calibration_accuracy": float(acc[a]) if a < len(acc) and acc[a] is not None else None})
+                     "calibration_accuracy": float(acc[a]) if a < len(acc) and acc[a] is not None else None,
+                     "view": None if view in (None, "all") else str(view)})
     return pd.DataFrame(rows, columns=AGENT_COLUMNS)
 
 

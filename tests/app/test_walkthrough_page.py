@@ -105,7 +105,7 @@ def test_energy_chart_labels_the_thresholds_and_the_decision_has_its_loss(page: 
     assert safe in energy and low in energy
     table = next(d.value for d in at.dataframe if list(d.value.columns) == DECISION_COLUMNS)
     shown = next(m.value for m in at.markdown if "round-label" in m.value and "Bayes decision" in m.value)
-    decision = shown.split("overflow-wrap:anywhere'>")[1].split("</span>")[0]
+    decision = shown.split("overflow-wrap:break-word'>")[1].split("</span>")[0].replace("<wbr>", "")
     assert table["class"].tolist().count(f"{decision} (decision)") == 1
     assert (table["high-risk"] == HIGH_RISK_MARK).sum() >= 1
     assert not any("chance level" in w.value for w in at.warning)  # the synthetic agents beat chance
