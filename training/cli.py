@@ -103,15 +103,29 @@ def measure_note(quiet: bool) -> Callable[[str, int, bool], None]:
     return note
 
 
+def diagnosis_names(result: RunResult) -> dict[str, str] | None:
+    """DDXPlus-8's diagnosis for each letter when every held-out set offers its eight
+    letters (a diagnostician's or a view member's), else None (questions' letters)."""
+    from training.class_recall import letter_names
+
+    scores = list(result.after.values()) or list(result.before.values())
+    if not scores or any(s.n_options != 8 for s in scores):
+        return None
+    return letter_names("ddxplus8")
+
+
 def print_result(result: RunResult, steps: int, model: str) -> None:
     """What a finished or stopped training command prints."""
     if result.resumed_from:
         print(f"resumed from step {result.resumed_from}")
     print(f"run {result.run_id}: {result.steps_done} of {steps} steps"
           + (" (stopped; run the same command to resume)" if result.stopped else ""))
+    names = diagnosis_names(result)
     for name, score in result.before.items():
         print(f"{name}: accuracy before training {score.describe()}")
     for name, score in result.after.items():
         print(f"{name}: accuracy after training {score.describe()}")
+        for line in score.recall_lines(names):
+            print(f"{name}: {line}")
     if result.adapter is not None:
         print(f"adapter: {result.adapter} (model key {model}+lora:file:{result.adapter})")

@@ -58,6 +58,8 @@ class HeldoutScore:
     n_options: int
     top_letter: str
     top_share: float
+    answers: tuple[str, ...] = ()
+    truth: tuple[str, ...] = ()
 
     @property
     def accuracy(self) -> float:
@@ -66,6 +68,17 @@ class HeldoutScore:
     def describe(self) -> str:
         return (f"{self.accuracy:.3f} ({self.n_correct} of {self.n_items}; chance {1 / self.n_options:.3f}; "
                 f"most frequent answer {self.top_letter} on {self.top_share:.0%} of items)")
+
+    def recall_lines(self, names: Mapping[str, str] | None = None) -> list[str]:
+        """Recall per class, and a sentence for each class never answered right (the items'
+        right answers as classes; ``names``: a class's name for its letter)."""
+        from training.class_recall import never_right, recall_table
+
+        if not self.answers:
+            return []
+        table = recall_table(self.truth, self.answers, names=names)
+        per = ", ".join(f"{r.Class} {r.Recall:.2f}" for r in table.itertuples(index=False))
+        return [f"recall per class: {per}"] + never_right(table, diagnoses=names is not None)
 
 
 @dataclass(frozen=True)
@@ -95,7 +108,9 @@ def _measure(store: TrainingStore | TrainingRecorder, run_id: str, step: int, mo
         names = items.option_names
         store.add_answers(run_id, step, name, [(i, names[a], names[r] if r >= 0 else "")
                                                for i, a, r in zip(items.ids, result.answers, result.right)])
-        got[name] = HeldoutScore(result.n_items, result.n_correct, n_options, letter, share)
+        got[name] = HeldoutScore(result.n_items, result.n_correct, n_options, letter, share,
+                                 tuple(names[a] for a in result.answers),
+                                 tuple(names[r] if r >= 0 else "" for r in result.right))
     return got
 
 

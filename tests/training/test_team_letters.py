@@ -70,3 +70,13 @@ def test_balanced_sampling_draws_every_class_equally_often() -> None:
     assert abs(weights[right == 0].sum() - 0.5) < 1e-12 and abs(weights[right == 1].sum() - 0.5) < 1e-12
     assert TrainSettings(sampling="balanced").recorded()["sampling"] == "balanced"
     assert "sampling" not in TrainSettings().recorded()  # runs from before the setting keep their ids
+
+
+def test_a_held_out_score_says_each_class_recall_and_names_a_class_never_diagnosed() -> None:
+    from training.class_recall import letter_names
+    from training.run import HeldoutScore
+
+    score = HeldoutScore(4, 2, 8, "A", 0.5, ("A", "A", "B", "C"), ("A", "D", "B", "D"))
+    lines = score.recall_lines(letter_names("ddxplus8"))
+    assert lines[0] == "recall per class: Anaphylaxis 1.00, Pulmonary_embolism 1.00, Myocarditis 0.00"
+    assert lines[1].startswith("Never diagnoses Myocarditis: 0 of its 2 held-out cases right")
