@@ -1,9 +1,11 @@
 """Which stored SAG run a page opens on, and which run it compares it with.
 
 An evaluation stores many internal runs (five repeats per consistency setting, one per
-perturbation, ...).  A page should open on the most useful one: a run the person launched
-or imported, else an accuracy run of the main group (SAG-6), else any accuracy run, then
-the other evaluation parts, and the consistency repeats last.  Its comparison partner is a
+perturbation, ...).  A page should open on the most useful one: the featured run (the
+trained view group on DDXPlus-8, :data:`FEATURED`) when it is stored, then a run the
+person launched or imported, else an accuracy run of the main group (SAG-6), else any
+accuracy run, then the other evaluation parts, and the consistency repeats last (a run
+launched on the page opens the page on it whatever its rank).  Its comparison partner is a
 run of the same benchmark (so the two share their items), of another group when there is
 one.
 """
@@ -13,13 +15,20 @@ from typing import Callable
 
 import pandas as pd
 
-__all__ = ["useful_order", "partner_run"]
+__all__ = ["FEATURED", "useful_order", "partner_run"]
 
 _PARTS = ("eval:accuracy", "eval:relevance", "eval:safety", "eval:fairness", "eval:robustness", "eval:consistency")
 MAIN_GROUP = "sag-6"
 
 
+FEATURED = ("ddxplus8", "ddx-views-trained")
+"""The demo's featured run: the trained view group on the 200 TEST cases of DDXPlus-8
+(``docs/group_views.md``); a page opens on it before any other run not launched here."""
+
+
 def _rank(benchmark: str, group: str) -> tuple[int, int]:
+    if (benchmark, group) == FEATURED:
+        return 0, -1
     if not benchmark.startswith("eval:"):
         return 0, 0
     part = benchmark.split("/")[0]

@@ -26,6 +26,8 @@ from common.db import default_db_path, open_held
 from common.errors import ProjectError
 from dcem.store.database import Store
 from dcem.store.demo import DEMO_EXPORTS, ensure_demo
+from sag.featured import ensure_featured
+from sag.store.tables import SagStore
 
 __all__ = ["APP", "first_start", "main"]
 
@@ -58,12 +60,15 @@ def first_start(path: str | os.PathLike[str] | None = None,
             return None
         with Store(target) as store:
             imported = ensure_demo(store, exports)
+        with SagStore(target) as sag_store:
+            sag_rows = ensure_featured(sag_store) if exports == DEMO_EXPORTS else 0
     except (ProjectError, OSError, duckdb.Error) as exc:
         return f"D-CEM Studio: demo data not imported into {target} ({exc}); starting without it."
     if not imported:
         return None
+    featured = " and the Small Agent Group's featured debates" if sag_rows else ""
     return (f"D-CEM Studio: the store {target} held no runs; imported {len(imported)} demo runs "
-            f"({', '.join(imported)}) from the shipped exports.")
+            f"({', '.join(imported)}){featured} from the shipped exports.")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,28 @@
+"""The demo's featured SAG run: the trained view group on DDXPlus-8 (``docs/group_views.md``).
+
+Its runs ship as a store export in ``data/results/sag_views/`` (the group on the 200 TEST
+cases, on the 130 CAL cases, its D-CEM variant, its twins and one single SmolLM2 answer
+per case, every debate with its call log).  A first start imports it into a store that
+holds no SAG run, so the Agent group page opens on it (:data:`sag.run_choice.FEATURED`).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from common.db import PROJECT_ROOT
+from common.table_export import MANIFEST
+from sag.store.tables import SagStore
+
+__all__ = ["FEATURED_EXPORT", "ensure_featured"]
+
+FEATURED_EXPORT = PROJECT_ROOT / "data" / "results" / "sag_views"
+
+
+def ensure_featured(store: SagStore, folder: Path = FEATURED_EXPORT) -> int:
+    """Import the featured export into ``store`` when the store holds no SAG run and the
+    export is shipped; the number of rows added (0 when nothing was done)."""
+    from sag.evaluation.store_export import import_store_export
+
+    if not (folder / MANIFEST).is_file() or not store.runs().empty:
+        return 0
+    return import_store_export(store, folder).added
