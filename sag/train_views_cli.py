@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = ["add_train_views_command"]
 
-STAGES = ("members", "debate", "judge")
+STAGES = ("members", "debate", "judge", "ship")
 
 
 def _cmd_train_views(args: argparse.Namespace) -> int:
@@ -28,6 +28,8 @@ def _cmd_train_views(args: argparse.Namespace) -> int:
     from training.cli import require_training_libraries
 
     cfg = load_group_file(args.group)
+    if args.stage == "ship":
+        return _cmd_ship(args, cfg)
     if args.stage in ("debate", "judge"):
         return _cmd_later_stage(args, cfg)
     from sag.view_train_run import MemberStage, reasoning_ids
@@ -61,6 +63,17 @@ def _cmd_train_views(args: argparse.Namespace) -> int:
         out = write_group_file(cfg.with_changes(agent_models=keys), Path(args.out) / f"views-{cfg.digest()}" /
                                "group-members.json")
         print(f"group file: {out} (next: --stage debate --group {out})")
+    return 0
+
+
+def _cmd_ship(args: argparse.Namespace, cfg: "GroupConfig") -> int:
+    """The trained group file with its adapters named by registry key (once exported)."""
+    from common.db import PROJECT_ROOT
+    from sag.view_stages import exported_names, shipped_group, write_group_file
+
+    shipped = shipped_group(cfg, exported_names(cfg, PROJECT_ROOT / "data" / "adapters"), args.name)
+    out = write_group_file(shipped, Path(args.ship_to))
+    print(f"group file: {out} ({', '.join(f'{a} {m}' for a, m in shipped.agent_models)})")
     return 0
 
 
@@ -101,7 +114,10 @@ def add_train_views_command(sub: argparse._SubParsersAction) -> None:  # type: i
     p.add_argument("--group", required=True, help="the view group's JSON file (e.g. data/groups/ddx-views.json)")
     p.add_argument("--stage", default="members", choices=STAGES,
                    help="members: each reasoning agent learns its own view; debate: the members learn to use one "
-                        "another's round-0 answers (CTDE); judge: the judge learns to weigh the debate")
+                        "another's round-0 answers (CTDE); judge: the judge learns to weigh the debate; ship: the "
+                        "judge stage's group file with every adapter named by the registry key it was exported to")
+    p.add_argument("--name", default="ddx-views-trained", help="ship: the shipped group's name")
+    p.add_argument("--ship-to", default="data/groups/ddx-views-trained.json", help="ship: the group file to write")
     p.add_argument("--fold-limit", type=int_in(2, 10_000), default=None,
                    help="use only the first N cases of each fold (a quick try; the shipped group uses every case)")
     p.add_argument("--group-weight", type=float_in(0.0, 100.0), default=1.0,

@@ -33,7 +33,7 @@ from training.config import TrainSettings
 from training.store import StepRow, TrainingRecorder, TrainingStore
 
 __all__ = ["DEBATE_KIND", "JUDGE_KIND", "StageResult", "DebateStage", "JudgeStage", "train_debate", "train_judge",
-           "write_group_file", "adapter_of"]
+           "write_group_file", "adapter_of", "shipped_group", "exported_names"]
 
 log = logging.getLogger(__name__)
 DEBATE_KIND = "sag-view-debate"
@@ -268,3 +268,40 @@ def train_judge(store: TrainingStore | TrainingRecorder, stage: JudgeStage, *,
     keys = {**dict(cfg.agent_models), judge: f"{stage.base_model}{_FILE_KEY}{got.adapter}"}
     group_file = write_group_file(cfg.with_changes(agent_models=keys), stage.out / got.run_id / "group-judge.json")
     return StageResult(got.run_id, got.steps_done, False, group_file, measured)
+
+
+def shipped_group(cfg: GroupConfig, names: dict[str, str], name: str) -> GroupConfig:
+    """The trained group as shipped: each agent's ``+lora:file:PATH`` key rewritten to the
+    registry key of the exported adapter (``names``: adapter path -> exported adapter name,
+    as ``python -m training export`` named it), the group renamed ``name``."""
+    keys = {}
+    for agent_id, model in cfg.agent_models:
+        if _FILE_KEY in model:
+            base, path = model.split(_FILE_KEY, 1)
+            if path not in names:
+                raise ConfigError("group", f"agent {agent_id}'s adapter {path} is not among the exported ones "
+                                           f"({', '.join(sorted(names)) or 'none'})")
+            model = f"{base}+lora:{names[path]}"
+        keys[agent_id] = model
+    return cfg.with_changes(name=name, agent_models=keys)
+
+
+def exported_names(cfg: GroupConfig, adapters: Path) -> dict[str, str]:
+    """Each adapter file ``cfg``'s agents run with -> the name of the adapter in ``adapters``
+    with the same sha256 (what ``python -m training export`` copied it to)."""
+    from runtime.llama_backend import file_sha256
+
+    by_sha = {file_sha256(p): p.stem for p in sorted(Path(adapters).glob("*.gguf"))}
+    out = {}
+    for agent_id, model in cfg.agent_models:
+        if _FILE_KEY not in model:
+            continue
+        path = model.split(_FILE_KEY, 1)[1]
+        if not Path(path).is_file():
+            raise ConfigError("group", f"agent {agent_id}'s adapter {path} is missing")
+        sha = file_sha256(Path(path))
+        if sha not in by_sha:
+            raise ConfigError("group", f"agent {agent_id}'s adapter {path} has not been exported into {adapters} "
+                                       "(python -m training export --run RUN --name NAME)")
+        out[path] = by_sha[sha]
+    return out
