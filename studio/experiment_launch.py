@@ -6,17 +6,21 @@ control): the next element update raises inside the progress callback, between t
 stored cells.  So the launch writes its progress to the session after each cell, before
 touching the page; a launch that never reached its end is, on any later run, one that
 was stopped (:func:`studio.views.launch_form.launch_message`).  Its stored cells stay,
-and launching the same settings resumes it.
+and launching the same settings resumes it: the run id is a hash of every setting of the
+form, so changed settings are a new run, and a stored run of that id with other settings
+is refused with the field that differs, before anything is written.
 """
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from studio.views.launch_form import LaunchForm, LaunchProgress, cells_text, launch_message
 from common.errors import ProjectError
+from common.resume import ResumeRefused
 from dcem.calibration.risk_control import RiskTarget
 from dcem.store.database import Store
 from dcem.synthetic import spec as synthetic_spec
@@ -102,6 +106,10 @@ def launch(db: Store, spec: synthetic_spec.SyntheticSpec, *, executor: str = "pr
         with executor_for(executor) as where:
             summary = synthetic_spec.run_synthetic(db, spec, progress=progress, cancel=running.stop.is_set,
                                                    executor=where)
+    except ResumeRefused as exc:  # the store holds this run id with other settings: nothing was written
+        running.progress = replace(running.progress, refused=str(exc))
+        _record(running.progress)
+        return
     finally:
         running.left.set()
     if summary.complete:  # else stopped between cells: the last record counts the stored cells
@@ -133,7 +141,7 @@ def show_last_launch() -> None:
     if not isinstance(progress, LaunchProgress):
         return
     kind, text = launch_message(progress)
-    (st.success if kind == "success" else st.warning)(text)
+    {"success": st.success, "warning": st.warning}.get(kind, st.error)(text)
 
 
 def launch_spec(form: LaunchForm, *, xi: float, ablation: bool, world: str, compliance: str,

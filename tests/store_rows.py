@@ -6,7 +6,7 @@ from pathlib import Path
 
 import duckdb
 
-__all__ = ["store_rows"]
+__all__ = ["store_rows", "rows_of"]
 
 
 def store_rows(path: Path) -> dict[str, tuple[int, str]]:
@@ -14,12 +14,17 @@ def store_rows(path: Path) -> dict[str, tuple[int, str]]:
     so two snapshots are equal only when no row was added, removed or changed."""
     con = duckdb.connect(str(path), read_only=True)
     try:
-        names = [r[0] for r in con.execute("SELECT table_name FROM information_schema.tables WHERE table_type = "
-                                           "'BASE TABLE' ORDER BY table_name").fetchall()]
-        found = {}
-        for name in names:
-            rows = sorted(repr(row) for row in con.table(name).fetchall())
-            found[name] = (len(rows), hashlib.sha256("\n".join(rows).encode("utf-8")).hexdigest())
-        return found
+        return rows_of(con)
     finally:
         con.close()
+
+
+def rows_of(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[int, str]]:
+    """:func:`store_rows` through an open connection (a store this process holds open)."""
+    names = [r[0] for r in con.execute("SELECT table_name FROM information_schema.tables WHERE table_type = "
+                                       "'BASE TABLE' ORDER BY table_name").fetchall()]
+    found = {}
+    for name in names:
+        rows = sorted(repr(row) for row in con.table(name).fetchall())
+        found[name] = (len(rows), hashlib.sha256("\n".join(rows).encode("utf-8")).hexdigest())
+    return found

@@ -15,7 +15,7 @@ from dcem.calibration.risk_control import RiskTarget
 from dcem.analysis.form_input import IntField, parse_int_field
 from dcem.core.config import MediatorConfig
 from common.errors import ConfigError
-from dcem.synthetic.spec import WORLDS, SyntheticSpec
+from dcem.synthetic.spec import WORLD_REPORTS, WORLDS, SyntheticSpec
 # names its page imports from here (pages import from studio only)
 from dcem.core.vocabulary import SCENARIOS
 from dcem.synthetic.spec import COMPLIANCE, COMPLIANCE_NAMES, WORLD_NAMES
@@ -64,8 +64,8 @@ class LaunchForm:
         t_max = self.t_max.value
         return SyntheticSpec(scenarios=self.scenarios, seeds=tuple(range(self.seeds.value)), xi=float(xi),
                              t_max=t_max, ablation=bool(ablation), sharpness=WORLDS[world],
-                             compliance=compliance, base_config=MediatorConfig(prior="empirical", t_max=t_max),
-                             risk_target=risk_target)
+                             compliance=compliance, reports=WORLD_REPORTS[world],  # MAP: a run of its own
+                             base_config=MediatorConfig(prior="empirical", t_max=t_max), risk_target=risk_target)
 
 
 def read_launch_form(scenarios: list[str] | tuple[str, ...], seeds: object, t_max: object) -> LaunchForm:
@@ -97,13 +97,15 @@ def cells_text(form: LaunchForm, *, stored: int = 0, ablation: bool = False) -> 
 @dataclass(frozen=True)
 class LaunchProgress:
     """A launch as recorded after each cell: cells stored (``done``) of ``total``, cells
-    stored before it started (``already``) and whether it reached its end."""
+    stored before it started (``already``), whether it reached its end, and the one-line
+    reason when the store refused it before writing anything (``refused``)."""
 
     run_id: str
     done: int
     total: int
     already: int = 0
     finished: bool = False
+    refused: str | None = None  # why the store refused the launch (a run of that id with other settings)
 
     def __post_init__(self) -> None:
         if not 0 <= self.already <= self.done <= self.total:
@@ -116,7 +118,10 @@ class LaunchProgress:
 
 
 def launch_message(progress: LaunchProgress) -> tuple[str, str]:
-    """("success", text) for a launch that finished; ("warning", text) for one interrupted."""
+    """("success", text) for a launch that finished; ("warning", text) for one interrupted;
+    ("error", text) for one the store refused."""
+    if progress.refused is not None:
+        return "error", f"Not launched: {progress.refused}"
     if not progress.finished:
         return "warning", (f"Stopped after {progress.done} of {_plural(progress.total, 'cell')} — "
                            "run again to resume.")
