@@ -19,6 +19,7 @@ from studio.sag_eval_session import accuracy_chance, items_panel, load_scored, p
 from studio.sag_session import sag_store
 from studio.widgets import titled_table
 from studio.literal import literal
+from studio.view_group_panel import view_group_panel
 
 st.title("Group evaluation")
 st.caption(DISCLAIMER)
@@ -38,6 +39,8 @@ st.markdown(
     "intervals are wide: read a difference between groups only where their intervals do not overlap.")
 
 db = sag_store()
+with st.expander("A group whose members read different parts of a case (DDXPlus-8)", expanded=True):
+    view_group_panel(db)
 choices, stored = sources(db)
 if not choices:
     st.info(NO_EVAL_HINT)

@@ -24,7 +24,8 @@ from sag.config import AgentRole, GroupConfig
 from sag.view_measures import (AnswerRow, Changes, answer_changes, answer_row, cdr, chance_cdr, pooled_letters,
                                vote_letters)
 
-__all__ = ["ViewRuns", "ViewReport", "view_specs", "view_runs", "build_report", "report_markdown", "DIAGNOSES"]
+__all__ = ["ViewRuns", "ViewReport", "view_specs", "view_runs", "build_report", "report_markdown", "report_frame",
+           "DIAGNOSES"]
 
 DIAGNOSES = ("Anaphylaxis", "Pulmonary embolism", "NSTEMI / STEMI", "Myocarditis", "URTI", "Viral pharyngitis",
              "GERD", "Bronchitis")
@@ -101,66 +102,75 @@ def _need(store: Any, run_id: str, what: str) -> pd.DataFrame:
     return outcomes
 
 
-def build_report(store: Any, cfg: GroupConfig, references: Mapping[str, Mapping[str, str]] | None = None,
-                 *, rng: np.random.Generator | None = None, n_test: int = N_TEST, n_cal: int = N_CAL) -> ViewReport:
-    """The measurement of ``cfg`` from ``store`` (see the module docstring)."""
-    rng = rng or np.random.default_rng(0)
-    runs, agents = view_runs(cfg, n_test, n_cal), _reasoning(cfg)
-    test = _need(store, runs.test, "the group on the 200 TEST cases")
-    items = list(test["item_id"])
-    truth = list(test["truth"])
-    group = list(test["answer"])
-    frame = store.agent_distributions(runs.test)
-    alone, alone_p = _round_answers(frame, agents, 0, items)
-    after, _ = _round_answers(frame, agents, 1, items)
-    labels = list(LETTERS)
-    rows: list[AnswerRow] = []
-    for a, agent in enumerate(agents):
-        rows.append(answer_row(f"{agent} alone ({cfg.view_of(agent)})", [labels[i] for i in alone[a]], truth, labels,
-                               group=group, rng=rng))
-    rows.append(answer_row("majority vote of the members", vote_letters(alone, alone_p, labels), truth, labels,
-                           group=group, rng=rng))
+def _stored_rows(store: Any, runs: ViewRuns, items: Sequence[str], truth: Sequence[str], group: Sequence[str],
+                 rng: np.random.Generator) -> list[AnswerRow]:
+    """The group's D-CEM variant and the single answer, when stored."""
+    rows = []
+    for run_id, name in ((runs.dcem, "the group with D-CEM as its stopping rule"),
+                         (runs.single, "one SmolLM2 answer on the whole case")):
+        stored = store.outcomes(run_id)
+        if not stored.empty:
+            got = dict(zip(stored["item_id"], stored["answer"]))
+            rows.append(answer_row(name, [got.get(i, "") for i in items], truth, list(LETTERS), group=group, rng=rng))
+    return rows
+
+
+def _pool_row(store: Any, runs: ViewRuns, agents: Sequence[str], alone: np.ndarray, truth: Sequence[str],
+              group: Sequence[str], rng: np.random.Generator) -> list[AnswerRow]:
+    """D-CEM's pool of the members' round-0 answers, confusions counted on the CAL run."""
     cal = store.outcomes(runs.cal)
-    if not cal.empty:
-        cal_items = list(cal["item_id"])
-        cal_letters, _ = _round_answers(store.agent_distributions(runs.cal), agents, 0, cal_items)
-        cal_truth = np.array([LETTERS.index(y) for y in cal["truth"]])
-        rows.append(answer_row("D-CEM pool of the members (CAL confusions)",
-                               pooled_letters(cal_letters, cal_truth, alone, labels), truth, labels, group=group, rng=rng))
-    for a, agent in enumerate(agents):
-        rows.append(answer_row(f"{agent} after the debate", [labels[i] for i in after[a]], truth, labels, group=group,
-                               rng=rng))
-    rows.append(answer_row("the group (debate and judge)", group, truth, labels))
-    mediated = store.outcomes(runs.dcem)
-    if not mediated.empty:
-        got = dict(zip(mediated["item_id"], mediated["answer"]))
-        rows.append(answer_row("the group with D-CEM as its stopping rule", [got.get(i, "") for i in items], truth,
-                               labels, group=group, rng=rng))
-    single = store.outcomes(runs.single)
-    if not single.empty:
-        got = dict(zip(single["item_id"], single["answer"]))
-        rows.append(answer_row("one SmolLM2 answer on the whole case", [got.get(i, "") for i in items], truth, labels,
-                               group=group, rng=rng))
-    for name, answers in (references or {}).items():
-        rows.append(answer_row(name, [answers.get(i, "") for i in items], truth, labels, group=group, rng=rng))
-    changes = tuple(answer_changes(agent, [labels[i] for i in alone[a]], [labels[i] for i in after[a]], truth)
-                    for a, agent in enumerate(agents))
+    if cal.empty:
+        return []
+    cal_letters, _ = _round_answers(store.agent_distributions(runs.cal), agents, 0, list(cal["item_id"]))
+    cal_truth = np.array([LETTERS.index(y) for y in cal["truth"]])
+    pooled = pooled_letters(cal_letters, cal_truth, alone, list(LETTERS))
+    return [answer_row("D-CEM pool of the members (CAL confusions)", pooled, truth, list(LETTERS), group=group, rng=rng)]
+
+
+def _twin_rates(store: Any, runs: ViewRuns, base: Mapping[str, str]) -> dict[str, tuple[float, int]]:
     twins = store.outcomes(runs.twins)
-    base = dict(zip(items, group))
-    by_kind: dict[str, tuple[float, int]] = {}
-    if not twins.empty:
-        for kind in ("sex", "age"):
-            chosen = {i: a for i, a in zip(twins["item_id"], twins["answer"]) if i.endswith(f"~{kind}")}
-            by_kind[kind] = cdr(base, chosen)
-    shares = pd.Series(truth).value_counts(normalize=True)
+    if twins.empty:
+        return {}
+    return {kind: cdr(base, {i: a for i, a in zip(twins["item_id"], twins["answer"]) if i.endswith(f"~{kind}")})
+            for kind in ("sex", "age")}
+
+
+def _cost(test: pd.DataFrame, single: pd.DataFrame) -> dict[str, float]:
     cost = {"seconds per item": float(test["seconds"].mean()),
             "tokens per item": float((test["prompt_tokens"] + test["completion_tokens"]).mean())}
     if not single.empty:
         cost["single seconds per item"] = float(single["seconds"].mean())
         cost["single tokens per item"] = float((single["prompt_tokens"] + single["completion_tokens"]).mean())
-    views = {agent: str(cfg.view_of(agent)) for agent in agents}
-    return ViewReport(tuple(rows), 1.0 / len(LETTERS), (str(shares.index[0]), float(shares.iloc[0])), changes, by_kind,
-                      chance_cdr(group), cost, views)
+    return cost
+
+
+def build_report(store: Any, cfg: GroupConfig, references: Mapping[str, Mapping[str, str]] | None = None,
+                 *, rng: np.random.Generator | None = None, n_test: int = N_TEST, n_cal: int = N_CAL) -> ViewReport:
+    """The measurement of ``cfg`` from ``store`` (see the module docstring)."""
+    rng = rng or np.random.default_rng(0)
+    runs, agents, labels = view_runs(cfg, n_test, n_cal), _reasoning(cfg), list(LETTERS)
+    test = _need(store, runs.test, "the group on the TEST cases")
+    items, truth, group = list(test["item_id"]), list(test["truth"]), list(test["answer"])
+    frame = store.agent_distributions(runs.test)
+    alone, alone_p = _round_answers(frame, agents, 0, items)
+    after, _ = _round_answers(frame, agents, 1, items)
+    rows = [answer_row(f"{agent} alone ({cfg.view_of(agent)})", [labels[i] for i in alone[a]], truth, labels,
+                       group=group, rng=rng) for a, agent in enumerate(agents)]
+    rows.append(answer_row("majority vote of the members", vote_letters(alone, alone_p, labels), truth, labels,
+                           group=group, rng=rng))
+    rows += _pool_row(store, runs, agents, alone, truth, group, rng)
+    rows += [answer_row(f"{agent} after the debate", [labels[i] for i in after[a]], truth, labels, group=group,
+                        rng=rng) for a, agent in enumerate(agents)]
+    rows.append(answer_row("the group (debate and judge)", group, truth, labels))
+    rows += _stored_rows(store, runs, items, truth, group, rng)
+    rows += [answer_row(name, [answers.get(i, "") for i in items], truth, labels, group=group, rng=rng)
+             for name, answers in (references or {}).items()]
+    changes = tuple(answer_changes(agent, [labels[i] for i in alone[a]], [labels[i] for i in after[a]], truth)
+                    for a, agent in enumerate(agents))
+    shares = pd.Series(truth).value_counts(normalize=True)
+    return ViewReport(tuple(rows), 1.0 / len(LETTERS), (str(shares.index[0]), float(shares.iloc[0])), changes,
+                      _twin_rates(store, runs, dict(zip(items, group))), chance_cdr(group),
+                      _cost(test, store.outcomes(runs.single)), {a: str(cfg.view_of(a)) for a in agents})
 
 
 def read_references(path: Path) -> dict[str, dict[str, str]]:
@@ -208,3 +218,18 @@ def report_markdown(report: ViewReport) -> str:
                       f"tokens for one single SmolLM2 answer ({cost['seconds per item'] / cost['single seconds per item']:.1f}x "
                       f"the seconds, {cost['tokens per item'] / cost['single tokens per item']:.1f}x the tokens).")
     return "\n".join(lines)
+
+
+def report_frame(report: ViewReport) -> pd.DataFrame:
+    """The rows as a table for a page: accuracy and interval, the difference to the group,
+    how many items were answered, the most frequent answer, and each diagnosis's recall."""
+    rows = []
+    for r in report.rows:
+        row = {"answers": r.name, "accuracy": r.accuracy, "95 % interval": f"{r.low:.3f} to {r.high:.3f}",
+               "minus the group": r.diff, "its 95 % interval": "" if r.diff is None else
+               f"{r.diff_low:+.3f} to {r.diff_high:+.3f}", "answered": r.answered if r.answered is not None else r.n,
+               "most frequent answer": f"{r.top_answer} on {r.top_share:.0%}"}
+        row.update({f"recall {name}": value for name, value in zip(DIAGNOSES, r.recall)})
+        row["never diagnosed"] = ", ".join(n for n, v in zip(DIAGNOSES, r.recall) if v == 0.0)
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -159,6 +159,65 @@ def _measure_team(store: Any, run_id: str, step: int, model: Any, scorer: Any, c
     return said
 
 
+@dataclass(frozen=True)
+class _DebateData:
+    """What the debate stage trains on and measures with, and what names its run."""
+
+    agents: tuple[str, ...]
+    items: dict[str, Any]
+    cal: dict[str, Any]
+    rehearsal: dict[str, Any]
+    data_hash: str
+    n_train: int
+
+
+def _debate_data(stage: DebateStage) -> _DebateData:
+    from runtime.llama_backend import file_sha256
+    from sag.view_debate_data import played_hash, turn_items
+    from sag.view_training import member_items
+
+    cfg, s = stage.cfg, stage.settings
+    agents = _ids(cfg, AgentRole.REASONING)
+    tok, played = _played(cfg, "debate", stage.out / f"views-{cfg.digest()}", s.threads, stage.fold_limit)
+    debate_items, cal_items = _fold("debate", stage.fold_limit), _fold("cal", stage.fold_limit)
+    members = _fold("members", stage.fold_limit)
+    sources = {a: file_sha256(adapter_of(cfg, a)) for a in agents}
+    return _DebateData(
+        agents,
+        {a: turn_items(played["debate"], a, debate_items, tok.option_token, rewards=s.rewards) for a in agents},
+        {a: turn_items(played["cal"], a, cal_items, tok.option_token, rewards=s.rewards) for a in agents},
+        {a: member_items(tok, cfg, a, members, max_tokens=s.max_prompt_tokens, rewards=s.rewards) for a in agents},
+        played_hash(played["debate"], debate_items) + json.dumps(sources, sort_keys=True), len(debate_items))
+
+
+def _team_model(stage: DebateStage, path: Path, agents: tuple[str, ...]) -> tuple[Any, Any, Any]:
+    """(model with one adapter per member, loaded from its stage-1 file; its scorer; optimiser)."""
+    import torch
+
+    from training.base_model import adapter_parameters, add_lora, frozen_layers, load_base
+    from training.gguf_lora_read import load_lora_into
+    from training.scorer import OptionScorer
+
+    model = add_lora(load_base(path), stage.settings.lora, agents)
+    for a in agents:
+        load_lora_into(model, a, adapter_of(stage.cfg, a), path)
+    scorer = OptionScorer(model, frozen_layers=frozen_layers(model, stage.settings.lora))
+    return model, scorer, torch.optim.AdamW(adapter_parameters(model), lr=stage.settings.learning_rate)
+
+
+def _export_team(stage: DebateStage, model: Any, path: Path, run_dir: Path, agents: tuple[str, ...]) -> Path:
+    """Each member's adapter as a GGUF file and the group file naming them."""
+    from training.base_model import use_adapter
+    from training.gguf_lora import export_lora_gguf
+
+    keys = dict(stage.cfg.agent_models)
+    for a in agents:
+        use_adapter(model, a)
+        adapter = export_lora_gguf(model, path, run_dir / f"adapter-{a}.gguf", alpha=stage.settings.lora.alpha)
+        keys[a] = f"{stage.base_model}{_FILE_KEY}{adapter}"
+    return write_group_file(stage.cfg.with_changes(agent_models=keys), run_dir / "group-debate.json")
+
+
 def train_debate(store: TrainingStore | TrainingRecorder, stage: DebateStage, *,
                  progress: Callable[[int, int, StepRow | None], None] | None = None,
                  should_stop: Callable[[], bool] | None = None) -> StageResult:
@@ -168,43 +227,24 @@ def train_debate(store: TrainingStore | TrainingRecorder, stage: DebateStage, *,
     from runtime.llama_backend import file_sha256
     from runtime.registry import resolve
     from sag.view_critic import PluralityCritic
-    from sag.view_debate_data import played_hash, turn_items
-    from sag.view_training import member_items
-    from training.base_model import adapter_parameters, add_lora, frozen_layers, load_base, set_threads
+    from training.base_model import set_threads
     from training.checkpoint import load_checkpoint, restore, save_checkpoint
-    from training.gguf_lora import export_lora_gguf
-    from training.gguf_lora_read import load_lora_into
     from training.loop import run_loop
     from training.run import check_layers
-    from training.scorer import OptionScorer
     from training.team_letters import TeamStep
 
-    cfg, s = stage.cfg, stage.settings
+    s = stage.settings
     path = resolve(stage.base_model)
     check_layers(path, s.lora.layers)
-    agents = _ids(cfg, AgentRole.REASONING)
-    folder = stage.out / f"views-{cfg.digest()}"
-    tok, played = _played(cfg, "debate", folder, s.threads, stage.fold_limit)
-    debate_items, cal_items = _fold("debate", stage.fold_limit), _fold("cal", stage.fold_limit)
-    members = _fold("members", stage.fold_limit)
-    items = {a: turn_items(played["debate"], a, debate_items, tok.option_token, rewards=s.rewards) for a in agents}
-    cal = {a: turn_items(played["cal"], a, cal_items, tok.option_token, rewards=s.rewards) for a in agents}
-    rehearsal = {a: member_items(tok, cfg, a, members, max_tokens=s.max_prompt_tokens, rewards=s.rewards)
-                 for a in agents}
-    sources = {a: file_sha256(adapter_of(cfg, a)) for a in agents}
-    data_hash = played_hash(played["debate"], debate_items) + json.dumps(sources, sort_keys=True)
-    run_id = s.digest(DEBATE_KIND, stage.base_model, file_sha256(path), data_hash, f"w={stage.group_weight:g}")
+    data = _debate_data(stage)
+    run_id = s.digest(DEBATE_KIND, stage.base_model, file_sha256(path), data.data_hash, f"w={stage.group_weight:g}")
     run_dir = stage.out / run_id
     store.start_run(run_id, kind=DEBATE_KIND, method="ctde", base_model=stage.base_model,
-                    settings={**s.recorded(), "group_weight": stage.group_weight, "group": cfg.name},
-                    data_name="ddxplus8:debate:round1", data_hash=data_hash, n_train=len(debate_items))
+                    settings={**s.recorded(), "group_weight": stage.group_weight, "group": stage.cfg.name},
+                    data_name="ddxplus8:debate:round1", data_hash=data.data_hash, n_train=data.n_train)
     set_threads(s.threads)
     torch.manual_seed(s.seed)
-    model = add_lora(load_base(path), s.lora, agents)
-    for a in agents:
-        load_lora_into(model, a, adapter_of(cfg, a), path)
-    scorer = OptionScorer(model, frozen_layers=frozen_layers(model, s.lora))
-    optimizer = torch.optim.AdamW(adapter_parameters(model), lr=s.learning_rate)
+    model, scorer, optimizer = _team_model(stage, path, data.agents)
     rng = np.random.default_rng(s.seed)
     start, measured = 0, {}
     found = load_checkpoint(run_dir)
@@ -214,27 +254,17 @@ def train_debate(store: TrainingStore | TrainingRecorder, stage: DebateStage, *,
         start = found.step
         store.forget_after(run_id, start)
     if start == 0:
-        measured.update({f"before {k}": v for k, v in _measure_team(store, run_id, 0, model, scorer, cal).items()})
-    step = TeamStep(model, items, PluralityCritic(items[agents[0]].right, stage.group_weight), s, optimizer, rng,
-                    scorer, rehearsal)
-
-    def checkpoint(k: int) -> None:
-        save_checkpoint(run_dir, k, model, optimizer, {"rng": rng.bit_generator.state})
-
+        measured.update({f"before {k}": v for k, v in _measure_team(store, run_id, 0, model, scorer, data.cal).items()})
+    step = TeamStep(model, data.items, PluralityCritic(data.items[data.agents[0]].right, stage.group_weight), s,
+                    optimizer, rng, scorer, data.rehearsal)
     result = run_loop(start=start, total=s.steps, step=step, record=lambda row: store.add_step(run_id, row),
-                      checkpoint=checkpoint, every=s.checkpoint_every, progress=progress, should_stop=should_stop)
+                      checkpoint=lambda k: save_checkpoint(run_dir, k, model, optimizer, {"rng": rng.bit_generator.state}),
+                      every=s.checkpoint_every, progress=progress, should_stop=should_stop)
     if result.stopped:
         store.finish(run_id, "stopped")
         return StageResult(run_id, result.last_step, True, None, measured)
-    measured.update({f"after {k}": v for k, v in _measure_team(store, run_id, s.steps, model, scorer, cal).items()})
-    from training.base_model import use_adapter
-
-    keys = dict(cfg.agent_models)
-    for a in agents:
-        use_adapter(model, a)
-        adapter = export_lora_gguf(model, path, run_dir / f"adapter-{a}.gguf", alpha=s.lora.alpha)
-        keys[a] = f"{stage.base_model}{_FILE_KEY}{adapter}"
-    group_file = write_group_file(cfg.with_changes(agent_models=keys), run_dir / "group-debate.json")
+    measured.update({f"after {k}": v for k, v in _measure_team(store, run_id, s.steps, model, scorer, data.cal).items()})
+    group_file = _export_team(stage, model, path, run_dir, data.agents)
     store.finish(run_id, "finished", str(group_file), file_sha256(group_file))
     return StageResult(run_id, result.last_step, False, group_file, measured)
 

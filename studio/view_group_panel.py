@@ -1,0 +1,44 @@
+"""The Group evaluation page's panel on the view group (``docs/group_views.md``): its
+members alone, their vote, D-CEM's pool, the group and the references, on the same 200
+held-out DDXPlus-8 cases, from the result store."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from sag.featured import featured_report
+from sag.store.tables import SagStore
+from studio.literal import literal
+from studio.widgets import titled_table
+
+__all__ = ["view_group_panel"]
+
+
+def view_group_panel(db: SagStore | None) -> None:
+    st.write("Three small models each read one part of a DDXPlus-8 case (the chief complaint, the history, how "
+             "the pain feels); a judge who reads none of it weighs what they say. Each row answers the same 200 "
+             "held-out cases: a member alone, the members' majority vote, D-CEM's pool of the members, the "
+             "group after its debate, and whole-case references.")
+    if db is None:
+        return
+    report, why = featured_report(db)
+    if report is None:
+        st.info(why)
+        return
+    from sag.view_report import report_frame
+
+    titled_table("Accuracy, the difference to the group and recall per diagnosis", report_frame(report),
+                 key="ev_views", wide="answers", empty="No row could be measured.")
+    letter, share = report.best_letter  # type: ignore[attr-defined]
+    st.caption(f"Chance {report.chance:.3f}; always answering {letter}, the most frequent diagnosis, scores "  # type: ignore[attr-defined]
+               f"{share:.3f}. Minus the group: this row's accuracy minus the group's on the same cases, with a "
+               "paired bootstrap interval; an interval below 0 means the group did better.")
+    changes = pd.DataFrame([{"member": c.agent, "wrong to right": c.wrong_to_right, "right to wrong": c.right_to_wrong,
+                             "wrong to another wrong": c.wrong_to_wrong, "unchanged": c.kept}
+                            for c in report.changes])  # type: ignore[attr-defined]
+    titled_table("What the debate changed (round 0 to round 1)", changes, key="ev_views_changes",
+                 empty="No member played two rounds.")
+    for kind, (rate, n) in report.cdr.items():  # type: ignore[attr-defined]
+        st.write(literal(f"Counterfactual divergence with the {kind} changed: {rate:.3f} over {n} twins (two "
+                         f"independent answers with the group's answer shares would differ "
+                         f"{report.chance_cdr:.3f})."))  # type: ignore[attr-defined]
