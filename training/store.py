@@ -20,13 +20,15 @@ import os
 from pathlib import Path
 from typing import Callable, Sequence, TypeVar
 
-from common.db import Database, StoreError, default_db_path, retry_busy
+from common.db import Database, default_db_path, retry_busy
 from common.migrations import Migration, migrate
+from common.resume import check_resume
 
 __all__ = ["TrainingStore", "TrainingRecorder", "StepRow", "MIGRATIONS", "PACKAGE", "RUN_STATUSES"]
 
 PACKAGE = "training"
 RUN_STATUSES = ("running", "stopped", "finished")
+_RESUME_HINT = "repeat the command that started it to resume it, or train these settings in another store (--db)"
 
 _M001 = [
     """CREATE TABLE train_runs (
@@ -110,21 +112,36 @@ class TrainingStore(Database):
 
     def start_run(self, run_id: str, *, kind: str, method: str, base_model: str, settings: dict[str, Any],
                   data_name: str, data_hash: str, n_train: int) -> bool:
-        """Record a new run (True) or find the same run already recorded (False: resume).
-
-        The same id with other settings or data is refused (an id is a hash of both)."""
-        row = self.con.execute("SELECT settings_json, data_hash FROM train_runs WHERE run_id = ?",
-                               [run_id]).fetchone()
-        text = json.dumps(settings, sort_keys=True, default=list)
-        if row is not None:
-            if row[0] != text or row[1] != data_hash:
-                raise StoreError(f"training run {run_id} is stored with other settings or data; "
-                                 "use another output folder or delete the run")
+        """Record a new run (True) or find the same run already recorded (False: resume);
+        the same id with other settings is refused first (:meth:`check_start`)."""
+        if self.check_start(run_id, kind=kind, method=method, base_model=base_model, settings=settings,
+                            data_hash=data_hash):
             self.con.execute("UPDATE train_runs SET status = 'running', finished_at = NULL WHERE run_id = ?",
                              [run_id])
             return False
         self.con.execute("INSERT INTO train_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, NULL, NULL, NULL)",
-                         [run_id, kind, method, base_model, text, data_name, data_hash, n_train, _now()])
+                         [run_id, kind, method, base_model, json.dumps(settings, sort_keys=True, default=list),
+                          data_name, data_hash, n_train, _now()])
+        return True
+
+    def check_start(self, run_id: str, *, kind: str, method: str, base_model: str, settings: dict[str, Any],
+                    data_hash: str) -> bool:
+        """True when run ``run_id`` is recorded (a resume), False when it is new; reads only.
+
+        The same id with another kind, method, base model, settings or data is refused,
+        naming the first field that differs (:class:`common.resume.ResumeRefused`; an id is
+        a hash of them all): a run calls this before it loads a model.  ``settings`` holds
+        what defines the run, not the threads, device or step budget, which may change on a
+        resume (:meth:`training.config.TrainSettings.recorded`)."""
+        row = self.con.execute("SELECT kind, method, base_model, settings_json, data_hash FROM train_runs "
+                               "WHERE run_id = ?", [run_id]).fetchone()
+        if row is None:
+            return False
+        check_resume(f"training run {run_id}", {"kind": row[0], "method": row[1], "base_model": row[2],
+                                                "settings": json.loads(row[3]), "data_hash": row[4]},
+                     {"kind": kind, "method": method, "base_model": base_model,
+                      "settings": json.loads(json.dumps(settings, default=list)), "data_hash": data_hash},
+                     hint=_RESUME_HINT)
         return True
 
     def forget_after(self, run_id: str, step: int) -> None:
@@ -206,6 +223,9 @@ class TrainingRecorder:
 
     def start_run(self, run_id: str, **fields: Any) -> bool:
         return self._do(lambda s: s.start_run(run_id, **fields))
+
+    def check_start(self, run_id: str, **fields: Any) -> bool:
+        return self._do(lambda s: s.check_start(run_id, **fields))
 
     def forget_after(self, run_id: str, step: int) -> None:
         self._do(lambda s: s.forget_after(run_id, step))

@@ -72,3 +72,38 @@ def test_the_clinical_command_refuses_a_synthetic_run_named_with_its_id(clinical
     assert named.returncode == 0, named.stderr
     err = _refused("dcem_clinical", RUN, db)  # before: clinical cells computed into the synthetic run
     assert f'run {run_id} is stored with other settings: kind stored "synthetic", given "clinical"' in err
+
+
+def test_the_train_command_refuses_its_run_id_stored_with_another_learning_rate(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The training id hashes the settings (not threads, device or steps): a store holding it
+    with another learning rate, as a merged store could, is refused before the model loads."""
+    from dataclasses import replace
+
+    from dcem_clinical.cli import _parser
+    from dcem_clinical.diagnostician import data_hash
+    from dcem_clinical.train_run import KIND, training_cases
+    from runtime.llama_backend import file_sha256
+    from runtime.registry import resolve
+    from training.cli import settings_from
+    from training.store import TrainingStore
+
+    db, out = tmp_path / "t.duckdb", tmp_path / "runs"
+    args = ["train", "--db", str(db), "--out", str(out), "--steps", "1", "--heldout", "0", "--quiet"]
+    settings, train = settings_from(_parser().parse_args(args)), training_cases("ddxplus8", 0)[0]
+    run_id = settings.digest(KIND, "smollm2-135m", file_sha256(resolve("smollm2-135m")), data_hash(train))
+    with TrainingStore(db) as store:
+        store.start_run(run_id, kind=KIND, method="grpo", base_model="smollm2-135m", data_name="ddxplus8:train",
+                        settings=replace(settings, learning_rate=1e-3).recorded(), data_hash=data_hash(train),
+                        n_train=len(train))
+    before = store_rows(db)
+
+    def no_load(*_: object, **__: object) -> None:
+        raise AssertionError("the base model was loaded before the refusal")
+
+    monkeypatch.setattr("training.base_model.load_base", no_load)
+    done = run_main("dcem_clinical", args)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith(f"error: training run {run_id} is stored with other settings: "
+                                  "settings.learning_rate stored 0.001, given 0.0002; nothing was written")
+    assert store_rows(db) == before and not (out / run_id).exists()

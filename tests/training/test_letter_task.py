@@ -114,7 +114,7 @@ def test_rows_after_the_checkpoint_are_dropped_on_resume(tmp_path: Path) -> None
         assert list(store.steps("r")["step"]) == [1, 2, 3]
         assert store.start_run("r", kind="test", method="grpo", base_model="tiny", settings={}, data_name="d",
                                data_hash="h", n_train=1) is False
-        with pytest.raises(Exception, match="other settings or data"):
+        with pytest.raises(Exception, match=r"is stored with other settings: settings.x stored \(not set\), given 1"):
             store.start_run("r", kind="test", method="grpo", base_model="tiny", settings={"x": 1}, data_name="d",
                             data_hash="h", n_train=1)
 
