@@ -10,13 +10,23 @@ absolute difference of the option log-probabilities.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["Agreement", "compare_backends"]
+from common.errors import InputError
+
+__all__ = ["Agreement", "compare_backends", "RECORD_NAME", "RECORD_FIELDS", "read_agreement_record",
+           "recorded_agreement"]
+
+RECORD_NAME = "agreement.json"
+"""The measured agreements of the shipped adapters, beside their exports
+(``data/results/training/agreement.json``, written by ``benchmarks/adapter_agreement.py``)."""
+RECORD_FIELDS = {"adapter": str, "dataset": str, "items": int, "same_letter": int, "mean_abs_diff": float,
+                 "torch_right": int, "llama_cpp_right": int, "threads": int, "command": str, "measured_on": str}
 
 
 @dataclass(frozen=True)
@@ -49,3 +59,31 @@ def compare_backends(backend: Any, adapter: Path, base_gguf: Path, prompts: Sequ
     t, ll = np.array(torch_rows), np.array(llama_rows)
     return Agreement(len(prompts), int((t.argmax(1) == ll.argmax(1)).sum()), float(np.abs(t - ll).mean()),
                      tuple(int(x) for x in t.argmax(1)), tuple(int(x) for x in ll.argmax(1)))
+
+
+def read_agreement_record(path: Path) -> list[dict[str, Any]]:
+    """The measurements of the record file at ``path``, each checked for its fields and types;
+    :class:`InputError` naming the file and the field otherwise."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError("agreement record", f"{path} cannot be read: {exc}") from None
+    rows = doc.get("measurements") if isinstance(doc, dict) else None
+    if not isinstance(rows, list) or not rows:
+        raise InputError("agreement record", f"{path} holds no list of measurements")
+    for i, row in enumerate(rows):
+        for field, kind in RECORD_FIELDS.items():
+            value = row.get(field) if isinstance(row, dict) else None
+            if not isinstance(value, kind) or isinstance(value, bool):
+                raise InputError("agreement record", f"{path}: measurement {i + 1}: {field!r} must be a "
+                                                     f"{kind.__name__}, got {value!r}")
+        if not 0 <= row["same_letter"] <= row["items"]:
+            raise InputError("agreement record", f"{path}: measurement {i + 1}: same_letter must be between 0 "
+                                                 "and items")
+    return rows
+
+
+def recorded_agreement(path: Path, adapter: str, items: int) -> dict[str, Any] | None:
+    """The recorded measurement of ``adapter`` on ``items`` held-out items, if any."""
+    found = [r for r in read_agreement_record(path) if r["adapter"] == adapter and r["items"] == items]
+    return found[-1] if found else None
