@@ -4,7 +4,8 @@ Every experiment of the project runs this way (the synthetic and clinical D-CEM 
 Small Agent Group run, every part of a group evaluation):
 
 * a **spec** (a frozen, validated dataclass) hashes to the run id, so the same command
-  finds the same run;
+  finds the same run; a run stored under an id resumes only with the settings it was
+  stored with, else it is refused naming the first field that differs (:mod:`common.resume`);
 * the run is a tuple of :class:`Unit` (a D-CEM (scenario, seed) cell, a SAG item, ...),
   each with a key unique in the run and a picklable payload;
 * a :class:`Job` is the picklable recipe of the computation; ``job.open()`` builds, in
@@ -45,7 +46,8 @@ Tick = Callable[[], None]
 class Spec(Protocol):
     """What a run is: a frozen dataclass, checked when made (a bad field is a
     :class:`common.errors.ConfigError` naming it), whose ``to_dict`` is stored with the run
-    and whose ``run_id`` hashes it, so the same spec names the same run (and resumes it)."""
+    and whose ``run_id`` hashes it, so the same spec names the same run (and resumes it);
+    other settings under a stored id are refused (:func:`common.resume.check_resume`)."""
 
     def to_dict(self) -> dict[str, Any]: ...
 

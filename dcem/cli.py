@@ -300,7 +300,8 @@ def _run_parser(sub: Any) -> None:
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="mediator parameter default before fitting, e.g. alpha=0.5 (repeatable)")
     add_fit_options(p, where="the tuning cases")
-    p.add_argument("--run-id", default=None, help="name the run (default: a hash of the settings)")
+    p.add_argument("--run-id", default=None, help="name the run (default: a hash of the settings); a stored run "
+                   "resumes only with the settings it was started with")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_executor_arguments(p)
     p.set_defaults(func=_cmd_run)

@@ -5,7 +5,10 @@ finished cells are skipped, never duplicated, and a finished run does nothing.  
 is written in one transaction (:meth:`Store.save_cell`), so a run killed at any moment
 (``kill -9`` included) keeps every finished cell and no half of one.  A cell that raises
 is recorded in ``cell_failures`` with its message and the run goes on; the run is then
-marked failed (not finished) and the same command retries the missing cells.
+marked failed (not finished) and the same command retries the missing cells.  A stored
+run resumes only with the kind, spec, config and seeds it was stored with
+(:meth:`Store.ensure_run`): a named run (``--run-id``) given other settings is refused,
+naming the first field that differs, before anything is written.
 
 Cells run in this process by default, or on Ray (``executor``): see :mod:`common.work`.
 Progress is counted in units (one per cell, or one per agent turn when a cell reports
