@@ -41,7 +41,7 @@ def test_views_are_checked_and_leave_older_groups_as_they_were() -> None:
 
 def test_the_shipped_group_file_reads() -> None:
     cfg = load_group_file(GROUP_FILE)
-    assert cfg.views == ("complaint", "history", "pain-character") and cfg.role_counts() == (3, 0, 1, 1)
+    assert cfg.views == ("pain-location", "history", "pain-character") and cfg.role_counts() == (3, 0, 1, 1)
 
 
 def test_a_member_reads_its_view_after_the_shared_transcript_and_the_judge_reads_no_case() -> None:
@@ -112,7 +112,7 @@ def test_sag_ask_debates_a_case_by_id_and_says_what_each_member_read(monkeypatch
     code, out, err = got.returncode, got.stdout, got.stderr
     assert code == 0, err
     assert "R2 read the history and risk factors: " in out and "the judge and the safety agent read none" in out
-    assert "R1 (read the chief complaint) changed B to D in round 1, after R2 said D in round 0" in out
+    assert "R1 (read where the pain is and where it spreads) changed B to D in round 1, after R2 said D in round 0" in out
     got = run_main("sag", ["ask", "What is it?\nA. x\nB. y", "--group", str(GROUP_FILE), "--db",
                            str(tmp_path / "s.duckdb")])
     code, err = got.returncode, got.stderr
