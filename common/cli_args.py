@@ -1,7 +1,7 @@
 """Argument parsing of the project's command lines: the parser whose usage errors are one
 line with exit status 2, and argument types checked while the arguments are parsed (before
 anything is opened, stored or loaded): whole numbers and finite decimal numbers in a range,
-a ``HOST:PORT`` address and a folder that can be written.
+a name, a ``HOST:PORT`` address and a folder that can be written.
 """
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ import tempfile
 from pathlib import Path
 from typing import Callable, NoReturn, Sequence
 
-__all__ = ["Parser", "EXIT_USAGE", "one_line", "int_in", "float_in", "host_port", "writable_folder", "MAX_SEEDS", "MAX_SEED", "MAX_SAMPLES",
+__all__ = ["Parser", "EXIT_USAGE", "one_line", "int_in", "float_in", "host_port", "writable_folder", "name_text",
+           "MAX_SEEDS", "MAX_SEED", "MAX_SAMPLES",
            "MAX_SCALE"]
 
 EXIT_USAGE = 2
@@ -30,6 +31,7 @@ MAX_SCALE = 1e6
 _WHOLE = re.compile(r"[+-]?[0-9]{1,30}")
 _HOST = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\]")
 _PORT = re.compile(r"[0-9]{1,5}")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 def int_in(low: int, high: int) -> Callable[[str], int]:
@@ -70,6 +72,16 @@ def host_port(text: str) -> str:
     if not 1 <= int(port) <= 65_535:
         raise argparse.ArgumentTypeError(f"the port must be a whole number from 1 to 65,535, got {port}")
     return text.strip()
+
+
+def name_text(text: str) -> str:
+    """An argparse ``type``: a name (a run id, say) of 1 to 128 letters, digits, ``.``,
+    ``_`` and ``-``, starting with a letter or digit; anything else (a space, a line break,
+    a slash) is a usage error of one line."""
+    if not _NAME.fullmatch(text):
+        raise argparse.ArgumentTypeError("must be 1 to 128 letters, digits, '.', '_' or '-', starting with a letter "
+                                         f"or digit, got {text[:60]!r}")
+    return text
 
 
 def writable_folder(text: str) -> str:

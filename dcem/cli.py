@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from dcem import strict_json
-from common.cli_args import MAX_SAMPLES, MAX_SCALE, MAX_SEED, MAX_SEEDS
+from common.cli_args import MAX_SAMPLES, MAX_SCALE, MAX_SEED, MAX_SEEDS, name_text
 from common.cli_kit import (Parser, add_executor_arguments, add_merge_command, executor_from_args, float_in, int_in,
                             progress_bar, report_failed_units, run_command)
 from dcem.core.config import MAX_ROUNDS, MediatorConfig
@@ -300,7 +300,7 @@ def _run_parser(sub: Any) -> None:
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="mediator parameter default before fitting, e.g. alpha=0.5 (repeatable)")
     add_fit_options(p, where="the tuning cases")
-    p.add_argument("--run-id", default=None, help="name the run (default: a hash of the settings); a stored run "
+    p.add_argument("--run-id", default=None, type=name_text, help="name the run (default: a hash of the settings); a stored run "
                    "resumes only with the settings it was started with")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_executor_arguments(p)
