@@ -14,7 +14,7 @@ from studio.views.calibration_view import (
 )
 from studio.widgets import ProjectError
 from studio.calibration_inputs import alpha_field, seed_field, show_matrices
-from studio.calibration_session import load_failed, use_this_set
+from studio.calibration_session import confirm_replacement, load_failed, offer_set, use_this_set
 from studio.widgets import disclaimer, pick_run, store
 from studio.literal import literal
 
@@ -32,7 +32,7 @@ if source == "Synthetic scenario":
     n = c3.select_slider("Samples", options=[1000, 2000, 5000, 20000], value=2000)
     if st.button("Load synthetic set", type="primary", disabled=not seed.ok) and seed.value is not None:
         with st.spinner("Generating cases and agent reports ..."):
-            st.session_state[CALIB_SET_KEY] = synthetic_calibration_set(scenario, seed.value, int(n))
+            offer_set(synthetic_calibration_set(scenario, seed.value, int(n)))
 elif source == "Stored run":
     db = store()
     run_id = pick_run(db, key="calib_run") if db else None
@@ -46,8 +46,8 @@ elif source == "Stored run":
         if st.button("Load from run", type="primary"):
             try:
                 with st.spinner("Reading the run's reports ..."):
-                    st.session_state[CALIB_SET_KEY] = stored_run_calibration_set(
-                        db, run_id, cell[0], cell[1], labelled=not hide, estimator=estimator)
+                    offer_set(stored_run_calibration_set(
+                        db, run_id, cell[0], cell[1], labelled=not hide, estimator=estimator))
             except ProjectError as exc:
                 load_failed("The set was not loaded", exc)
 else:
@@ -65,12 +65,13 @@ else:
             with st.spinner("Reading the file ..."):
                 loaded, warnings = load_upload(upload.getvalue(), order, upload.name, estimator)
         except ProjectError as exc:
-            load_failed("The file was not loaded", exc)
+            load_failed("The file was not loaded", exc, upload.name)
         else:
-            st.session_state[CALIB_SET_KEY] = loaded
+            offer_set(loaded)
             for w in warnings:
                 st.warning(literal(w))
 
+confirm_replacement()
 calib = st.session_state.get(CALIB_SET_KEY)
 if calib is None:
     st.info("No calibration set loaded yet.")

@@ -9,9 +9,8 @@ from studio.views.review_view import (
     last_answers_view,
     played_rounds_table,
     queue_view,
-    reviewed_calibration_set,
 )
-from studio.views.calibration_view import CALIB_SET_KEY
+from studio.review_calibration import add_reviews
 from studio.views.run_compare import to_csv_bytes
 from studio.views.review_view import (
     describe_run,
@@ -23,7 +22,6 @@ from studio.views.review_view import (
     last_answers,
     record_review,
     review_history,
-    reviewed_as_calibration_rows,
 )
 from studio.widgets import ProjectError
 from studio.views.walkthrough import case_trace
@@ -116,12 +114,4 @@ reviews = export_reviews(db, run_id)
 e1, e2 = st.columns(2)
 e1.download_button("Export reviews (CSV)", to_csv_bytes(reviews), file_name=f"{run_id}-reviews.csv",
                    mime="text/csv", disabled=reviews.empty)
-if e2.button("Add reviewed cases to the calibration set", disabled=reviews.empty):
-    rows = reviewed_as_calibration_rows(db, run_id, "dcem")
-    try:
-        added = reviewed_calibration_set(rows, trace.labels, run_id=run_id, current=st.session_state.get(CALIB_SET_KEY))
-        st.session_state[CALIB_SET_KEY] = added.calibration_set
-    except ProjectError as exc:
-        st.error(f"The reviewed cases could not be added: {literal(exc)}")
-    else:
-        st.success(added.message)
+add_reviews(db, run_id, trace.labels, disabled=reviews.empty, column=e2)

@@ -26,9 +26,12 @@ WALK_LINK_SEEN = "walk_link_seen"
 # Escalation review: what to set and say on the next page run after a save
 REVIEW_PENDING = "rv_pending"
 REVIEW_DONE = "rv_done"
+REVIEW_MERGE = "rv_merge"  # reviews waiting to join the calibration set until their differences are confirmed
 
 # Calibration sets
 CALIB_SET = "calib_set"
+CALIB_REVIEWED = "calib_reviewed"  # (the set, how many reviewed cases it holds) after the review page added some
+CALIB_PENDING = "calib_pending"  # a set loaded over one holding reviewed cases, until the replacement is confirmed
 
 # Loss and thresholds
 WI_CALIB = "wi_calib"
