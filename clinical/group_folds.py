@@ -27,12 +27,16 @@ import hashlib
 import json
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from clinical.training_split import SEED, training_split
 
-__all__ = ["GroupFolds", "group_folds", "RECORDED_FOLD_HASH", "MEMBERS_SHARE", "N_CAL", "N_HELDOUT_TEST", "FOLD_NAMES"]
+if TYPE_CHECKING:
+    from clinical.questions import QuestionItem
+
+__all__ = ["GroupFolds", "group_folds", "fold_items", "RECORDED_FOLD_HASH", "MEMBERS_SHARE", "N_CAL", "N_HELDOUT_TEST", "FOLD_NAMES"]
 
 MEMBERS_SHARE = 0.6
 N_HELDOUT_TEST = 200
@@ -92,3 +96,11 @@ def group_folds() -> GroupFolds:
     chosen = set(test)
     cal = [it.item_id for it in pool if it.item_id not in chosen]
     return GroupFolds(tuple(members), tuple(debate), tuple(cal), tuple(test))
+
+
+def fold_items(fold: str) -> tuple["QuestionItem", ...]:
+    """The DDXPlus-8 questions (benchmark ``ddxplus8``) of one fold, in the fold's order."""
+    from clinical.questions import load_benchmark
+
+    by_id = {it.item_id: it for it in load_benchmark("ddxplus8")}
+    return tuple(by_id[i] for i in group_folds().ids(fold))

@@ -64,7 +64,7 @@ def load_items(benchmark: str) -> tuple[QuestionItem, ...]:
         return load_benchmark(benchmark)
     if benchmark in FOLD_BENCHMARKS:
         from sag.member_views import twin_items
-        from sag.view_training import fold_items
+        from clinical.group_folds import fold_items
 
         items = fold_items(FOLD_BENCHMARKS[benchmark])
         return twin_items(items) if benchmark.endswith("twins") else items

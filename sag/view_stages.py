@@ -107,7 +107,7 @@ class JudgeStage:
 
 
 def _fold(name: str, limit: int | None) -> tuple[Any, ...]:
-    from sag.view_training import fold_items
+    from clinical.group_folds import fold_items
 
     return fold_items(name)[:limit] if limit else fold_items(name)
 

@@ -55,7 +55,8 @@ def train_member(store: TrainingStore | TrainingRecorder, stage: MemberStage, *,
     """Train (or resume) one member on its view; see the module docstring."""
     from runtime.llama_backend import LlamaCppBackend, file_sha256
     from runtime.registry import resolve
-    from sag.view_training import fold_items, member_data_hash, member_items
+    from clinical.group_folds import fold_items
+    from sag.view_training import member_data_hash, member_items
     from training.run import LetterRun, check_layers, run_letter_training
 
     s = stage.settings

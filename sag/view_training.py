@@ -14,6 +14,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from clinical.group_folds import fold_items
 from clinical.questions import QuestionItem
 from sag.config import GroupConfig
 from sag.debate import Debate
@@ -21,15 +22,6 @@ from training.config import RewardWeights
 from training.letter_task import LetterItems
 
 __all__ = ["round0_tokens", "member_items", "fold_items", "member_data_hash"]
-
-
-def fold_items(fold: str) -> tuple[QuestionItem, ...]:
-    """The DDXPlus-8 questions of one fold of :func:`clinical.group_folds.group_folds`."""
-    from clinical.group_folds import group_folds
-    from clinical.questions import load_benchmark
-
-    by_id = {it.item_id: it for it in load_benchmark("ddxplus8")}
-    return tuple(by_id[i] for i in group_folds().ids(fold))
 
 
 def _agent(debate: Debate, agent_id: str) -> tuple[int, Any]:
