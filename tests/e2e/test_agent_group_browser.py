@@ -8,6 +8,7 @@ import pytest
 
 from tests.e2e.conftest import _require_chromium, serve_dashboard
 from tests.sag.group_runs import build_group_runs
+from tests.e2e.stable import app_idle, click
 
 pytestmark = pytest.mark.slow
 
@@ -24,7 +25,7 @@ def group_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def _settled(page, charts: int) -> None:  # type: ignore[no-untyped-def]
     page.wait_for_function(f"document.querySelectorAll('.js-plotly-plot .main-svg').length >= {charts}",
                            timeout=30_000)
-    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=30_000)
+    app_idle(page)
 
 
 def test_agent_group_timeline_and_chart(group_url: str, chromium, shot) -> None:  # type: ignore[no-untyped-def]
@@ -46,8 +47,8 @@ def test_agent_group_timeline_and_chart(group_url: str, chromium, shot) -> None:
     assert outcome.locator("xpath=ancestor::*[@data-testid='stAlertContainer']").count() in (0, 1)
     assert page.locator('[data-testid="stAlertContentSuccess"]', has_text="The group answered").count() == 0
     shot(page, "dcem")
-    page.locator('[data-testid="stSelectbox"]', has_text="Run").first.click()
-    page.get_by_role("option", name="medqa · sag-6 · sag", exact=False).click()
+    click(page, page.locator('[data-testid="stSelectbox"]', has_text="Run").first)
+    click(page, page.get_by_role("option", name="medqa · sag-6 · sag", exact=False))
     page.get_by_text("Retrieved passages", exact=True).wait_for(timeout=30_000)
     page.get_by_text("searched: mlp-", exact=False).first.wait_for(timeout=30_000)
     page.wait_for_function("(document.querySelector('input[aria-label=\"Item\"]') || {value: ''})"

@@ -3,14 +3,16 @@ from __future__ import annotations
 
 import pytest
 
+from tests.e2e.stable import app_idle, click
+
 pytestmark = pytest.mark.slow
 
 
 def settled(page) -> None:  # type: ignore[no-untyped-def]
-    """Wait until the script run has finished and both charts have drawn."""
+    """Wait until both charts have drawn, the script run has finished and the page holds still."""
     page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 2",
-                           timeout=30_000)
-    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=30_000)
+                           timeout=60_000)
+    app_idle(page)
 
 
 def test_walk_through_a_case(browser, app_url: str, shot) -> None:  # type: ignore[no-untyped-def]
@@ -23,9 +25,9 @@ def test_walk_through_a_case(browser, app_url: str, shot) -> None:  # type: igno
     assert "D-CEM Studio" in page.locator('[data-testid="stSidebar"]').inner_text()
     settled(page)
     shot(page, "round1")
-    page.get_by_role("button", name="Next ▶").click()
+    click(page, page.get_by_role("button", name="Next ▶"))
     page.get_by_text("Round 2 of", exact=False).wait_for(timeout=30_000)
-    page.get_by_text("Reveal the ground truth", exact=False).click()
+    click(page, page.get_by_text("Reveal the ground truth", exact=False))
     page.get_by_text("True label:", exact=False).wait_for(timeout=30_000)
     settled(page)
     path = shot(page, "round2")
@@ -61,9 +63,9 @@ def test_change_a_threshold(browser, app_url: str, shot) -> None:  # type: ignor
 
 
 def _review(page, reviewer: str, comment: str) -> None:  # type: ignore[no-untyped-def]
-    page.locator('[data-testid="stSelectbox"]', has_text="Final label").click()  # no label is pre-selected
+    click(page, page.locator('[data-testid="stSelectbox"]', has_text="Final label"))  # no label is pre-selected
     page.keyboard.press("ArrowDown")  # a click focuses the box; the arrow opens its list
-    page.get_by_role("option").first.click()
+    click(page, page.get_by_role("option").first)
     page.get_by_label("Comment").fill(comment)
     page.get_by_label("Reviewer").fill(reviewer)
 
@@ -77,8 +79,8 @@ def test_two_sessions_record_reviews_at_once(browser, app_url: str, shot) -> Non
         settled(page)
         _review(page, f"reviewer {i + 1}", f"comment from session {i + 1}")
     buttons = [p.get_by_role("button", name="Record review") for p in pages]
-    for b in buttons:  # both submits go out before either answer is awaited
-        b.click(no_wait_after=True)
+    for page, button in zip(pages, buttons):  # both submits go out before either answer is awaited
+        click(page, button, no_wait_after=True)
     for page in pages:
         page.get_by_text("recorded.", exact=False).wait_for(timeout=30_000)
     shot(pages[0], "session1")

@@ -13,6 +13,7 @@ from dcem.store.database import Store
 from dcem.store.demo import FEATURED_RUN, ensure_demo
 from tests.e2e.conftest import serve_dashboard
 from tests.e2e.test_browser import settled
+from tests.e2e.stable import app_idle, click
 
 pytestmark = pytest.mark.slow
 
@@ -32,7 +33,7 @@ def _run_box(page) -> str:  # type: ignore[no-untyped-def]
 
 
 def _options(page, label: str) -> list[str]:  # type: ignore[no-untyped-def]
-    page.locator('[data-testid="stMultiSelect"]', has_text=label).first.click()
+    click(page, page.locator('[data-testid="stMultiSelect"]', has_text=label).first)
     page.get_by_role("option").first.wait_for(timeout=10_000)
     names = [o.inner_text().strip() for o in page.get_by_role("option").all()]
     page.keyboard.press("Escape")
@@ -74,8 +75,8 @@ def test_the_walkthrough_opens_on_the_views_grid(chromium, demo_url: str, shot) 
     link = page.locator('[data-testid="stCode"]').first.inner_text()
     assert link.startswith(demo_url) and "?run=" in link and "&round=" in link  # the whole link, not a query
     shot(page, "walkthrough")
-    page.locator('[data-testid="stMultiSelect"]', has_text="Outcome").first.click()
-    page.get_by_role("option", name="certified decision").click()
+    click(page, page.locator('[data-testid="stMultiSelect"]', has_text="Outcome").first)
+    click(page, page.get_by_role("option", name="certified decision"))
     page.keyboard.press("Escape")
     fewer = page.get_by_text(re.compile(r"^(\d{1,3}|1\d{3}) of 2000 cases match"))  # the filter took
     fewer.wait_for(timeout=30_000)
@@ -126,7 +127,7 @@ def test_the_overview_reads_system_risk_beside_the_share_decided(chromium, demo_
     page.goto(demo_url)
     notes = page.get_by_text("count only the cases a method decided itself", exact=False)
     notes.nth(1).wait_for(timeout=120_000)  # both tables drawn
-    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=60_000)
+    app_idle(page)
     assert notes.count() == 2  # under Table 6 and Table 1
     assert "an escalated case counts 0" in notes.first.inner_text() and "D-CEM decided" in notes.first.inner_text()
     page.close()
@@ -137,11 +138,11 @@ def test_save_and_next_says_recorded_above_the_case_it_opens(chromium, demo_url:
     page.goto(f"{demo_url}/review")
     page.get_by_text("Why it escalated", exact=False).wait_for(timeout=60_000)
     settled(page)
-    page.locator('[data-testid="stSelectbox"]', has_text="Final label").first.click()  # no label is pre-selected
+    click(page, page.locator('[data-testid="stSelectbox"]', has_text="Final label").first)  # no label is pre-selected
     page.keyboard.press("ArrowDown")  # a click focuses the box; the arrow opens its list
-    page.get_by_role("option").first.click()
+    click(page, page.get_by_role("option").first)
     page.get_by_label("Reviewer").fill("e2e reviewer")
-    page.get_by_role("button", name="Save and next").click()
+    click(page, page.get_by_role("button", name="Save and next"))
     message = page.get_by_text(re.compile(r"Review of .+ recorded\. Next unreviewed case"))
     message.wait_for(timeout=120_000)
     picker = page.locator('[data-testid="stSelectbox"]', has_text="Case to review").first
@@ -155,7 +156,7 @@ def test_the_guarantee_check_shows_every_cell_and_the_chosen_level(chromium, dem
     page = chromium.new_page(viewport={"width": 1400, "height": 2600})
     _open(page, f"{demo_url}/whatif", "Metrics over")
     assert page.get_by_text("cells found a setting", exact=False).count() == 0
-    page.get_by_text("Check a guarantee on this run").click()
+    click(page, page.get_by_text("Check a guarantee on this run"))
     summary = page.get_by_text("cells found a setting", exact=False)
     summary.wait_for(timeout=60_000)
     settled(page)
@@ -172,15 +173,15 @@ def test_the_guarantee_check_shows_every_cell_and_the_chosen_level(chromium, dem
 
 def _nav(page, title: str, ready: str) -> None:  # type: ignore[no-untyped-def]
     """Open a page from the sidebar (the session, and so the loaded set, stays)."""
-    page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True).click()
+    click(page, page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True))
     page.get_by_text(ready, exact=False).first.wait_for(timeout=60_000)
-    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=60_000)
+    app_idle(page)
 
 
 def _pick(page, box: str, option: str) -> None:  # type: ignore[no-untyped-def]
-    page.locator('[data-testid="stSelectbox"]', has_text=box).first.click()
-    page.get_by_role("option", name=option).click()
-    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=60_000)
+    click(page, page.locator('[data-testid="stSelectbox"]', has_text=box).first)
+    click(page, page.get_by_role("option", name=option))
+    app_idle(page)
 
 
 def test_reviewed_labels_reach_an_unlabelled_set_and_re_score_the_run(chromium, demo_url: str, shot) -> None:  # type: ignore[no-untyped-def]
@@ -189,25 +190,25 @@ def test_reviewed_labels_reach_an_unlabelled_set_and_re_score_the_run(chromium, 
     page = chromium.new_page(viewport={"width": 1400, "height": 2000})
     page.goto(f"{demo_url}/calibration")
     page.get_by_text("Calibration sets", exact=False).first.wait_for(timeout=60_000)
-    page.get_by_text("Stored run", exact=True).click()
+    click(page, page.get_by_text("Stored run", exact=True))
     page.get_by_text("Load from run").wait_for(timeout=60_000)
     assert FEATURED_RUN in _run_box(page)
     _pick(page, "Cell", "S3a seed 1")  # the cell of the queue's first escalations
-    page.get_by_text("Leave out the true labels", exact=False).click()
-    page.get_by_role("button", name="Load from run").click()
+    click(page, page.get_by_text("Leave out the true labels", exact=False))
+    click(page, page.get_by_role("button", name="Load from run"))
     caption = page.get_by_text("estimated without labels by one-coin Dawid-Skene", exact=False)
     caption.wait_for(timeout=60_000)
     assert caption.inner_text().startswith("100 cases (0 labelled), 2 agents")
     shot(page, "calibration-unlabelled")
 
     _nav(page, "Escalation review", "Why it escalated")
-    page.locator('[data-testid="stSelectbox"]', has_text="Final label").first.click()
+    click(page, page.locator('[data-testid="stSelectbox"]', has_text="Final label").first)
     page.keyboard.press("ArrowDown")
-    page.get_by_role("option").first.click()
+    click(page, page.get_by_role("option").first)
     page.get_by_label("Reviewer").fill("e2e flow")
-    page.get_by_role("button", name="Record review").click()
+    click(page, page.get_by_role("button", name="Record review"))
     page.get_by_text(re.compile(r"Review of .+ recorded")).wait_for(timeout=60_000)
-    page.get_by_role("button", name="Add reviewed cases to the calibration set").click()
+    click(page, page.get_by_role("button", name="Add reviewed cases to the calibration set"))
     done = page.get_by_text(re.compile(r"\d+ reviewed cases? of the set now ha(s|ve) the reviewer's label"))
     done.wait_for(timeout=60_000)
     found = re.search(r"The calibration set has (\d+) labelled of (\d+) cases", done.inner_text())
@@ -215,7 +216,7 @@ def test_reviewed_labels_reach_an_unlabelled_set_and_re_score_the_run(chromium, 
 
     _nav(page, "Loss and thresholds", "Metrics over")
     toggle = page.get_by_text("Use the loaded calibration set (run llm-ab12b25c83e1 S3a/seed 1", exact=False)
-    toggle.click()
+    click(page, toggle)
     page.get_by_text("come from the loaded calibration set", exact=False).first.wait_for(timeout=60_000)
     settled(page)
     deltas = [d.inner_text() for d in page.locator('[data-testid="stMetricDelta"]').all()]

@@ -15,6 +15,7 @@ import pytest
 
 from dcem.store.database import Store
 from tests.e2e.conftest import serve_dashboard
+from tests.e2e.stable import app_idle, click
 
 pytestmark = pytest.mark.slow
 
@@ -32,19 +33,19 @@ def test_stop_ends_the_launch_with_the_true_count_and_the_page_back(chromium, ow
     page = chromium.new_page(viewport={"width": 1400, "height": 1800})
     page.goto(f"{url}/experiments")
     page.get_by_text("Launch a synthetic experiment").wait_for(timeout=60_000)
-    page.get_by_text("Launch a synthetic experiment").click()
+    click(page, page.get_by_text("Launch a synthetic experiment"))
     seeds = page.get_by_role("textbox", name=re.compile("Seeds"))
     seeds.fill("40")
     seeds.press("Enter")
     page.get_by_text("160 cells: 4 scenarios × 40 seeds", exact=False).wait_for(timeout=30_000)
-    page.get_by_role("button", name="Run", exact=True).click()
+    click(page, page.get_by_role("button", name="Run", exact=True))
     page.get_by_text(re.compile(r"\b[2-9] of 160 cells \(")).wait_for(timeout=120_000)
     assert not page.get_by_test_id("stBaseButton-header").is_visible()  # one Stop: the page's own
     assert page.get_by_text("Compare two runs").is_visible()  # the rest of the page stays while it runs
-    page.get_by_test_id("stExpanderDetails").get_by_role("button", name="Stop").click()
+    click(page, page.get_by_test_id("stExpanderDetails").get_by_role("button", name="Stop"), idle=False)
     message = page.get_by_text(re.compile(r"Stopped after \d+ of 160 cells"))
     message.wait_for(timeout=120_000)
-    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=60_000)
+    app_idle(page)
     shown = int(re.search(r"Stopped after (\d+) of", message.inner_text()).group(1))  # type: ignore[union-attr]
     with Store.open_retrying(db, read_only=True) as store:
         run = store.con.execute("SELECT run_id FROM runs ORDER BY created_at DESC LIMIT 1").fetchone()[0]

@@ -11,6 +11,7 @@ import pytest
 
 from dcem.store.database import Store
 from tests.e2e.conftest import serve_dashboard
+from tests.e2e.stable import app_idle, click
 
 pytestmark = pytest.mark.slow
 
@@ -30,28 +31,28 @@ def test_the_sidebar_imports_an_export_and_experiments_run_on_ray(chromium, empt
     page.goto(url)
     sidebar = page.get_by_test_id("stSidebar")
     sidebar.get_by_text("Import an export").wait_for(timeout=60_000)
-    sidebar.get_by_text("Import an export").click()
+    click(page, sidebar.get_by_text("Import an export"))
     folder = sidebar.get_by_role("textbox", name="Export folder")
     folder.fill(str(ROOT / "data" / "results" / "dcem_synthetic"))
     folder.press("Enter")
-    sidebar.get_by_role("button", name="Import").click()
+    click(page, sidebar.get_by_role("button", name="Import"))
     sidebar.get_by_text(re.compile(r"Imported \d+ D-CEM run\(s\)")).wait_for(timeout=120_000)
     assert sidebar.get_by_role("textbox", name="Export folder").is_visible()  # still there after the rerun
     shot(page, "sidebar-import")
 
     page.goto(f"{url}/experiments")
     page.get_by_text("Launch a synthetic experiment").wait_for(timeout=60_000)
-    page.get_by_text("Launch a synthetic experiment").click()
+    click(page, page.get_by_text("Launch a synthetic experiment"))
     seeds = page.get_by_role("textbox", name=re.compile("Seeds"))
     seeds.fill("2")
     seeds.press("Enter")
     page.get_by_text("8 cells: 4 scenarios × 2 seeds", exact=False).wait_for(timeout=30_000)
-    page.get_by_text(re.compile("Ray: 2 local workers")).click()
-    page.get_by_role("button", name="Run", exact=True).click()
+    click(page, page.get_by_text(re.compile("Ray: 2 local workers")))
+    click(page, page.get_by_role("button", name="Run", exact=True))
     done = page.get_by_text(re.compile(r"Run syn-\w+: 8 cells computed, 0 already stored"))
     done.wait_for(timeout=240_000)
     run_id = re.search(r"Run (syn-\w+):", done.inner_text()).group(1)  # type: ignore[union-attr]
-    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=60_000)
+    app_idle(page)
     with Store.open_retrying(db, read_only=True) as store:
         assert len(store.done_cells(run_id)) == 8
         assert store.runs().set_index("run_id").loc[run_id, "status"] == "finished"

@@ -7,6 +7,7 @@ from typing import Iterator
 import pytest
 
 from tests.e2e.conftest import _require_chromium, serve_dashboard
+from tests.e2e.stable import click
 
 pytestmark = pytest.mark.slow
 
@@ -28,7 +29,7 @@ def test_group_evaluation_from_the_shipped_export(eval_url: str, browser, shot) 
         assert page.get_by_text("Research and teaching tool, not clinical advice", exact=False).first.is_visible()
         text = main.inner_text()
         assert "single-gemma" in text and "vote-6" in text
-        page.get_by_role("tab", name="Safety").click()
+        click(page, page.get_by_role("tab", name="Safety"))
         page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 1", timeout=30_000)
         assert "learned screen" in main.inner_text()
         roc = ("Array.from(document.querySelectorAll('.js-plotly-plot')).find(p => p._fullLayout && "
@@ -37,9 +38,9 @@ def test_group_evaluation_from_the_shipped_export(eval_url: str, browser, shot) 
         colours = page.evaluate(f"() => {roc}._fullData.filter(t => t.name !== 'chance').map(t => t.line.color)")
         assert len(colours) >= 11 and len(set(colours)) == len(colours)  # every system its own colour
         assert "earns no credit for refusing the harmful ones" in main.inner_text()  # the reading column's caveat
-        page.get_by_role("tab", name="Relevance").click()
+        click(page, page.get_by_role("tab", name="Relevance"))
         assert "from 0 (no shared word sequence) to 100 (the same text)" in main.inner_text()  # the scale
-        page.get_by_role("tab", name="Seed comparison").click()
+        click(page, page.get_by_role("tab", name="Seed comparison"))
         page.get_by_text("Table 6: deployment cost", exact=False).first.wait_for(timeout=30_000)
         path = shot(page, "sag-eval")
         assert path.stat().st_size > 10_000
