@@ -32,8 +32,8 @@ import pandas as pd
 
 from common.errors import InputError
 
-__all__ = ["Schema", "file_sha256", "NULL_TYPE", "TABLE_NAME", "refuse", "check_entries", "check_file",
-           "parquet_columns", "check_columns", "select_sql", "check_rows", "read_frame", "quote"]
+__all__ = ["Schema", "file_sha256", "NULL_TYPE", "TABLE_NAME", "refuse", "check_entries", "check_unlisted",
+           "check_file", "parquet_columns", "check_columns", "select_sql", "check_rows", "read_frame", "quote"]
 
 Schema = tuple[tuple[str, str], ...]  # (column, DuckDB type) in the order the writer writes them
 NULL_TYPE = '"NULL"'  # DuckDB's name for Parquet's null type: a column that holds no value
@@ -113,6 +113,17 @@ def check_entries(files: Any, where: str, tables: Sequence[str] | None = None,
     if absent:
         raise refuse(f"{where}:", f"files lists no file for {', '.join(absent)}")
     return listed
+
+
+def check_unlisted(folder: Path, entries: Mapping[str, Mapping[str, Any]]) -> None:
+    """Refuse a Parquet file in ``folder`` that the manifest does not list: where the
+    tables an export holds vary (a SAG store export lists those with rows), dropping a
+    table's entry would otherwise drop its rows without a word."""
+    listed = {str(e["name"]) for e in entries.values()}
+    for path in sorted(Path(folder).glob("*.parquet")):
+        if path.name not in listed:
+            raise refuse(str(path), "is in the export folder but not in its manifest; an export folder holds its "
+                                    "manifest's files only")
 
 
 def check_file(folder: Path, entry: Mapping[str, Any], label: str | None = None) -> Path:

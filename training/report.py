@@ -4,10 +4,13 @@ can do, the most frequent answer's share, and the paired difference with its boo
 interval."""
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from common.errors import InputError
 from common.intervals import paired_bootstrap, wilson_interval
-from training.export import TrainingExport
+from training.export import MANIFEST, TrainingExport
 from training.views import CONSTANT_SHARE, before_after, best_constant
 
 __all__ = ["export_markdown", "BOOTSTRAP_SEED", "RESAMPLES"]
@@ -27,7 +30,56 @@ def _top(answers: np.ndarray) -> str:
     return f"{letters[k]} {counts[k] / answers.size:.0%}"
 
 
+_WHOLE, _NUMBER, _TEXT = "a whole number", "a number", "text"
+# what the report reads of the run (path in the manifest's run, kind), beside the tables
+_READS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("kind",), _TEXT), (("method",), _TEXT), (("data_name",), _TEXT), (("n_train",), _WHOLE),
+    (("settings", "steps"), _WHOLE), (("settings", "batch_size"), _WHOLE), (("settings", "learning_rate"), _NUMBER),
+    (("settings", "updates_per_batch"), _WHOLE), (("settings", "lora", "r"), _WHOLE),
+    (("settings", "lora", "alpha"), _NUMBER), (("settings", "grpo", "group_size"), _WHOLE),
+    (("settings", "grpo", "eps"), _NUMBER), (("settings", "grpo", "beta"), _NUMBER))
+_CRITIC = ("hidden", "learning_rate", "epochs", "warmup")
+_KEYS = {"steps": ["step"], "evals": ["step", "split"], "answers": ["step", "split", "item_id"]}
+
+
+def _holds(value: Any, kind: str) -> bool:
+    if kind == _TEXT:
+        return isinstance(value, str)
+    number = isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value)
+    return number and (kind == _NUMBER or isinstance(value, int))
+
+
+def _check(export: TrainingExport) -> None:
+    """InputError naming the field or file when the export lacks what the report reads:
+    the run's settings, one row per key of each table, and the step-0 measurement of
+    every held-out set with answers."""
+    where = export.folder / MANIFEST
+    for path, kind in _READS:
+        value: Any = export.run
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        if not _holds(value, kind):
+            raise InputError("export", f"{where}: run.{'.'.join(path)} must be {kind}, got {value!r}")
+    layers = export.run["settings"]["lora"].get("layers")
+    critic = export.run["settings"].get("critic")
+    if (layers is not None and not _holds(layers, _WHOLE)) or (critic and not (
+            isinstance(critic, dict) and all(_holds(critic.get(k), _NUMBER) for k in _CRITIC))):
+        raise InputError("export", f"{where}: run.settings.lora.layers or run.settings.critic is malformed")
+    for table, key in _KEYS.items():
+        twice = getattr(export, table).duplicated(key)
+        if twice.any():
+            row = getattr(export, table)[twice].iloc[0]
+            raise InputError("export", f"{export.folder / (table + '.parquet')} holds more than one row for "
+                                       f"({', '.join(str(row[k]) for k in key)})")
+    measured = set(zip(export.evals["split"], export.evals["step"]))
+    missing = sorted(s for s in set(export.answers["split"]) if (s, 0) not in measured)
+    if missing:
+        raise InputError("export", f"{export.folder / 'evals.parquet'} has no step-0 row for the held-out set "
+                                   f"{missing[0]!r}, whose answers the export holds")
+
+
 def export_markdown(export: TrainingExport) -> str:
+    _check(export)
     run, s = export.run, export.run["settings"]
     lora, grpo = s["lora"], s["grpo"]
     layers = f"the top {lora['layers']} layers" if lora.get("layers") else "every layer"

@@ -31,8 +31,8 @@ import duckdb
 import pandas as pd
 
 from common.errors import InputError
-from common.export_schema import (Schema, check_columns, check_entries, check_file, check_rows, parquet_columns,
-                                  quote, refuse, select_sql)
+from common.export_schema import (Schema, check_columns, check_entries, check_file, check_rows, check_unlisted,
+                                  parquet_columns, quote, refuse, select_sql)
 from common.interrupts import is_interrupt
 from common.scratch import scratch_folder
 from common.store_merge import MergeReport, merge_store
@@ -127,8 +127,9 @@ def _export_table(table: str) -> bool:
 
 def read_store_manifest(folder: str | Path) -> dict[str, Any]:
     """The export's manifest: its file entries checked before any file is touched (SAG
-    tables and the call log, once each, as ``<table>.parquet``), then every file present
-    with the manifest's sha256 and size; InputError naming the first that is not."""
+    tables and the call log, once each, as ``<table>.parquet``), no Parquet file of the
+    folder left unlisted, then every file present with the manifest's sha256 and size;
+    InputError naming the first that is not."""
     folder = Path(folder)
     where = folder / MANIFEST
     manifest = read_manifest(folder, FORMAT)
@@ -137,6 +138,7 @@ def read_store_manifest(folder: str | Path) -> dict[str, Any]:
         listed = manifest.get(key, [] if key == "runs" else None)
         if not isinstance(listed, list) or not all(isinstance(v, str) for v in listed):
             raise InputError("export", f"{where}: {key} must list the {key} it holds by id")
+    check_unlisted(folder, entries)
     for entry in entries.values():
         check_file(folder, entry)
     return manifest

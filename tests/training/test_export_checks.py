@@ -9,6 +9,7 @@ import io
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
@@ -55,9 +56,10 @@ def _rewrite(folder: Path, table: str, select: str) -> None:
     with duckdb.connect() as con:
         con.execute("CREATE TABLE t AS SELECT * FROM read_parquet(?)", [str(path)])
         con.execute(f"COPY ({select}) TO ? (FORMAT PARQUET)", [str(path)])
+        rows = con.execute("SELECT count(*) FROM read_parquet(?)", [str(path)]).fetchone()[0]
     manifest = json.loads((folder / "manifest.json").read_text())
     entry = next(f for f in manifest["files"] if f["table"] == table)
-    entry.update(sha256=file_sha256(path), size_bytes=path.stat().st_size)
+    entry.update(sha256=file_sha256(path), size_bytes=path.stat().st_size, rows=rows)
     (folder / "manifest.json").write_text(json.dumps(manifest))
 
 
@@ -96,3 +98,29 @@ def test_a_changed_or_missing_column_is_refused_in_one_line(shipped: Path, table
                                                             message: str) -> None:
     _rewrite(shipped, table, select)
     assert message in _refused("ddx-t")
+
+
+def _edit_run(folder: Path, change: Any) -> None:
+    manifest = json.loads((folder / "manifest.json").read_text())
+    change(manifest["run"])
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda run: run["settings"].pop("lora"), "run.settings.lora.r must be a whole number, got None"),
+    (lambda run: run["settings"].update(learning_rate="5e-4"), "run.settings.learning_rate must be a number"),
+    (lambda run: run.update(n_train=1.5), "run.n_train must be a whole number, got 1.5"),
+    (lambda run: run["settings"]["lora"].update(layers="all"), "run.settings.lora.layers or run.settings.critic"),
+], ids=["no lora", "a rate as text", "a fractional count", "layers as text"])
+def test_settings_the_report_reads_are_checked_in_one_line(shipped: Path, change: Any, message: str) -> None:
+    _edit_run(shipped, change)
+    assert message in _refused("ddx-t")
+
+
+def test_a_key_held_twice_or_a_set_without_its_step_0_row_is_refused(shipped: Path) -> None:
+    _rewrite(shipped, "answers", "SELECT * FROM t UNION ALL SELECT * FROM t WHERE item_id = 'c1' AND step = 0")
+    assert "answers.parquet holds more than one row for (0, heldout, c1)" in _refused("ddx-t")
+    _rewrite(shipped, "answers", "SELECT DISTINCT * FROM t")
+    assert _report("ddx-t")[0] == 0
+    _rewrite(shipped, "evals", "SELECT * FROM t WHERE step > 0")
+    assert "evals.parquet has no step-0 row for the held-out set 'heldout'" in _refused("ddx-t")

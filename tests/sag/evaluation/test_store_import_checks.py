@@ -24,30 +24,15 @@ import pytest
 from common import export_schema
 from common.export_schema import file_sha256
 from common.scratch import scratch_parent
-from sag.config import preset
-from sag.evaluation.runner import run_group_eval
-from sag.evaluation.store_export import write_store_export
-from sag.evaluation.suite import SuiteSpec
 from sag.store.tables import SagStore
 from tests.sag.cli_fakes import one_error_line, run_cli
-from tests.sag.fakes import ScriptedTurns
-
-
-def _answer_b(agent: str, prompt: str, request) -> tuple[str, str]:  # type: ignore[no-untyped-def]
-    return ("B" if "B" in request.options else request.options[0]), "It fits. NEW: no"
+from tests.sag.evaluation.small_export import fingerprint, small_export
 
 
 @pytest.fixture(scope="module")
 def made(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(a store of a small scripted evaluation, its export)."""
-    folder = tmp_path_factory.mktemp("store_import")
-    raw = folder / "made.duckdb"
-    with SagStore(raw) as store:
-        cfg = preset("sag-6")
-        run_group_eval(store, SuiteSpec("safety", n_items=2), cfg,
-                       runners={m: ScriptedTurns(_answer_b) for m in cfg.models()}, measure_memory=False)
-    write_store_export(raw, folder / "export", command="made by the test")
-    return raw, folder / "export"
+    return small_export(tmp_path_factory.mktemp("store_import"))
 
 
 @pytest.fixture(autouse=True)
@@ -85,13 +70,7 @@ def _rewrite(folder: Path, table: str, select: str) -> None:
     (folder / "manifest.json").write_text(json.dumps(manifest))
 
 
-def _fingerprint(db: Path) -> dict[str, tuple[Any, ...]]:
-    """Every table's row count and a digest of its rows."""
-    with duckdb.connect(str(db), read_only=True) as con:
-        tables = [t for (t,) in con.execute("SELECT table_name FROM information_schema.tables "
-                                            "WHERE table_schema = 'main'").fetchall()]
-        return {t: con.execute(f'SELECT count(*), md5(coalesce(string_agg(CAST(x AS VARCHAR), \'|\' '
-                               f'ORDER BY CAST(x AS VARCHAR)), \'\')) FROM "{t}" x').fetchone() for t in tables}
+_fingerprint = fingerprint
 
 
 def _empty_store(path: Path) -> dict[str, tuple[Any, ...]]:
@@ -259,3 +238,14 @@ def test_a_scratch_store_left_by_a_killed_import_is_removed_by_the_next(made: tu
     code, out, err = run_cli(["import-store", str(made[1]), "--db", str(tmp_path / "t.duckdb")])
     assert code == 0, err
     assert not left.exists() and list(scratch_parent().iterdir()) == []
+
+
+def test_a_table_dropped_from_the_manifest_but_left_in_the_folder_is_refused(made: tuple[Path, Path],
+                                                                            tmp_path: Path) -> None:
+    """A fuzz find: the tables of a store export vary, so without this check dropping an
+    entry dropped that table's rows (a run's outcomes) without a word."""
+    folder = _copy(made[1], tmp_path / "export")
+    manifest = _manifest(folder)
+    manifest["files"].remove(_entry(manifest, "sag_outcomes"))
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    _refused_import(folder, tmp_path, "sag_outcomes.parquet is in the export folder but not in its manifest")
