@@ -11,7 +11,7 @@ from streamlit.errors import StreamlitAPIException
 
 from common.errors import ProjectError
 from dcem.analysis.glossary import CONCEPTS, METRICS, PARAMETERS, Term
-from dcem.analysis.glossary_panel import ACTION_TERMS, METHOD_TERMS, PANEL_TERMS
+from dcem.analysis.glossary_panel import ACTION_TERMS, METHOD_TERMS, PANEL_TERMS, RUN_TERMS
 from sag.glossary import SAG_TERMS
 from dcem.store.database import Store
 from dcem.store.demo import ensure_demo
@@ -23,7 +23,7 @@ __all__ = ["GLOSSARY_GROUPS", "START_STEPS", "page_link", "start_steps", "offer_
 GLOSSARY_GROUPS: tuple[tuple[str, dict[str, Term]], ...] = (
     ("Concepts", CONCEPTS), ("Metrics", METRICS), ("Parameters", PARAMETERS),
     ("Mediator actions", ACTION_TERMS), ("Decisions, agents and chance", PANEL_TERMS), ("Methods compared", METHOD_TERMS),
-    ("Small Agent Group and its evaluation", SAG_TERMS))
+    ("Scenarios, statistical members and the guarantee", RUN_TERMS), ("Small Agent Group and its evaluation", SAG_TERMS))
 
 # (page script, page title, what to do there)
 START_STEPS: tuple[tuple[str, str, str], ...] = (

@@ -17,6 +17,7 @@ from common.errors import ProjectError
 from dcem.analysis.run_replay import RunReplay
 from dcem.analysis.run_scoring import THRESHOLD_FIELDS
 from dcem.analysis.whatif_refit import FitCosts, Refit, stored_fit_costs
+from dcem.calibration.fitting import C_ESC, C_ROUND
 from dcem.store.database import Store
 from studio.literal import literal
 from studio.memo import refit_for
@@ -55,11 +56,12 @@ def refit_note(refit: Refit, changes: Mapping[str, Any]) -> str:
              f"{own['system_risk']:.3f} and {new['system_risk']:.3f}."]
     before, after = refit.objective(own), refit.objective(new)
     if before is not None and after is not None and refit.costs is not None:
-        parts.append(f"Eq. (1)'s cost there (c_esc = {refit.costs.c_esc:g} per escalation, c = "
-                     f"{refit.costs.c_round:g} per round): {before:.3f} with the run's thresholds, {after:.3f} "
-                     "refitted.")
+        parts.append(f"Eq. (1)'s cost there ({refit.costs.c_esc:g} per escalation, {refit.costs.c_round:g} per "
+                     f"round, plus the loss of each decided case): {before:.3f} with the run's thresholds, "
+                     f"{after:.3f} refitted.")
     if refit.costs is None or not refit.costs.stored:
-        parts.append("Some cells' stored fit does not name its costs; those cells use c_esc = 0.5 and c = 0.01.")
+        parts.append(f"Some cells' stored fit does not name its costs; those cells are refitted at {C_ESC:g} per "
+                     f"escalation and {C_ROUND:g} per round.")
     parts.append("The metrics below count every case, the fitting halves included, so they flatter the refit; "
                  "the held-out numbers above do not.")
     moved = [name for name in THRESHOLD_FIELDS if name in changes]

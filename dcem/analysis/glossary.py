@@ -98,12 +98,14 @@ CONCEPTS: dict[str, Term] = {
                       "misses of these classes."),
     "risk_control": Term("Thresholds with a guarantee (Learn-then-Test)", "Instead of thresholds that do well "
                          "on average, the mediator may decide only below an energy level chosen by a statistical "
-                         "test on labelled calibration cases. The promise: with probability at least 1 - delta "
-                         "over which calibration cases were drawn, the chosen rate (harmful consensus, harmful "
-                         "consensus among decided cases, or system risk) on new cases like them is at most "
-                         "alpha. Among the levels that pass, the one that decides most is used; when none passes, "
-                         "every case is escalated. It promises nothing about one case, and nothing when the "
-                         "cases, the agents or their prompts change from those the calibration saw."),
+                         "test on labelled calibration cases. The promise: except with the chance the bound fails "
+                         "(delta), over which calibration cases were drawn, the chosen rate (harmful consensus, "
+                         "harmful consensus among decided cases, or system risk) on new cases like them is at most "
+                         "the rate bound (alpha). These are not the mediator's own alpha (a weight in the energy) "
+                         "and delta (the required descent). Among the levels that pass, the one that decides most "
+                         "is used; when none passes, every case is escalated. It promises nothing about one case, "
+                         "and nothing when the cases, the agents or their prompts change from those the calibration "
+                         "saw."),
     "label_free": Term("Confusions without labels (Dawid-Skene)", "When cases have no true label, each agent's "
                        "confusion matrix and the class prior can be estimated from the agents' reports alone: an "
                        "iterative fit (expectation-maximisation) treats each case's truth as hidden and assumes the agents err independently given it. The "

@@ -1,12 +1,13 @@
 """Glossary terms of a deliberation that are neither metrics nor parameters: the pooled
-belief and its decisions, how an agent is read and challenged, the methods compared, and
-the words the pages use for chance and calibration (the Glossary page shows them as their
-own group)."""
+belief and its decisions, how an agent is read and challenged, the methods compared, the
+words the pages use for chance and calibration, and the scenarios, the statistical
+members' settings and the guarantee's inputs (the Glossary page shows them as their own
+groups)."""
 from __future__ import annotations
 
 from dcem.analysis.glossary import Term
 
-__all__ = ["ACTION_TERMS", "PANEL_TERMS", "METHOD_TERMS"]
+__all__ = ["ACTION_TERMS", "PANEL_TERMS", "METHOD_TERMS", "RUN_TERMS"]
 
 ACTION_TERMS: dict[str, Term] = {
     "CONTINUE": Term("Continue (CONTINUE)", "The mediator's action when nothing decides the case yet: another round "
@@ -58,4 +59,36 @@ METHOD_TERMS: dict[str, Term] = {
                  "escalates the case to a human, round by round, from the energy and the margin."),
     "dcem_noesc": Term("D-CEM without escalation", "The same mediator with STOP_AND_ESCALATE switched off: at the "
                        "round budget it decides whatever the energy; it shows what escalation buys."),
+}
+
+RUN_TERMS: dict[str, Term] = {
+    "S1": Term("S1 (ideal)", "Both agents reliable: two well-informed rule agents in the synthetic world, two neutral "
+               "clinicians in the clinical runs."),
+    "S2": Term("S2 (asymmetric)", "One reliable agent and one weak one: in the clinical runs the second carries the "
+               "dataset's default-label anchor (DDXPlus-8: URTI or GERD), so it misses high-risk cases "
+               "systematically."),
+    "S3a": Term("S3a (noisy, complementary)", "Both agents unreliable, each sharp on a different part of the labels, "
+                "so their errors partly offset."),
+    "S3b": Term("S3b (noisy, not complementary)", "Both agents unreliable with the same bias (S2's anchor in both), "
+                "so their errors add up instead of offsetting."),
+    "anchor": Term("Anchor (statistical member)", "How strongly an anchored statistical member (S2's second agent, "
+                   "every S3b agent) favours its anchor labels: the amount added to their score on the log scale. At "
+                   "3.0 an anchor label loses only when its odds against the member's own top answer are below 1 : 20."),
+    "kappa": Term("Peer weight kappa (statistical member)", "How much a statistical member hears its peers: each "
+                  "peer's previous answer adds kappa / (number of agents - 1) to that label's score on the log scale; "
+                  "at 1.0 one peer weighs about as much as a factor e in the member's own odds."),
+    "ex_post": Term("Ex post", "Computed afterwards from the evaluated (TEST) cases and their true labels, to look "
+                    "at: not what the mediator knew, nor the calibration data the run was fitted on."),
+    "rate_bound": Term("Rate bound", "Learn-then-Test's promised ceiling on the controlled rate (alpha in the "
+                       "method's papers and on the command line): a share of cases in percent, or a mean loss for "
+                       "the system risk."),
+    "bound_fails": Term("Chance the bound fails", "How often, over the draw of the calibration cases, Learn-then-Test's "
+                        "promise may fail (delta in the method's papers and on the command line); 10 % promises the "
+                        "bound with probability 90 %."),
+    "fixed_sequence": Term("Fixed sequence (multiple testing)", "Learn-then-Test tests the energy levels from the "
+                           "strictest up, each at the full chance the bound fails, and stops at the first that fails; "
+                           "the most powerful choice when the rate grows with the level."),
+    "bonferroni": Term("Bonferroni (multiple testing)", "Learn-then-Test tests every energy level at the chance the "
+                       "bound fails divided by the number of levels; a rate among decided cases, which need not grow "
+                       "with the level, takes it."),
 }

@@ -45,3 +45,16 @@ def test_every_term_is_defined_once_in_its_group(glossary: AppTest) -> None:
     first = {group: min(text.index(f"(`{n}`)") for n in terms)
              for group, terms in (("c", CONCEPTS), ("m", METRICS), ("p", PARAMETERS))}
     assert first["c"] < first["m"] < first["p"]
+
+
+def test_the_scenarios_the_members_settings_and_the_guarantees_inputs_are_defined(glossary: AppTest) -> None:
+    """Issue 51: S1-S3b, fixed_sequence / bonferroni, anchor / kappa and "ex post" appear on
+    the pages; the guarantee's inputs go by names apart from the mediator's alpha and delta."""
+    text = "\n".join(m.value for m in glossary.markdown)
+    for name in ("S1", "S2", "S3a", "S3b", "fixed_sequence", "bonferroni", "anchor", "kappa", "ex_post", "rate_bound",
+                 "bound_fails"):
+        assert f"(`{name}`)" in text, name
+    assert "**S3b (noisy, not complementary)**" in text and "**Ex post**" in text
+    risk = GLOSSARY["risk_control"].help
+    assert "the rate bound (alpha)" in risk and "the chance the bound fails" in risk
+    assert "not the mediator's own alpha" in risk
