@@ -13,6 +13,7 @@ from typing import Iterator
 import pytest
 
 from tests.e2e.browser import CHROMIUM, CHROMIUM_ARGS, free_port
+from tests.e2e.stable import PatientBrowser
 
 ROOT = Path(__file__).resolve().parents[2]
 OUTPUT = ROOT / "test-output" / "e2e"
@@ -70,7 +71,7 @@ def chromium() -> Iterator[object]:
     _require_chromium()
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
+        yield PatientBrowser(b)  # pages wait longer than Playwright's 30 s by default
         b.close()
 
 

@@ -8,10 +8,37 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["QUIET_MS", "app_idle", "click"]
+__all__ = ["QUIET_MS", "ACTION_MS", "NAVIGATION_MS", "PatientBrowser", "app_idle", "click"]
 
 QUIET_MS = 500
 """How long the page must stay unchanged, with no script running, to count as stable."""
+ACTION_MS = 60_000
+NAVIGATION_MS = 120_000
+"""Default waits of every page the tests open (Playwright's own are 30 s, which a loaded
+machine exceeds when it opens a dashboard page): waits, not speed checks."""
+
+
+class PatientBrowser:
+    """The session's browser, whose pages and contexts wait :data:`ACTION_MS` for an action
+    and :data:`NAVIGATION_MS` for a navigation unless a call says otherwise."""
+
+    def __init__(self, browser: Any) -> None:
+        self._browser = browser
+
+    def new_page(self, **options: Any) -> Any:
+        page = self._browser.new_page(**options)
+        page.set_default_timeout(ACTION_MS)
+        page.set_default_navigation_timeout(NAVIGATION_MS)
+        return page
+
+    def new_context(self, **options: Any) -> Any:
+        context = self._browser.new_context(**options)
+        context.set_default_timeout(ACTION_MS)
+        context.set_default_navigation_timeout(NAVIGATION_MS)
+        return context
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._browser, name)
 
 _IDLE = """(quiet) => {
   const w = window;

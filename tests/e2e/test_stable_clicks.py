@@ -59,3 +59,32 @@ def test_a_re_rendered_button_is_clicked_once_it_holds_still(chromium) -> None: 
         assert page.evaluate("left") == 0  # it clicked after the last re-render
     finally:
         page.close()
+
+
+def test_the_sessions_pages_wait_longer_than_playwrights_30_s(chromium) -> None:  # type: ignore[no-untyped-def]
+    """Every page and context the tests open gets the longer default waits."""
+    from tests.e2e.stable import ACTION_MS, NAVIGATION_MS, PatientBrowser
+
+    class Recorder:
+        def __init__(self) -> None:
+            self.set: dict[str, float] = {}
+
+        def set_default_timeout(self, ms: float) -> None:
+            self.set["action"] = ms
+
+        def set_default_navigation_timeout(self, ms: float) -> None:
+            self.set["navigation"] = ms
+
+    class Fake:
+        version = "fake"
+
+        def new_page(self, **options: object) -> Recorder:
+            return Recorder()
+
+        def new_context(self, **options: object) -> Recorder:
+            return Recorder()
+
+    assert isinstance(chromium, PatientBrowser) and ACTION_MS >= 60_000 and NAVIGATION_MS >= 120_000
+    wrapped = PatientBrowser(Fake())
+    want = {"action": ACTION_MS, "navigation": NAVIGATION_MS}
+    assert wrapped.new_page().set == want and wrapped.new_context().set == want and wrapped.version == "fake"
