@@ -36,7 +36,7 @@ from tests.sag.evaluation.small_export import fingerprint, small_export
 SURFACE = "sag import-store / report --from-export"
 TABLES = ("sag_runs", "sag_items", "sag_outcomes", "sag_messages", "llm_calls")
 TYPES = ("VARCHAR", "DOUBLE", "INTEGER", "BIGINT", "BOOLEAN", "VARCHAR[]", "INTEGER[]", "TIMESTAMP")
-BAD_VALUES = ("30", -1, 1.5, True, None, [], "sag_x/../../outside_items", "../sag_runs.parquet", "/tmp/x.parquet",
+BAD_VALUES = ("30", -1, 1.5, True, None, [], "sag_x/../../outside_items", "../sag_runs.parquet", "/abs/sag_runs.parquet",
               "SAG_RUNS", "sag_runs.parquet\0", "")
 FIELDS = ("rows", "size_bytes", "sha256", "name", "table")
 
