@@ -284,8 +284,6 @@ def run_group_training(store: TrainingStore | TrainingRecorder, run: GroupRun, *
     store.check_start(run_id, kind=run.kind, method=s.method, base_model=run.base_model, settings=run.recorded(),
                       data_hash=run.data_hash)  # its id stored with other settings: refused before a model loads
     device = resolve_device(s.device)
-    store.start_run(run_id, kind=run.kind, method=s.method, base_model=run.base_model, settings=run.recorded(),
-                    data_name=run.data_name, data_hash=run.data_hash, n_train=len(run.items))
     set_threads(s.threads)
     torch.manual_seed(s.seed)
     adapters = adapter_names_for(s.method, run.group)
@@ -297,6 +295,10 @@ def run_group_training(store: TrainingStore | TrainingRecorder, run: GroupRun, *
         policy.load_extra(restore(found, policy.model, policy.optimizer))
         rng.bit_generator.state = found.state["rng"]
         start = found.step
+    # recorded once the base is loaded and the checkpoint read: a failure before leaves no row
+    store.start_run(run_id, kind=run.kind, method=s.method, base_model=run.base_model, settings=run.recorded(),
+                    data_name=run.data_name, data_hash=run.data_hash, n_train=len(run.items))
+    if found is not None:
         store.forget_after(run_id, start)
         log.info("resuming %s from step %d", run_id, start)
     step = _Step(run, policy, rng, retrievers, _tokenizer(run))
