@@ -16,6 +16,7 @@ from typing import Sequence
 import numpy as np
 
 from clinical.datasets import ClinicalCase
+from common.errors import ConfigError
 from dcem_clinical.agent import DiagnosticAgent
 from dcem_clinical.prompts import ROLE_NEUTRAL, letters
 from runtime.llama_backend import LlamaCppBackend
@@ -33,8 +34,9 @@ def build_items(backend: LlamaCppBackend, labels: Sequence[str], cases: Sequence
     for case in cases:
         ids = tuple(backend.prompt_tokens(agent.messages(case.text)))
         if len(ids) > max_tokens:
-            raise ValueError(f"case {case.source_id} has a prompt of {len(ids)} tokens, above max_prompt_tokens "
-                             f"{max_tokens}")
+            raise ConfigError("max_prompt_tokens", f"case {case.source_id} has a prompt of {len(ids)} tokens, above "
+                                                   f"{max_tokens}; every training case must fit: give a larger "
+                                                   "--max-prompt-tokens")
         tokens.append(ids)
     tags = tuple(letters(len(labels)))
     right = np.array([c.label for c in cases], dtype=int)

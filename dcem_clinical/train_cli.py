@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from common.errors import ConfigError, ProjectError
 
 __all__ = ["add_train_command"]
 
@@ -25,14 +24,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
     run = DiagnosticianRun(out=Path(args.out), settings=settings_from(args), base_model=args.model,
                            heldout=args.heldout)
     bar, progress = step_bar(run.settings.steps, args.quiet)
-    try:
+    try:  # a case longer than --max-prompt-tokens is a ConfigError, found before anything is recorded
         result = train_diagnostician(TrainingRecorder(args.db), run, progress=progress,
                                      on_measure=measure_note(args.quiet))
-    except ValueError as exc:  # a case longer than --max-prompt-tokens, found before anything is recorded
-        if isinstance(exc, ProjectError) or "above max_prompt_tokens" not in str(exc):
-            raise
-        raise ConfigError("max_prompt_tokens", f"{exc}; every training case must fit: give a larger "
-                                               "--max-prompt-tokens") from None
     finally:
         bar.close()
     print_result(result, run.settings.steps, args.model)

@@ -16,6 +16,7 @@ import numpy as np
 
 from clinical.group_folds import fold_items
 from clinical.questions import QuestionItem
+from common.errors import ConfigError
 from sag.config import GroupConfig
 from sag.debate import Debate
 from training.config import RewardWeights
@@ -47,7 +48,8 @@ def member_items(backend: Any, cfg: GroupConfig, agent_id: str, items: Sequence[
     for item in items:
         ids = round0_tokens(backend, cfg, agent_id, item)
         if len(ids) > max_tokens:
-            raise ValueError(f"item {item.item_id}: a prompt of {len(ids)} tokens, above max_prompt_tokens {max_tokens}")
+            raise ConfigError("max_prompt_tokens", f"item {item.item_id}: a prompt of {len(ids)} tokens, above "
+                                                   f"{max_tokens}; give a larger --max-prompt-tokens")
         tokens.append(ids)
     right = np.array([names.index(i.answer) for i in items])
     table = np.full((len(items), len(names)), rewards.wrong * rewards.accuracy)

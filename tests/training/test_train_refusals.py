@@ -83,7 +83,7 @@ def test_a_diagnosis_case_longer_than_the_limit_is_one_line_and_records_nothing(
     before = store_rows(db)
     line = _refused(run_main("dcem_clinical", ["train", "--max-prompt-tokens", "100", "--out", str(tmp_path / "o"),
                                                "--db", str(db), "--quiet", "--heldout", "0"]))
-    assert line.startswith("error: max_prompt_tokens: case ") and "above max_prompt_tokens 100" in line
+    assert line.startswith("error: max_prompt_tokens: case ") and "above 100; every training case must fit" in line
     assert "give a larger --max-prompt-tokens" in line
     assert store_rows(db) == before and not (tmp_path / "o").exists()
 
