@@ -109,11 +109,14 @@ CONCEPTS: dict[str, Term] = {
     "label_free": Term("Confusions without labels (Dawid-Skene)", "When cases have no true label, each agent's "
                        "confusion matrix and the class prior can be estimated from the agents' reports alone: an "
                        "iterative fit (expectation-maximisation) treats each case's truth as hidden and assumes the agents err independently given it. The "
-                       "full model needs at least three agents; the one-coin model gives each agent one accuracy and "
-                       "works with two. Labelled cases, a few reviewed escalations for instance, are fixed to their "
-                       "truth. The estimate can come out with its classes permuted or fail when agents err together; "
-                       "such estimates are refused. In this project's measurements labels never stopped mattering: "
-                       "the mediator's system risk was higher with estimated matrices than with counted ones."),
+                       "full model needs at least three agents; the one-coin model gives each agent one accuracy. With "
+                       "two agents the reports cannot tell which one is right when they disagree, so at least six "
+                       "labelled cases on which exactly one of them is right, all for the same agent, are needed. "
+                       "Labelled cases, a few reviewed escalations for instance, are fixed to their truth. The estimate "
+                       "can come out with its classes permuted, rank the agents against the labelled cases or their "
+                       "agreement with each other, or fail when agents err together; such estimates are refused. In "
+                       "this project's measurements labels never stopped mattering: the mediator's system risk was "
+                       "higher with estimated matrices than with counted ones."),
 }
 
 GLOSSARY: dict[str, Term] = {**CONCEPTS, **METRICS, **PARAMETERS}

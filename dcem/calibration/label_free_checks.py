@@ -34,8 +34,8 @@ Every estimate (any number of agents) is then checked (each a problem in words):
   test, over the cases on which one of the two agrees with more of the other agents than
   the other does), the estimate must rank them the same way.  Weaker evidence is not used:
   on the shipped panel of three, the agreement with the third member pointed against the
-  labels for the two strong members in about half of the cells (their errors are not
-  independent given the truth), so an ungated rule refused correct estimates.
+  labels for the two strong members in 13 of the 20 cells (their errors are not
+  independent given the truth), and a rule that used it refused correct estimates.
 
 What is not checked, because the data cannot: the order of two agents that neither the
 labelled cases nor the agreement evidence settles.  An estimate may rank such a pair
@@ -49,8 +49,9 @@ import numpy as np
 
 from common.errors import InputError
 
-__all__ = ["LEVEL", "MIN_DECISIVE", "agent_names", "agreement_order_problems", "agreement_problems",
-           "agreement_evidence", "check_two_agents", "decisive", "estimated_accuracy", "fitted", "order_problems", "sign_test"]
+__all__ = ["LEVEL", "MIN_DECISIVE", "agent_names", "agreement_evidence", "agreement_order_problems",
+           "agreement_problems", "check_two_agents", "decisive", "estimated_accuracy", "fitted", "order_problems",
+           "sign_test"]
 
 LEVEL = 0.05
 """Two-sided level of the sign tests and of the agreement tolerance (over all pairs)."""

@@ -55,9 +55,11 @@ ESTIMATOR_NAMES = {AUTO: "automatic (Dawid-Skene with 3+ agents, else one-coin)"
                    "one-coin": "one-coin Dawid-Skene (one accuracy per agent)"}
 LABEL_FREE_NOTE = (
     "cases without a label are estimated from the agents' reports by the Dawid-Skene model (the labelled ones fixed to "
-    "their truth), which needs every agent's report on every case and at least 10 cases; an estimate whose classes "
-    "look permuted or whose agents come out worse than chance is refused with the reason. Labels still matter: see "
-    "the Glossary's entry on confusions without labels.")
+    "their truth), which needs every agent's report on every case and at least 10 cases. With two agents the reports "
+    "cannot tell which one is right when they disagree, so at least 6 labelled cases on which exactly one of them is "
+    "right, all for the same agent, are needed. An estimate whose classes look permuted, whose agents come out worse "
+    "than chance, or that ranks the agents against the labelled cases or their agreement is refused with the reason. "
+    "Labels still matter: see the Glossary's entry on confusions without labels.")
 """Session-state key of the loaded calibration set (a :class:`CalibrationSet`)."""
 
 SET_PURPOSE = (
