@@ -279,15 +279,17 @@ def test_an_unusable_label_free_estimate_is_refused_and_unloads_the_old_set(page
     assert "dawid-skene cannot identify the agents' matrices from 2 agent(s)" in at.error[0].value
 
 
-def test_a_stored_run_loads_without_its_labels(page: AppTest) -> None:
+def test_a_two_agent_stored_run_without_its_labels_is_refused_with_the_labels_it_needs(page: AppTest) -> None:
+    """Two agents' reports alone cannot say which one is right when they disagree (issue 51):
+    the page says so and how many labelled cases would settle it, and loads nothing."""
     at = page.run()
     at.radio[0].set_value("Stored run").run()
     assert at.selectbox(key="calib_run_estimator").disabled
     at.checkbox(key="calib_run_unlabelled").check().run()
     assert not at.selectbox(key="calib_run_estimator").disabled
     at.button[0].click().run()
-    assert not at.exception
-    loaded = at.session_state["calib_set"]
-    assert loaded.estimator == "one-coin" and (loaded.truth == -1).all()
-    assert at.subheader[0].value.startswith("Loaded: run ui-run S1/seed 0: round-1 dcem reports on the 24 "
-                                            "evaluation cases, without their labels")
+    assert not at.exception and "calib_set" not in at.session_state
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and errors[0].startswith("The set was not loaded: agents: with two agents the reports "
+                                                     "alone cannot tell which one is right when they disagree")
+    assert "at least 6, all for the same agent" in errors[0] and "this set has none" in errors[0]
