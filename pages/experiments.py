@@ -2,8 +2,8 @@
 import streamlit as st
 
 from studio.views.launch_form import SCENARIOS, COMPLIANCE, COMPLIANCE_NAMES, WORLD_NAMES, WORLDS
-from studio.views.metric_tables import metric_words, term_help
-from studio.views.run_compare import run_labels, COMPARISON_METRICS, comparison_table
+from studio.views.metric_tables import term_help
+from studio.views.run_compare import run_labels, COMPARISON_METRICS, comparison_table, metric_namer
 from studio.views.launch_form import SEEDS_RANGE, T_MAX_RANGE, read_launch_form
 from studio.views.run_compare import (changed_outcomes, export_tables, metric_deltas, round_curves,
                               settings_diff, to_csv_bytes, to_parquet_bytes)
@@ -12,6 +12,7 @@ from studio.executor_choice import executor_choice
 from studio.experiment_launch import (launch_spec, queue_launch, run_pending, settle_launch, show_cell_count,
                                       show_last_launch, threshold_choice)
 from studio.experiment_tables import changed_view, deltas_view
+from studio.escalation_cost import escalation_cost_setting
 from studio.tables import MISSING
 from studio.widgets import disclaimer, pick_run, store
 
@@ -59,9 +60,11 @@ run_id = pick_run(db, key="exp_view_run")
 if run_id is None:
     run_pending(db, launch_slot)
     st.stop()
-table = comparison_table(db.metrics(run_id))
-metric = st.selectbox("Metric", COMPARISON_METRICS, key="exp_metric", format_func=metric_words)
-st.plotly_chart(comparison_figure(table, metric), key="exp_fig3")
+m1, m2 = st.columns(2)
+cost = escalation_cost_setting("exp_escalation_cost", m2)
+table = comparison_table(db.metrics(run_id), escalation_cost=cost)
+metric = m1.selectbox("Metric", COMPARISON_METRICS, key="exp_metric", format_func=metric_namer(cost))
+st.plotly_chart(comparison_figure(table, metric, cost), key="exp_fig3")
 curves = round_curves(db, run_id)
 if not curves.empty:
     a, b = st.columns(2)
@@ -86,7 +89,8 @@ else:
     st.write("Settings that differ")
     st.dataframe(settings_diff(db, run_id, other), placeholder=MISSING, hide_index=True)
     st.write("Metric means and differences (other minus selected)")
-    st.dataframe(deltas_view(metric_deltas(db, run_id, other), run_id, other), placeholder=MISSING, hide_index=True)
+    st.dataframe(deltas_view(metric_deltas(db, run_id, other, escalation_cost=cost), run_id, other, cost),
+                 placeholder=MISSING, hide_index=True)
     changed = changed_outcomes(db, run_id, other)
     st.write(f"{len(changed)} cases changed outcome under D-CEM")
     st.dataframe(changed_view(changed, run_id, other), placeholder=MISSING, hide_index=True)

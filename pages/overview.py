@@ -2,8 +2,10 @@
 import streamlit as st
 
 from studio.views.metric_tables import clinical_views, comparison_view, risk_note
-from studio.views.metric_tables import describe_run, run_kind, run_spec, runs_overview
+from studio.views.metric_tables import describe_run, runs_overview
+from studio.views.overview_view import INTRO, run_intro
 from studio.widgets import ProjectError
+from studio.escalation_cost import escalation_cost_setting
 from studio.first_visit import GLOSSARY_GROUPS, offer_demo, page_link, show_terms, start_steps
 from studio.tables import MISSING, runs_table_config, show_metric_table
 from studio.widgets import pick_run, store
@@ -12,11 +14,7 @@ from studio.literal import literal
 st.title("D-CEM Studio")
 st.info("Research and teaching tool, not clinical advice. The mediator never gives treatment "
         "advice; STOP_AND_ESCALATE hands the case to a human.")
-st.write("D-CEM mediates a panel of diagnostic agents: it continues, challenges one agent on a "
-         "dangerous alternative, certifies a low-risk decision, or escalates. Run an experiment "
-         "from a terminal with `python -m dcem run synthetic` (or a clinical run of language-model "
-         "agents with `python -m dcem_clinical run`), then step through its cases on the "
-         "Case walkthrough page.")
+st.write(INTRO)
 start_steps()
 with st.expander("Glossary: what the metrics and parameters mean"):
     page_link("pages/glossary.py", "Open the full glossary")
@@ -28,23 +26,28 @@ db = store()
 run_id = pick_run(db, key="overview_run") if db is not None and offer_demo(db) else None
 if run_id is not None:
     try:
-        metrics = db.metrics(run_id)
+        metrics, runs = db.metrics(run_id), runs_overview(db)
+        intro = run_intro(db, run_id, list(runs["run_id"]))
         st.caption(literal(describe_run(db, run_id)))
-        spread = st.toggle("Show mean ± std over seeds", key="overview_spread")
-        if run_kind(db, run_id) == "clinical":
-            st.subheader(f"Run {literal(run_id)}: clinical tables, mean over seeds")
-            dataset = run_spec(db, run_id).get("dataset", "?")
-            for i, (title, frame) in enumerate(clinical_views(metrics.assign(dataset=dataset), spread=spread)):
+        st.markdown(intro.demo)
+        st.markdown("**Scenarios** (how the agents of the panel err)\n\n" + intro.scenarios)
+        left, right = st.columns(2)
+        spread = left.toggle("Show mean ± std over seeds", key="overview_spread")
+        cost = escalation_cost_setting("overview_escalation_cost", right)
+        st.subheader(literal(intro.heading))
+        if intro.kind == "clinical":
+            views = clinical_views(metrics.assign(dataset=intro.dataset), spread=spread, escalation_cost=cost)
+            for i, (title, frame) in enumerate(views):
                 st.markdown(f"**{title}**")
-                show_metric_table(frame, key=f"overview_clinical_{i}", spread=spread)
-                if "system_risk" in frame.columns:
-                    st.caption(risk_note(metrics))
+                show_metric_table(frame, key=f"overview_clinical_{i}", spread=spread, escalation_cost=cost)
+                if i == 0:
+                    st.caption(risk_note(metrics, cost))
         else:
-            st.subheader(f"Run {literal(run_id)}: method comparison, mean over seeds")
-            show_metric_table(comparison_view(metrics, spread=spread), key="overview_comparison", spread=spread)
-            st.caption(risk_note(metrics))
+            show_metric_table(comparison_view(metrics, spread=spread, escalation_cost=cost), key="overview_comparison",
+                              spread=spread, escalation_cost=cost)
+            st.caption(risk_note(metrics, cost))
         st.subheader("Stored runs")
-        st.dataframe(runs_overview(db), hide_index=True, key="overview_runs", column_config=runs_table_config(),
+        st.dataframe(runs, hide_index=True, key="overview_runs", column_config=runs_table_config(),
                      placeholder=MISSING)
     except ProjectError as exc:
         st.error(f"The run cannot be summarised: {literal(exc)}")

@@ -17,24 +17,27 @@ _MARGIN = {"t": 80, "b": 40}
 _TITLE = {"y": 0.97, "yanchor": "top", "x": 0.0, "xanchor": "left"}
 
 
-def axis_title(metric: str) -> str:
+def axis_title(metric: str, escalation_cost: float | None = None) -> str:
     """A metric's value axis title in words, with its unit."""
-    words = metric_words(metric)
+    words = metric_words(metric, escalation_cost=escalation_cost)
     if is_percent(metric):
         return f"{words} (% of cases)"
     return {"avg_rounds": f"{words} (rounds)", "energy": "energy"}.get(metric, f"{words} (mean loss)")
 
 
-def comparison_figure(table: pd.DataFrame, metric: str) -> go.Figure:
-    """Fig. 3 style: one metric, bars per scenario and method with ± std error bars."""
+def comparison_figure(table: pd.DataFrame, metric: str, escalation_cost: float | None = None) -> go.Figure:
+    """Fig. 3 style: one metric, bars per scenario and method with ± std error bars
+    (``escalation_cost``: the cost the table's risk with escalation was computed at)."""
     part = table[table["metric"] == metric]
     fig = go.Figure()
     for method, rows in part.groupby("method", sort=False, observed=True):
         fig.add_bar(x=rows["scenario"], y=rows["mean"], name=method_label(str(method)),
                     error_y={"type": "data", "array": rows["std"].tolist()})
-    fig.update_layout(barmode="group", height=380, title={"text": metric_words(metric), **_TITLE}, margin=_MARGIN,
+    words = metric_words(metric, escalation_cost=escalation_cost)
+    fig.update_layout(barmode="group", height=380, title={"text": words, **_TITLE}, margin=_MARGIN,
                       legend=LEGEND_ABOVE, xaxis={"title": "scenario"},
-                      yaxis={"title": axis_title(metric), "tickformat": ".0%" if is_percent(metric) else None})
+                      yaxis={"title": axis_title(metric, escalation_cost),
+                             "tickformat": ".0%" if is_percent(metric) else None})
     return fig
 
 

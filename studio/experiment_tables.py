@@ -15,14 +15,15 @@ __all__ = ["deltas_view", "changed_view", "DIFFERENCE"]
 DIFFERENCE = "difference (other − selected)"
 
 
-def deltas_view(frame: pd.DataFrame, run_a: str, run_b: str) -> pd.DataFrame:
-    """:func:`studio.views.run_compare.metric_deltas` in words: shares times 100."""
+def deltas_view(frame: pd.DataFrame, run_a: str, run_b: str, escalation_cost: float | None = None) -> pd.DataFrame:
+    """:func:`studio.views.run_compare.metric_deltas` in words: shares times 100; the risk
+    with escalation named with ``escalation_cost``, the cost it was computed at."""
     if frame.empty:
         return pd.DataFrame(columns=["scenario", "method", "metric", "unit", run_a, run_b, DIFFERENCE])
     scale = frame["metric"].map(lambda m: 100.0 if is_percent(str(m)) else 1.0)
     return pd.DataFrame({
         "scenario": frame["scenario"].astype(str), "method": frame["method"].map(lambda m: method_label(str(m))),
-        "metric": frame["metric"].map(lambda m: metric_words(str(m))),
+        "metric": frame["metric"].map(lambda m: metric_words(str(m), escalation_cost=escalation_cost)),
         "unit": frame["metric"].map(lambda m: "% of cases" if is_percent(str(m)) else
                                     ("rounds" if m == "avg_rounds" else "loss")),
         run_a: frame[run_a] * scale, run_b: frame[run_b] * scale, DIFFERENCE: frame["delta"] * scale})

@@ -28,8 +28,8 @@ KEY_COLUMNS: dict[str, tuple[str, str]] = {
 }
 
 
-def _metric_column(name: str, spread: bool) -> Any:
-    words, tip = metric_words(name), term_help(name)
+def _metric_column(name: str, spread: bool, escalation_cost: float | None = None) -> Any:
+    words, tip = metric_words(name, escalation_cost=escalation_cost), term_help(name)
     if spread:
         return st.column_config.TextColumn(words, help=tip)
     fmt = "%.1f %%" if is_percent(name) else "%.3f"
@@ -37,26 +37,29 @@ def _metric_column(name: str, spread: bool) -> Any:
 
 
 def metric_table(frame: pd.DataFrame, rows: Sequence[str] = ("scenario", "method"), *,
-                 spread: bool = False) -> tuple[pd.DataFrame, dict[str, Any]]:
+                 spread: bool = False, escalation_cost: float | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The frame of :func:`studio.views.metric_tables.wide_metrics` and its column
     configuration: key columns titled, each metric titled in words with its glossary
-    tooltip, shares as "12.5 %" (``spread``: the cells are already text)."""
+    tooltip, shares as "12.5 %" (``spread``: the cells are already text); the risk with
+    escalation titled with ``escalation_cost``, the cost its values were computed at
+    (None: the default 0.5)."""
     config: dict[str, Any] = {}
     for key in rows:
         title, tip = KEY_COLUMNS.get(key, (key, ""))
         config[key] = st.column_config.TextColumn(title, help=tip or None)
     for name in metric_columns(frame, rows):
-        config[name] = _metric_column(str(name), spread)
+        config[name] = _metric_column(str(name), spread, escalation_cost)
     return frame, config
 
 
 def show_metric_table(frame: pd.DataFrame, *, key: str, rows: Sequence[str] = ("scenario", "method"),
-                      spread: bool = False, empty: str = "No metrics stored for this run.") -> None:
+                      spread: bool = False, empty: str = "No metrics stored for this run.",
+                      escalation_cost: float | None = None) -> None:
     """``st.dataframe`` of :func:`metric_table` (or the ``empty`` caption)."""
     if frame.empty:
         st.caption(empty)
         return
-    shown, config = metric_table(frame, rows, spread=spread)
+    shown, config = metric_table(frame, rows, spread=spread, escalation_cost=escalation_cost)
     st.dataframe(shown, hide_index=True, key=key, column_config=config, placeholder=MISSING)
 
 

@@ -89,12 +89,13 @@ def axis_range(values: Sequence[float], share: bool) -> list[float]:
 
 
 def tradeoff_figure(sweep: pd.DataFrame, parameter: str, current: float, current_metrics: Mapping[str, float],
-                    y: str, original_metrics: Mapping[str, float] | None = None) -> go.Figure:
+                    y: str, original_metrics: Mapping[str, float] | None = None, *,
+                    escalation_cost: float | None = None) -> go.Figure:
     """Escalation share against ``y`` while one parameter sweeps, each point labelled with its
     value; the current settings (and the run's own, when given) marked.  Shares are drawn in
     percent on axes within 0-100 %, and every marker lies inside the plot."""
     ok = sweep[sweep["valid"]]
-    words, share = metric_words(y), is_percent(y)
+    words, share = metric_words(y, escalation_cost=escalation_cost), is_percent(y)
     y_top = axis_range(list(ok[y]) + [current_metrics[y]] + ([original_metrics[y]] if original_metrics else []),
                        share)[1]
     fig = go.Figure()

@@ -23,7 +23,7 @@ METRICS: dict[str, Term] = {
     "risk": Term("Expected loss", "Mean loss L(d, y) of the final decision d against the true label y, "
                  "escalated cases included."),
     "system_risk": Term(SYSTEM_WORDS, "Mean loss of the cases the system decided itself, over all cases: an "
-                        "escalated case counts 0, as if the person who takes it over cost nothing (App. E's R_L^sys)."),
+                        "escalated case counts 0, as if the person who takes it over cost nothing."),
     CHARGED: Term(charged_words(), "System risk with every escalated case charged the cost of an escalation "
                   "instead of 0: the mean of the loss of each decided case and the escalation cost of each escalated "
                   "one, in the loss's units. The cost is stated in the column's name (0.5 unless set otherwise, the "

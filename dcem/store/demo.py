@@ -23,8 +23,8 @@ from common.db import PROJECT_ROOT
 from dcem.store.database import Store
 from dcem.store.run_import import import_run_export, stored_run_ids
 
-__all__ = ["DEMO_EXPORTS", "FEATURED_RUN", "PANEL_EXPORTS", "TRIO_EXPORT", "VIEWS_EXPORT", "demo_run_ids", "ensure_demo",
-           "opening_run"]
+__all__ = ["DEMO_EXPORTS", "FEATURED_RUN", "PANEL_EXPORTS", "TRIO_EXPORT", "VIEWS_EXPORT", "demo_run_exports",
+           "demo_run_ids", "ensure_demo", "opening_run"]
 
 _RESULTS = PROJECT_ROOT / "data" / "results"
 # a statistical agent fit on CAL beside SmolLM2, both datasets (REPRODUCTION.md, "Informative panels")
@@ -51,18 +51,23 @@ def ensure_demo(store: Store, exports: tuple[Path, ...] = DEMO_EXPORTS) -> list[
 
 
 @lru_cache(maxsize=1)
-def demo_run_ids() -> frozenset[str]:
-    """The run ids the shipped demo exports hold (read from their manifests; an export
-    that is missing or unreadable contributes none)."""
-    ids: set[str] = set()
+def demo_run_exports() -> dict[str, str]:
+    """The shipped demo exports' run ids, each with the name of its export folder (read from
+    their manifests; an export that is missing or unreadable contributes none)."""
+    found: dict[str, str] = {}
     for directory in DEMO_EXPORTS:
         try:
             manifest = json.loads((directory / "manifest.json").read_text())
         except (OSError, ValueError):
             continue
         runs = manifest.get("runs") if isinstance(manifest, dict) else None
-        ids.update(str(r["run_id"]) for r in runs or () if isinstance(r, dict) and "run_id" in r)
-    return frozenset(ids)
+        found.update({str(r["run_id"]): directory.name for r in runs or () if isinstance(r, dict) and "run_id" in r})
+    return found
+
+
+def demo_run_ids() -> frozenset[str]:
+    """The run ids the shipped demo exports hold (:func:`demo_run_exports`)."""
+    return frozenset(demo_run_exports())
 
 
 def opening_run(newest_first: Sequence[str]) -> str | None:

@@ -19,6 +19,7 @@ from typing import Sequence
 import pandas as pd
 
 from dcem_clinical.report.tables import MIX, detail_table, table1, table6, table7
+from dcem.analysis.charged_risk import DEFAULT_COST, charged_words
 from dcem.analysis.glossary import METRICS, RATE_METRICS
 from dcem.analysis.report import comparison_table
 from dcem.core.vocabulary import method_label
@@ -26,7 +27,7 @@ from dcem.core.vocabulary import method_label
 from dcem.analysis.glossary import metric_words, term_help
 from dcem.analysis.run_info import describe_run, run_kind, run_spec, runs_overview
 
-__all__ = ["PERCENT_METRICS", "is_percent", "wide_metrics", "comparison_view", "clinical_views",
+__all__ = ["PERCENT_METRICS", "CLINICAL_TITLES", "is_percent", "wide_metrics", "comparison_view", "clinical_views",
            "metric_columns", "risk_note"]
 
 # shares shown in percent: the glossary's rates, the clinical parse-error rate, the action mix
@@ -99,10 +100,13 @@ def metric_columns(wide: pd.DataFrame, rows: Sequence[str]) -> list[str]:
     return [c for c in wide.columns if c not in set(rows)]
 
 
-def comparison_view(metrics: pd.DataFrame, *, spread: bool = False) -> pd.DataFrame:
+def comparison_view(metrics: pd.DataFrame, *, spread: bool = False,
+                    escalation_cost: float = DEFAULT_COST) -> pd.DataFrame:
     """A synthetic run's method comparison (mean over seeds): rows scenario x method, the
-    share decided just before the system risk."""
-    wide = wide_metrics(comparison_table(metrics), rows=["scenario", "method"], spread=spread)
+    share decided just before the system risk, the risk with escalation at
+    ``escalation_cost`` just after it."""
+    wide = wide_metrics(comparison_table(metrics, escalation_cost=escalation_cost), rows=["scenario", "method"],
+                        spread=spread)
     if {"decided_rate", "system_risk"} <= set(wide.columns):
         columns = [c for c in wide.columns if c != "decided_rate"]
         columns.insert(columns.index("system_risk"), "decided_rate")
@@ -110,11 +114,15 @@ def comparison_view(metrics: pd.DataFrame, *, spread: bool = False) -> pd.DataFr
     return wide
 
 
-def risk_note(metrics: pd.DataFrame) -> str:
-    """The sentence shown under a table with system risk: an escalated case counts 0, and
-    how much D-CEM decided itself (lowest and highest scenario mean over seeds)."""
-    text = ("System risk and harmful consensus count only the cases a method decided itself: an escalated "
-            "case counts 0, because a person takes it over. Read them beside Decided.")
+def risk_note(metrics: pd.DataFrame, escalation_cost: float = DEFAULT_COST) -> str:
+    """The sentence shown under a table with system risk: an escalated case counts 0 there,
+    the risk with escalation charges it ``escalation_cost``, and how much D-CEM decided
+    itself (lowest and highest scenario mean over seeds)."""
+    charged = charged_words(escalation_cost)
+    text = ("System risk (escalation free) and harmful consensus count only the cases a method decided itself: an "
+            "escalated case counts 0, as if the person who takes it over cost nothing. "
+            f"{charged} counts each escalated case {escalation_cost:g} instead (an ordinary error costs 1). "
+            "Read them beside Decided.")
     dcem = metrics[(metrics["method"] == "dcem") & (metrics["metric"] == "decided_rate")]
     if dcem.empty:
         return text
@@ -124,14 +132,19 @@ def risk_note(metrics: pd.DataFrame) -> str:
     return f"{text} D-CEM decided {share} of cases; the baselines decide every case."
 
 
-def clinical_views(metrics: pd.DataFrame, *, spread: bool = False) -> list[tuple[str, pd.DataFrame]]:
-    """A clinical run's tables (Tables 6, 7 and 1 and the detail table), each as
-    (title, wide frame with rows scenario x method); ``metrics`` carries a ``dataset``
-    column (one dataset per run)."""
-    titles = (("Table 6: system risk and harmful consensus", partial(table6, decided=True)),
-              ("Table 7: D-CEM escalation rate and mean rounds", table7),
-              ("Table 1: D-CEM with and without STOP_AND_ESCALATE", partial(table1, decided=True)),
-              ("Accuracy, parse-error rate and D-CEM action mix", detail_table))
+CLINICAL_TITLES = ("Risk and harmful consensus by method", "How often D-CEM escalated, and after how many rounds",
+                   "D-CEM with and without escalation", "Accuracy, unusable answers and D-CEM's actions")
+
+
+def clinical_views(metrics: pd.DataFrame, *, spread: bool = False,
+                   escalation_cost: float = DEFAULT_COST) -> list[tuple[str, pd.DataFrame]]:
+    """A clinical run's tables (the seed's Tables 6, 7 and 1 and the detail table), each as
+    (title, wide frame with rows scenario x method), titled by what they show
+    (:data:`CLINICAL_TITLES`); the risk tables carry the risk with escalation at
+    ``escalation_cost``; ``metrics`` carries a ``dataset`` column (one dataset per run)."""
+    builds = (partial(table6, decided=True, escalation_cost=escalation_cost), table7,
+              partial(table1, decided=True, escalation_cost=escalation_cost), detail_table)
+    titles = tuple(zip(CLINICAL_TITLES, builds))
     out = []
     for title, build in titles:
         long = build(metrics).sort_values(["scenario", "method"], kind="stable")

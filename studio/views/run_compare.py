@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import io
 import json
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 
+from dcem.analysis.charged_risk import DEFAULT_COST
+from dcem.analysis.glossary import metric_words
 from dcem.analysis.report import comparison_table
 from dcem.store.database import Store
 from dcem.store.run_reads import cell_labels, changed_outcomes, round_accuracy_energy, run_spec_text
@@ -14,7 +16,7 @@ from dcem.store.run_reads import cell_labels, changed_outcomes, round_accuracy_e
 from dcem.analysis.run_info import run_labels
 from dcem.analysis.report import COMPARISON_METRICS
 
-__all__ = ["round_curves", "settings_diff", "metric_deltas", "changed_outcomes", "export_tables",
+__all__ = ["round_curves", "settings_diff", "metric_deltas", "metric_namer", "changed_outcomes", "export_tables",
            "with_label_names", "to_csv_bytes", "to_parquet_bytes", "stopped_note", "STOPPED_NOTE"]
 
 # Columns of the exported tables that hold an index into the cell's label set.
@@ -72,10 +74,17 @@ def settings_diff(store: Store, run_a: str, run_b: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["setting", run_a, run_b])
 
 
-def metric_deltas(store: Store, run_a: str, run_b: str) -> pd.DataFrame:
-    """Mean metrics of both runs per (scenario, method, metric) and the difference b - a."""
-    ta = comparison_table(store.metrics(run_a))[["scenario", "method", "metric", "mean"]]
-    tb = comparison_table(store.metrics(run_b))[["scenario", "method", "metric", "mean"]]
+def metric_namer(escalation_cost: float = DEFAULT_COST) -> Callable[[str], str]:
+    """A metric's name in words, the risk with escalation's with ``escalation_cost`` in it."""
+    return lambda name: metric_words(str(name), escalation_cost=escalation_cost)
+
+
+def metric_deltas(store: Store, run_a: str, run_b: str, *, escalation_cost: float = DEFAULT_COST) -> pd.DataFrame:
+    """Mean metrics of both runs per (scenario, method, metric) and the difference b - a
+    (the risk with escalation at ``escalation_cost`` among them)."""
+    keep = ["scenario", "method", "metric", "mean"]
+    ta = comparison_table(store.metrics(run_a), escalation_cost=escalation_cost)[keep]
+    tb = comparison_table(store.metrics(run_b), escalation_cost=escalation_cost)[keep]
     ta["method"], tb["method"] = ta["method"].astype(str), tb["method"].astype(str)
     merged = ta.merge(tb, on=["scenario", "method", "metric"], how="outer", suffixes=("_a", "_b"))
     merged["delta"] = merged["mean_b"] - merged["mean_a"]

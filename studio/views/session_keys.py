@@ -13,6 +13,9 @@ RUN_PICKS = "_run_picks"
 RUN_SHOWN = "_run_shown"
 MEMO_SLOTS = "_memo"  # the what-if memo's replays and re-scorings
 
+# every page showing a risk: what an escalated case is charged in the risk with escalation
+ESCALATION_COST = "escalation_cost"
+
 # Experiments: the last launch, the running one, the one Run asked for
 EXP_LAUNCH = "exp_launch"
 EXP_ACTIVE = "exp_active"

@@ -185,3 +185,36 @@ def test_stop_keeps_the_page_and_says_how_far_the_run_got(run_db: Path, tmp_path
     assert any(f"Run {stopped}: 1 cell computed, 1 already stored." == s.value for s in at.success)
     with Store(db) as store:
         assert len(store.done_cells(stopped)) == 2 and len(store.runs()) == 2
+
+
+def test_the_risk_with_escalation_stands_beside_system_risk(run_db: Path, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 51, item 5: the chart's metric list and the run comparison carry the risk with
+    escalation charged at the page's stated cost, named apart from the escalation-free one."""
+    from tests.dcem.test_store import fake_result
+
+    db = _copy(run_db, tmp_path, monkeypatch, "charged.duckdb")
+    with Store(db) as store:
+        result = fake_result()
+        store.ensure_run("other-run", kind="synthetic", spec={}, config=result.config, seeds=[0])
+        store.save_cell("other-run", result)
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert not at.exception
+    select = at.selectbox(key="exp_metric")
+    assert select.options.index("Risk with escalation at 0.5") == select.options.index("System risk (escalation free)") + 1
+    select.set_value("charged_risk").run()
+    assert "Risk with escalation at 0.5" in at.get("plotly_chart")[0].proto.spec
+    at.selectbox(key="exp_view_run").set_value("ui-run").run()
+    at.selectbox(key="exp_other").set_value("other-run").run()
+    assert not at.exception
+    deltas = next(d.value for d in at.dataframe if DIFFERENCE in d.value.columns)
+    assert {"System risk (escalation free)", "Risk with escalation at 0.5"} <= set(deltas["metric"])
+    at.number_input(key="exp_escalation_cost").set_value(1.0).run()
+    assert not at.exception
+    deltas = next(d.value for d in at.dataframe if DIFFERENCE in d.value.columns)
+    charged = deltas[deltas["metric"] == "Risk with escalation at 1"].set_index(["scenario", "method"])
+    free = deltas[deltas["metric"] == "System risk (escalation free)"].set_index(["scenario", "method"])
+    escalated = deltas[deltas["metric"] == "Escalated"].set_index(["scenario", "method"])
+    assert len(charged) == len(free) > 0
+    assert ((charged["ui-run"] - free["ui-run"] - escalated["ui-run"] / 100).abs() < 1e-9).all()
+    assert "Risk with escalation at 1" in at.get("plotly_chart")[0].proto.spec

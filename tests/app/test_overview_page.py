@@ -7,12 +7,13 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from dcem.analysis.glossary import term_help
-from studio.views.metric_tables import comparison_view
+from studio.views.metric_tables import CLINICAL_TITLES, comparison_view
 from dcem.store.database import Store
 from dcem.store.demo import DEMO_EXPORTS
 from dcem.store.run_export import load_run_export
@@ -55,6 +56,15 @@ def test_create_demo_data_imports_the_shipped_runs_and_shows_them(monkeypatch: p
     assert at.dataframe and all(d.proto.placeholder == "—" for d in at.dataframe)
     at.run()  # the next visit: runs are stored, no button
     assert "overview_create_demo" not in [b.key for b in at.button] and not at.exception
+    # a newcomer reads that these are the demo data and what the featured run shows (issue 51, item 13)
+    assert any(m.value.startswith(f"Demo data: the store holds {len(ids)} runs shipped with the project")
+               and "two statistical members that each read part of a case" in m.value for m in at.markdown)
+    # the featured run's S3a (issue 51, item 5): escalation free D-CEM is below Single best, charged at 0.5 above
+    risk = at.dataframe[0].value
+    s3a = risk[risk["scenario"] == "S3a"].set_index("method")
+    assert s3a.loc["D-CEM", "system_risk"] == pytest.approx(0.116)
+    assert s3a.loc["D-CEM", "charged_risk"] == pytest.approx(0.368)
+    assert s3a.loc["Single best", "charged_risk"] == pytest.approx(0.226)
 
 
 def test_where_to_start_links_three_pages(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -117,16 +127,19 @@ def test_a_clinical_run_shows_the_clinical_tables(monkeypatch: pytest.MonkeyPatc
     at = _app(monkeypatch, db)
     at.selectbox(key="overview_run").select(run_id).run()
     assert not at.exception
-    assert len(at.dataframe) == 5  # Tables 6, 7, 1, the detail table, the stored runs
-    assert [m.value for m in at.markdown if m.value.startswith("**Table")] == [
-        "**Table 6: system risk and harmful consensus**", "**Table 7: D-CEM escalation rate and mean rounds**",
-        "**Table 1: D-CEM with and without STOP_AND_ESCALATE**"]
-    table6 = at.dataframe[0].value
-    assert list(table6.columns) == ["scenario", "method", "decided_rate", "system_risk", "harmful_consensus"]
-    assert (table6.loc[table6["method"] != "D-CEM", "decided_rate"] == 100.0).all()
-    notes = [c.value for c in at.caption if c.value.startswith("System risk and harmful consensus count only")]
-    assert len(notes) == 2  # under Table 6 and Table 1, each with D-CEM's share decided
-    assert all("an escalated case counts 0" in n and "D-CEM decided " in n for n in notes)
+    assert len(at.dataframe) == 5  # the four clinical tables, the stored runs
+    # tables named by what they show, not by the paper's numbers (issue 51, item 13)
+    titles = [m.value for m in at.markdown if m.value.startswith("**") and m.value.endswith("**")]
+    assert [f"**{t}**" for t in CLINICAL_TITLES] == [t for t in titles if t.strip("*") in CLINICAL_TITLES]
+    assert not [m.value for m in at.markdown if "Table 6" in m.value or "Table 1" in m.value]
+    risk_table = at.dataframe[0].value
+    assert list(risk_table.columns) == ["scenario", "method", "decided_rate", "system_risk", "charged_risk",
+                                        "harmful_consensus"]
+    assert (risk_table.loc[risk_table["method"] != "D-CEM", "decided_rate"] == 100.0).all()
+    notes = [c.value for c in at.caption if c.value.startswith("System risk (escalation free) and harmful consensus")]
+    assert len(notes) == 1  # said once, under the first risk table, with D-CEM's share decided
+    assert "an escalated case counts 0" in notes[0] and "D-CEM decided " in notes[0]
+    assert "Risk with escalation at 0.5 counts each escalated case 0.5" in notes[0]
 
 
 def test_a_store_with_a_run_keeps_the_disclaimer(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -140,3 +153,41 @@ def test_a_store_with_a_run_keeps_the_disclaimer(monkeypatch: pytest.MonkeyPatch
     assert any("demo-run" in s.value for s in at.subheader)
     assert any("not clinical advice" in i.value for i in at.info)
     assert "overview_create_demo" not in [b.key for b in at.button]
+
+
+def test_the_overview_explains_the_scenarios_and_where_runs_are_launched(monkeypatch: pytest.MonkeyPatch,
+                                                                           run_db: Path) -> None:
+    """Issue 51, item 13: S1-S3b in one line each where the run names them, the Experiments
+    page as the place to launch runs, a run of one's own said to be one."""
+    at = _app(monkeypatch, run_db)
+    assert not at.exception
+    intro = next(m.value for m in at.markdown if m.value.startswith("D-CEM mediates a panel"))
+    assert "on the Experiments page" in intro
+    scenarios = next(m.value for m in at.markdown if m.value.startswith("**Scenarios**"))
+    lines = [line for line in scenarios.splitlines() if line.startswith("- **S")]
+    assert [line.split("**")[1] for line in lines] == ["S1", "S2", "S3a", "S3b"]
+    assert all(line.endswith(".") and len(line) < 160 for line in lines)
+    assert any(m.value.startswith("This run is not part of the demo data") for m in at.markdown)
+
+
+def test_the_method_comparison_shows_the_risk_with_escalation_beside_system_risk(
+        monkeypatch: pytest.MonkeyPatch, run_db: Path) -> None:
+    """Issue 51, item 5: the charged risk beside the escalation-free one, each named, at the
+    cost the page states; another cost moves the column and its title."""
+    at = _app(monkeypatch, run_db)
+    shown, columns = at.dataframe[0].value, json.loads(at.dataframe[0].proto.columns)
+    order = list(shown.columns)
+    assert order[order.index("system_risk") + 1] == "charged_risk"
+    assert columns["system_risk"]["label"] == "System risk (escalation free)"
+    assert columns["charged_risk"]["label"] == "Risk with escalation at 0.5"
+    assert at.number_input(key="overview_escalation_cost").value == 0.5
+    dcem = shown[shown["method"] == "D-CEM"]
+    assert (dcem["escalation_rate"] > 0).any()  # so the charge shows
+    assert np.allclose(dcem["charged_risk"], dcem["system_risk"] + 0.5 * dcem["escalation_rate"] / 100)
+    at.number_input(key="overview_escalation_cost").set_value(2.0).run()
+    assert not at.exception
+    shown, columns = at.dataframe[0].value, json.loads(at.dataframe[0].proto.columns)
+    assert columns["charged_risk"]["label"] == "Risk with escalation at 2"
+    dcem = shown[shown["method"] == "D-CEM"]
+    assert np.allclose(dcem["charged_risk"], dcem["system_risk"] + 2.0 * dcem["escalation_rate"] / 100)
+    assert any("Risk with escalation at 2 counts each escalated case 2 instead" in c.value for c in at.caption)

@@ -24,8 +24,9 @@ from studio.whatif_view import STALE_NOTE, sweep_caption
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "whatif.py")
-# the five headline cards unchanged: four shares in percentage points, then the system risk
-UNCHANGED = ["+0.0 points vs original"] * 4 + ["+0.000 vs original"]
+# the six headline cards unchanged: four shares in percentage points, then the system risk and the risk
+# with escalation
+UNCHANGED = ["+0.0 points vs original"] * 4 + ["+0.000 vs original"] * 2
 
 
 def _open(source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[AppTest, Path]:
@@ -381,3 +382,29 @@ def test_an_eps_sweep_covers_the_whole_slider_range_keeping_each_cells_order(run
     assert low[0] > 0.0 and low[0] <= min(c.config.eps_safe for c in replay.cells) + PAIR_GAP
     text = sweep_caption(curve, "eps_safe", "harmful_consensus", moved=pair_moves(replay, {}, "eps_safe", grid))
     assert "eps_low is not on the right side of eps_safe; there it is raised to just above" in text
+
+
+def test_the_risk_with_escalation_stands_beside_system_risk(page: tuple[AppTest, Path]) -> None:
+    """Issue 51, item 5: the headline cards, the metrics table and the per-scenario table carry
+    the risk with escalation beside the escalation-free system risk, at the session's cost."""
+    from studio.views.session_keys import ESCALATION_COST
+
+    at = page[0].run()
+    assert [m.label for m in at.metric][-2:] == ["System risk (escalation free)", "Risk with escalation at 0.5"]
+    at.slider(key="wi_eps_safe").set_value(0.0).run()
+    assert not at.exception and not at.error
+    table = _table(at)
+    assert table.loc["charged_risk", "metric"] == "Risk with escalation at 0.5"
+    expected = table.loc["system_risk", "current"] + 0.5 * table.loc["escalation_rate", "current"] / 100
+    assert table.loc["charged_risk", "current"] == pytest.approx(expected)
+    assert table.loc["escalation_rate", "current"] > 0  # so the charge shows
+    scenarios = next(d for d in at.dataframe if "n_cases" in d.value.columns)
+    order = list(scenarios.value.columns)
+    assert order[order.index("system_risk") + 1] == "charged_risk"
+    assert json.loads(scenarios.proto.columns)["charged_risk"]["label"] == "Risk with escalation at 0.5"
+    at.session_state[ESCALATION_COST] = 2.0  # as the Overview's or the Experiments page's input sets it
+    at.run()
+    table = _table(at)
+    assert table.loc["charged_risk", "metric"] == "Risk with escalation at 2"
+    expected = table.loc["system_risk", "current"] + 2.0 * table.loc["escalation_rate", "current"] / 100
+    assert table.loc["charged_risk", "current"] == pytest.approx(expected)
