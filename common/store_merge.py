@@ -37,6 +37,7 @@ from typing import Sequence
 import duckdb
 
 from common.db import Database, StoreBusyError, StoreError
+from common.work import Progress
 from common.interrupts import deferred_interrupt, is_interrupt
 from common.merge_checks import SOURCE, MergeRefused, RowCheck, find_broken, quote
 
@@ -289,12 +290,20 @@ def _take_superseding(cur: duckdb.DuckDBPyConnection, step: _Step) -> int:
 
 
 def _merge_all(cur: duckdb.DuckDBPyConnection, src: Path, plan: dict[str, list[str]], tables: frozenset[str],
-               checks: Sequence[RowCheck]) -> tuple[TableMerge, ...]:
-    """Count, check every incoming row, then write (inside the caller's transaction)."""
+               checks: Sequence[RowCheck], progress: Progress | None = None) -> tuple[TableMerge, ...]:
+    """Count, check every incoming row, then write (inside the caller's transaction);
+    ``progress`` hears of the checks and of each table written."""
     steps = _count(cur, plan)
+    if progress is not None:
+        progress(0, len(steps) + 1, "checking every incoming row")
     find_broken(cur, src.name, plan, {s.table: s.incoming() for s in steps if s.brings()},
                 {s.table for s in steps if s.present}, checks, tables)
-    return tuple(_merge_table(cur, step) if step.total else TableMerge(step.table, 0, 0, 0) for step in steps)
+    done = []
+    for i, step in enumerate(steps):
+        if progress is not None:
+            progress(i + 1, len(steps) + 1, f"merging {step.table}")
+        done.append(_merge_table(cur, step) if step.total else TableMerge(step.table, 0, 0, 0))
+    return tuple(done)
 
 
 def _rollback(cur: duckdb.DuckDBPyConnection) -> None:
@@ -306,7 +315,8 @@ def _rollback(cur: duckdb.DuckDBPyConnection) -> None:
         pass
 
 
-def merge_store(target: Database, source: str | os.PathLike[str], checks: Sequence[RowCheck]) -> MergeReport:
+def merge_store(target: Database, source: str | os.PathLike[str], checks: Sequence[RowCheck],
+                progress: Progress | None = None) -> MergeReport:
     """Copy the rows of the store file ``source`` that ``target`` lacks (see the module
     docstring), each checked by the rules ``checks`` of its table (a table with rows to
     bring and no rule is refused); :class:`StoreError` (:class:`MergeRefused` for a row
@@ -326,7 +336,7 @@ def merge_store(target: Database, source: str | os.PathLike[str], checks: Sequen
             plan, tables = _plan(cur, src)
             cur.execute("BEGIN TRANSACTION")
             try:
-                done = _merge_all(cur, src, plan, tables, checks)
+                done = _merge_all(cur, src, plan, tables, checks, progress)
                 with deferred_interrupt():  # a Ctrl-C cannot split the commit from its report
                     cur.execute("COMMIT")
             except BaseException:

@@ -26,6 +26,7 @@ import duckdb
 import pandas as pd
 
 from common.errors import InputError
+from common.work import Progress
 from common.export_schema import Schema, check_columns, check_file, check_rows, file_sha256, parquet_columns, select_sql
 from dcem.store.export_manifest import TABLES, run_cells
 
@@ -193,15 +194,20 @@ def _check_panels(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def read_tables(directory: Path, files: Mapping[str, Mapping[str, Any]],
-                manifest: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
+                manifest: Mapping[str, Any], progress: Progress | None = None) -> dict[str, pd.DataFrame]:
     """Every table of the export in ``directory`` as a DataFrame (columns as in
     :data:`SCHEMAS`), after the checks above; ``files`` and ``manifest`` as
-    :func:`~dcem.store.export_manifest.check_manifest` accepted them."""
+    :func:`~dcem.store.export_manifest.check_manifest` accepted them.  ``progress(done,
+    total, label)`` hears of each table before it is read and of the key checks."""
     con = duckdb.connect()
     try:
         con.execute("SET enable_progress_bar = false")
-        for table in TABLES:
+        for i, table in enumerate(TABLES):
+            if progress is not None:
+                progress(i, len(TABLES) + 1, f"reading and checking {files[table]['name']}")
             _load(con, directory, table, files[table])
+        if progress is not None:
+            progress(len(TABLES), len(TABLES) + 1, "checking the tables' keys against each other")
         _check_relations(con, manifest)
         return {t: con.execute(f"SELECT {', '.join(c for c, _ in SCHEMAS[t])} FROM {t}").df()  # noqa: S608
                 for t in TABLES}

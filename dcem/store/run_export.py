@@ -191,11 +191,12 @@ def _read_manifest(directory: Path) -> tuple[dict[str, Any], dict[str, dict[str,
     return manifest, check_manifest(manifest, str(path))
 
 
-def load_run_export(directory: str | os.PathLike[str]) -> RunExport:
+def load_run_export(directory: str | os.PathLike[str], progress: Progress | None = None) -> RunExport:
     """Read an export written by :func:`write_run_export`: every manifest field, each
     file's size, sha256, row count and schema, keys and the rows' runs, cells and cases
     are checked (:mod:`dcem.store.export_manifest`, :mod:`dcem.store.export_tables`);
-    InputError naming the field or file otherwise."""
+    InputError naming the field or file otherwise.  ``progress(done, total, label)`` hears
+    of each table read (:func:`~dcem.store.export_tables.read_tables`)."""
     where = Path(directory)
     manifest, files = _read_manifest(where)
-    return RunExport(directory=where, manifest=manifest, **read_tables(where, files, manifest))
+    return RunExport(directory=where, manifest=manifest, **read_tables(where, files, manifest, progress))

@@ -25,6 +25,7 @@ import pandas as pd
 
 from common.db import StoreError
 from common.errors import InputError
+from common.work import Progress
 from dcem.store.database import Store
 from dcem.store.run_export import TABLES, RunExport, load_run_export
 from dcem.store.trace_detail import state_columns
@@ -116,14 +117,17 @@ def _insert(con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame) -> 
         con.unregister("_import_frame")
 
 
-def _write(store: Store, runs: list[dict[str, Any]], frames: dict[str, pd.DataFrame]) -> None:
+def _write(store: Store, runs: list[dict[str, Any]], frames: dict[str, pd.DataFrame],
+           progress: Progress | None = None) -> None:
     """Every row in one transaction; StoreError (the store unchanged) when DuckDB refuses one."""
     con = store.con
     con.execute("SET enable_progress_bar = false")  # no terminal bar while a dashboard starts
     con.execute("BEGIN TRANSACTION")
     try:
         _insert(con, "runs", pd.DataFrame(runs))
-        for table, frame in frames.items():
+        for i, (table, frame) in enumerate(frames.items()):
+            if progress is not None:
+                progress(i, len(frames), f"writing {len(frame):,} rows of {table}")
             _insert(con, table, frame)
         con.execute("COMMIT")
     except duckdb.Error as exc:
@@ -134,15 +138,16 @@ def _write(store: Store, runs: list[dict[str, Any]], frames: dict[str, pd.DataFr
         raise
 
 
-def import_run_export(store: Store, directory: str | os.PathLike[str]) -> list[str]:
+def import_run_export(store: Store, directory: str | os.PathLike[str], progress: Progress | None = None) -> list[str]:
     """Import the runs of the export in ``directory`` that ``store`` does not hold yet.
 
     Returns the ids of the runs imported (empty when the store holds them all).  Raises
     :class:`~common.errors.InputError` for a missing, modified or malformed export and
     :class:`~common.db.StoreError` when the store refuses the rows; either way nothing is
-    written.
+    written.  ``progress(done, total, label)`` hears of each step: each table read and
+    checked, the rows shaped, each table written.
     """
-    export = load_run_export(directory)
+    export = load_run_export(directory, progress)
     runs = [_run_row(entry) for entry in export.manifest["runs"]]
     _check_run_ids(export, {r["run_id"] for r in runs})
     present = stored_run_ids(store)
@@ -150,6 +155,8 @@ def import_run_export(store: Store, directory: str | os.PathLike[str]) -> list[s
     if not new:
         return []
     ids = [r["run_id"] for r in new]
+    if progress is not None:
+        progress(0, 1, f"shaping the rows of {len(ids)} run(s) for the store")
     frames = _frames(export, ids, {r["run_id"]: r["finished_at"] or r["created_at"] for r in new})
-    _write(store, new, frames)
+    _write(store, new, frames, progress)
     return ids

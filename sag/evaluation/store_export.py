@@ -30,6 +30,7 @@ from typing import Any, Iterator, Sequence
 import duckdb
 import pandas as pd
 
+from common.db import default_db_path
 from common.errors import InputError
 from common.export_schema import (Schema, check_columns, check_entries, check_file, check_rows, check_unlisted,
                                   parquet_columns, quote, refuse, select_sql)
@@ -37,6 +38,7 @@ from common.interrupts import is_interrupt
 from common.scratch import scratch_folder
 from common.store_merge import MergeReport, merge_store
 from common.table_export import MANIFEST, copy_query, make_out_folder, read_manifest, write_manifest
+from common.work import Progress
 from sag.store.merge_checks import sag_store_checks
 from sag.store.tables import SagStore
 
@@ -158,13 +160,15 @@ def _schemas(store: SagStore) -> dict[str, tuple[Schema, frozenset[str]]]:
     return {t: (tuple(c), frozenset(o)) for t, (c, o) in out.items()}
 
 
-def _load(raw: Path, folder: Path, files: Sequence[dict[str, Any]]) -> None:
+def _load(raw: Path, folder: Path, files: Sequence[dict[str, Any]], progress: Progress | None = None) -> None:
     """A store of the current schema at ``raw`` holding the export's rows, each file's
-    columns checked against its table first."""
+    columns checked against its table first (``progress`` hears of each file)."""
     with SagStore(raw) as store:
         schemas = _schemas(store)
-        for entry in files:
+        for i, entry in enumerate(files):
             table, path = str(entry["table"]), folder / str(entry["name"])
+            if progress is not None:
+                progress(i, len(files), f"reading and checking {entry['name']}")
             if table not in schemas:
                 raise refuse(str(path), f"holds the table {table}, which this version does not have; "
                                         "nothing was imported")
@@ -185,7 +189,7 @@ def _load(raw: Path, folder: Path, files: Sequence[dict[str, Any]]) -> None:
 
 
 @contextlib.contextmanager
-def _unpacked(folder: Path, eval_id: str | None) -> Iterator[Path]:
+def _unpacked(folder: Path, eval_id: str | None, progress: Progress | None = None) -> Iterator[Path]:
     """The export in ``folder`` checked and loaded into a scratch store (its path), which
     is removed when the block ends."""
     manifest = read_store_manifest(folder)
@@ -194,7 +198,7 @@ def _unpacked(folder: Path, eval_id: str | None) -> Iterator[Path]:
     try:
         with scratch_folder("sag-export-") as tmp:
             raw = tmp / "export.duckdb"
-            _load(raw, folder, manifest["files"])
+            _load(raw, folder, manifest["files"], progress)
             yield raw
     except RuntimeError as exc:  # Ctrl-C inside a DuckDB statement
         if is_interrupt(exc):
@@ -202,18 +206,31 @@ def _unpacked(folder: Path, eval_id: str | None) -> Iterator[Path]:
         raise
 
 
-def import_store_export(target: SagStore, folder: str | Path, eval_id: str | None = None) -> MergeReport:
+def import_store_export(target: SagStore, folder: str | Path, eval_id: str | None = None,
+                        progress: Progress | None = None) -> MergeReport:
     """Merge the export in ``folder`` into ``target`` (rows it lacks, in one transaction);
     with ``eval_id``, the export must hold that evaluation.  InputError for an export that
     is incomplete, changed or malformed; StoreError from the merge; KeyboardInterrupt for
-    Ctrl-C.  The target is unchanged after any of them."""
-    with _unpacked(Path(folder), eval_id) as raw:
-        return merge_store(target, raw, sag_store_checks())
+    Ctrl-C.  The target is unchanged after any of them.  ``progress(done, total, label)``
+    hears of each file read and each table merged."""
+    with _unpacked(Path(folder), eval_id, progress) as raw:
+        return merge_store(target, raw, sag_store_checks(), progress)
 
 
 def import_into_store(db: str | Path | None, folder: str | Path) -> MergeReport:
     """:func:`import_store_export` into the store file ``db`` (None: the default store),
-    which is opened (or created) only once the export is checked and loaded: a refused
-    export leaves no new store behind."""
-    with _unpacked(Path(folder), None) as raw, SagStore(db) as store:
-        return merge_store(store, raw, sag_store_checks())
+    which is opened (or created) only once the export is checked and loaded; a store this
+    import created is removed again when the merge refuses a row or is interrupted, so a
+    refused import leaves no new store behind (its empty lock file stays, as every
+    store's does)."""
+    path = Path(db) if db is not None else default_db_path()
+    new = not path.exists()
+    with _unpacked(Path(folder), None) as raw:
+        try:
+            with SagStore(path) as store:
+                return merge_store(store, raw, sag_store_checks())
+        except BaseException:
+            if new:
+                for made in (path, path.with_name(path.name + ".wal")):
+                    made.unlink(missing_ok=True)
+            raise

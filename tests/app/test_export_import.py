@@ -111,3 +111,20 @@ def test_bad_folders_get_one_sentence_and_write_nothing(sag_exports: tuple[Path,
     assert outcome.kind == "error" and "Nothing was imported" in outcome.message and "sag_outcomes" in outcome.message
     with SagStore(db) as store:
         assert store.runs().empty
+
+
+def test_the_import_panel_shows_each_table_as_it_goes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Issue 51: a long import showed one line for its whole length; now each step has its line."""
+    monkeypatch.setenv("DCEM_DB", str(tmp_path / "target.duckdb"))
+    at = AppTest.from_function(_panel, default_timeout=600).run()
+    at.text_input(key="import_export_folder").set_value(str(SYNTHETIC)).run()
+    at.button(key="import_export_go").click().run()
+    assert not at.exception and any("Imported" in s.value for s in at.success)
+    steps = [c.value for c in at.caption]
+    files = [f["name"] for f in json.loads((SYNTHETIC / "manifest.json").read_text())["files"]]
+    assert sorted(f"reading and checking {name}" for name in files) == sorted(s for s in steps if s.startswith("reading"))
+    assert "checking the tables' keys against each other" in steps
+    assert any(s.startswith("shaping the rows of") for s in steps)
+    assert any(s.startswith("writing") and s.endswith("rows of traces") for s in steps)
+    bars = [str(b.proto.text) for b in at.get("progress")]
+    assert bars and bars[-1] == steps[-1]  # the bar names the step it stands at
