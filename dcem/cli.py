@@ -16,15 +16,15 @@ from common.cli_kit import (Parser, add_executor_arguments, add_merge_command, e
                             progress_bar, report_failed_units, run_command)
 from dcem.core.config import MAX_ROUNDS, MediatorConfig
 from dcem.fit_options import add_escalation_cost, add_fit_options, risk_target_from_args
+from common.bounded_read import JSON_FILE_LIMIT, read_at_most
 from common.errors import ProjectError
 
 __all__ = ["main", "base_config"]
 
 def _read_json(path: str) -> Any:
+    data = read_at_most(path, JSON_FILE_LIMIT)  # counted as read: /dev/zero stops at the limit
     try:
-        text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()
-    except OSError as exc:
-        raise ProjectError(f"cannot read {path}: {exc.strerror or exc}") from None
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise ProjectError(f"{path} is not UTF-8 text") from None
     return strict_json.loads(text, path)

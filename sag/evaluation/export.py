@@ -10,7 +10,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from common.errors import InputError
+from common.bounded_read import JSON_FILE_LIMIT, read_at_most
+from common.errors import InputError, ProjectError
 from dcem import strict_json
 from sag.evaluation.export_check import check_export
 from sag.evaluation.scores import score_evaluation
@@ -103,9 +104,9 @@ def load_export(path: str | Path) -> dict[str, Any]:
     """Read an export, checked strictly (:func:`sag.evaluation.export_check.check_export`);
     a file that is not one gives an InputError naming the field."""
     try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError("export", f"cannot read {path}: {exc.strerror or exc}") from None
+        raw = read_at_most(path, JSON_FILE_LIMIT)  # counted as read: a device that never ends stops
+    except ProjectError as exc:
+        raise InputError("export", str(exc)) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
