@@ -230,6 +230,8 @@ def run_group_eval(store: SagStore, spec: SuiteSpec, cfg: GroupConfig, *, subset
         cal = calibration_items(part.calibration_source, subsets, cfg.n_cal) if cfg.method == "dcem" else ()
         pcfg = part_config(cfg, part)
         run_id = part_run_id(pcfg, part)
+        if not remote and not models.built and len(store.done_items(run_id)) < len(part.items):
+            models(pcfg)  # a model that cannot load stops here, before the part is recorded
         record_part(store, eval_id=spec.eval_id, group=cfg.name, part=part.key, metric=part.metric, run_id=run_id,
                     spec=spec.to_dict(), config=pcfg.to_dict(), extra={"pointed": dict(part.pointed), **plan},
                     position=position)
