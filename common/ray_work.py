@@ -67,8 +67,8 @@ def _answers(address: str, timeout: float) -> None:
     """Refuse, with one line, an address where nothing accepts a TCP connection in ``timeout`` s."""
     host, port = check_address(address)
     try:
-        with socket.create_connection((host, port), timeout=timeout):
-            pass
+        with socket.create_connection((host, port), timeout=timeout) as conn:
+            speaks = _speaks_grpc(conn, timeout)
     except socket.gaierror:
         raise ConfigError("ray_address", f"cannot find the host {host!r} of {address}") from None
     except TimeoutError:
@@ -78,6 +78,32 @@ def _answers(address: str, timeout: float) -> None:
         raise ConfigError("ray_address", f"nothing answers at {address} ({exc.strerror or exc}); start the cluster "
                                          f"there with `ray start --head --port {port}`, or leave out --ray-address "
                                          "for a local Ray instance") from None
+    if not speaks:
+        raise ConfigError("ray_address", f"something answers at {address}, but not as a Ray cluster does (no gRPC "
+                                         "reply); give the address `ray start --head` printed (its GCS port, 6379 "
+                                         "by default)")
+
+
+# HTTP/2's client preface and an empty SETTINGS frame: a gRPC server (Ray's GCS) answers
+# with a SETTINGS frame of its own; anything else (a web server, a database) does not.
+_H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+
+
+def _speaks_grpc(conn: socket.socket, timeout: float) -> bool:
+    """Whether the peer on ``conn`` answers HTTP/2's preface with a SETTINGS frame within
+    ``timeout`` seconds (a Ray GCS does at once; Ray itself would retry for minutes)."""
+    conn.settimeout(timeout)
+    try:
+        conn.sendall(_H2_PREFACE)
+        head = b""
+        while len(head) < 9:
+            chunk = conn.recv(9 - len(head))
+            if not chunk:
+                return False
+            head += chunk
+    except OSError:
+        return False
+    return head[3] == 4  # the frame type of SETTINGS
 
 
 def _import_ray() -> Any:
