@@ -67,8 +67,12 @@ def _entry(manifest: dict[str, Any], table: str) -> dict[str, Any] | None:
 
 
 def _columns(path: Path) -> list[str]:
-    with duckdb.connect() as con:
-        return [str(r[0]) for r in con.execute("DESCRIBE SELECT * FROM read_parquet(?)", [str(path)]).fetchall()]
+    """The file's columns; none when an earlier mutation left it unreadable."""
+    try:
+        with duckdb.connect() as con:
+            return [str(r[0]) for r in con.execute("DESCRIBE SELECT * FROM read_parquet(?)", [str(path)]).fetchall()]
+    except duckdb.Error:
+        return []
 
 
 def _rewrite(path: Path, select: str) -> int | None:
@@ -107,6 +111,8 @@ def _apply(folder: Path, manifest: dict[str, Any], op: tuple[Any, ...]) -> str |
         return None
     if kind in ("cast", "rename"):
         columns = _columns(path)
+        if not columns:
+            return None
         column = columns[a % len(columns)]
         change = f"CAST({column} AS {b}) AS {column}" if kind == "cast" else None
         select = f"SELECT * REPLACE ({change}) FROM t" if change else f"SELECT * RENAME ({column} AS planted) FROM t"

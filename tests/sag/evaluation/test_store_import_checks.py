@@ -249,3 +249,18 @@ def test_a_table_dropped_from_the_manifest_but_left_in_the_folder_is_refused(mad
     manifest["files"].remove(_entry(manifest, "sag_outcomes"))
     (folder / "manifest.json").write_text(json.dumps(manifest))
     _refused_import(folder, tmp_path, "sag_outcomes.parquet is in the export folder but not in its manifest")
+
+
+def test_an_export_whose_rows_the_merge_refuses_leaves_no_new_store(made: tuple[Path, Path],
+                                                                   tmp_path: Path) -> None:
+    """A fuzz find: a table dropped from the manifest and the folder passes the file checks;
+    the merge then refuses its outcomes (their items are missing), and the store the
+    command had created for it stayed behind, empty."""
+    folder = _copy(made[1], tmp_path / "export")
+    manifest = _manifest(folder)
+    manifest["files"].remove(_entry(manifest, "sag_items"))
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    (folder / "sag_items.parquet").unlink()
+    _refused_import(folder, tmp_path, "table sag_outcomes, row (run_id=")
+    assert "the run and item must exist" in one_error_line(*run_cli(["import-store", str(folder), "--db",
+                                                                 str(tmp_path / "other.duckdb")]))
