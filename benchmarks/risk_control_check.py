@@ -9,12 +9,18 @@ Two kinds of pool, each replayed under every setting once:
   cases, its own panel and fitted configuration); ``--clinical-splits`` splits per cell
   into half CAL, half TEST.
 
-Per target (risk, alpha; delta 0.1) and pool: the share of splits whose TEST rate
-exceeds alpha (the promise: at most delta), the mean TEST rate and decided share of the
-LTT choice, and the same for the eq. (1) fit on the same CAL cases.  One JSON line per
-(pool, target); append them to benchmarks/results/risk_control.jsonl:
+Per target (risk, alpha; delta 0.1) and cell: the share of splits whose TEST rate
+exceeds alpha (the promise, per cell: at most delta), the share of splits in which a
+level passed, the mean TEST rate and decided share of the LTT choice, and the same for
+the eq. (1) fit on the same CAL cases.  One JSON line per (cell, target), benchmark
+``risk_control_cell``; append them to benchmarks/results/risk_control.jsonl:
 
-    .venv/bin/python benchmarks/risk_control_check.py
+    DCEM_THREADS=1 .venv/bin/python benchmarks/risk_control_check.py >> benchmarks/results/risk_control.jsonl
+
+``--markdown FILE`` prints BENCHMARKS.md's tables from such lines instead: the cells in
+which a level passed, worst first, and apart from them the cells in which nothing ever
+passed (every case escalated, so their 0 % above alpha is no evidence).  A share pooled
+over cells is not the promise and is not printed.
 """
 from __future__ import annotations
 
@@ -31,7 +37,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dcem.calibration.risk_check import check_guarantee  # noqa: E402
+from dcem.calibration.risk_check import check_guarantee, per_cell_markdown  # noqa: E402
 from dcem.calibration.risk_control import RiskTarget  # noqa: E402
 
 TARGETS = (RiskTarget(risk="system_risk", alpha=0.05), RiskTarget(risk="system_risk", alpha=0.1),
@@ -63,14 +69,9 @@ def _clinical(export: Path) -> Iterator[tuple[str, Any, Any, Any, Any, Any, Any,
                        cell.probabilities, cell.truth, cell.config, cell.high_risk, len(cell.truth) // 2)
 
 
-def _merge(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Cells of one run: splits added up, shares and means weighted by splits."""
-    out = dict(rows[0])
-    total = sum(r["splits"] for r in rows)
-    for key in [k for k in out if k.endswith(("_share", "_rate", "_decided"))]:
-        out[key] = sum(r[key] * r["splits"] for r in rows) / total
-    out.update(splits=total, cells=len(rows), worst_cell_violation=max(r["ltt_violation_share"] for r in rows))
-    return out
+def _line(pool: str, cell: str, cases: int, summary: dict[str, Any], began: float) -> str:
+    return json.dumps({"benchmark": "risk_control_cell", "pool": pool, "cell": cell, "cases": cases, **summary,
+                       "seconds": round(time.monotonic() - began, 1)})
 
 
 def main() -> None:
@@ -81,7 +82,13 @@ def main() -> None:
     parser.add_argument("--clinical", action="append", default=None,
                         help="shipped clinical export(s) (default: dcem_clinical_trio and dcem_clinical_views)")
     parser.add_argument("--clinical-splits", type=int, default=200)
+    parser.add_argument("--markdown", default=None, metavar="FILE",
+                        help="print the per-cell tables from the risk_control_cell lines of FILE; run nothing")
     args = parser.parse_args()
+    if args.markdown is not None:
+        lines = [json.loads(t) for t in Path(args.markdown).read_text(encoding="utf-8").splitlines() if t.strip()]
+        sys.stdout.write(per_cell_markdown(lines))
+        return
     exports = [Path(p) for p in (args.clinical or [ROOT / "data/results/dcem_clinical_trio",
                                                     ROOT / "data/results/dcem_clinical_views"])]
     rng = np.random.default_rng(0)
@@ -89,19 +96,14 @@ def main() -> None:
         began = time.monotonic()
         for check in check_guarantee(panel, reports, truth, base, TARGETS, high, n_cal=n_cal, splits=args.splits,
                                      rng=rng, probabilities=probs):
-            print(json.dumps({"benchmark": "risk_control", "pool": name, "cases": len(truth), **check.summary(),
-                              "seconds": round(time.monotonic() - began, 1)}), flush=True)
+            print(_line("synthetic", name, len(truth), check.summary(), began), flush=True)
     for export in exports:
-        per_target: dict[int, list[dict[str, Any]]] = {}
-        began = time.monotonic()
         for name, panel, reports, probs, truth, base, high, n_cal in _clinical(export):
+            began = time.monotonic()
             checks = check_guarantee(panel, reports, truth, base, TARGETS, high, n_cal=n_cal,
                                      splits=args.clinical_splits, rng=rng, probabilities=probs)
-            for i, check in enumerate(checks):
-                per_target.setdefault(i, []).append(check.summary())
-        for rows in per_target.values():
-            print(json.dumps({"benchmark": "risk_control", "pool": f"clinical {export.name}", **_merge(rows),
-                              "seconds": round(time.monotonic() - began, 1)}), flush=True)
+            for check in checks:
+                print(_line(f"clinical {export.name}", name, len(truth), check.summary(), began), flush=True)
 
 
 if __name__ == "__main__":

@@ -103,7 +103,10 @@ CONCEPTS: dict[str, Term] = {
                          "harmful consensus among decided cases, or system risk) on new cases like them is at most "
                          "the rate bound (alpha). These are not the mediator's own alpha (a weight in the energy) "
                          "and delta (the required descent). Among the levels that pass, the one that decides most "
-                         "is used; when none passes, every case is escalated. It promises nothing about one case, "
+                         "is used; when none passes, every case is escalated. The promise is per cell (one panel on one "
+                         "kind of case, over random draws of its calibration cases), not a share pooled over cells, "
+                         "and a cell where no level passes shows a rate of 0 only because it decides nothing. It "
+                         "promises nothing about one case, "
                          "and nothing when the cases, the agents or their prompts change from those the calibration "
                          "saw."),
     "label_free": Term("Confusions without labels (Dawid-Skene)", "When cases have no true label, each agent's "

@@ -7,6 +7,12 @@ and a TEST half, on which its rate and decided share are measured; beside it, th
 cell's own (eq. 1) thresholds on the same TEST half.  The panel, the loss and every other
 setting are the cell's own (or the re-calibrated ones of the page's calibration choice).
 Replay keeps the recorded reports, as every what-if does.
+
+The promise is per cell, over random draws of the CAL half: each cell here has one draw,
+so a cell whose chosen level is above the bound on its TEST half is one of the draws the
+promise allows (at most delta of them), and a cell where no level passed escalates every
+case, so its rate of 0 shows nothing.  :func:`cells_worst_first` and
+:func:`guarantee_counts` keep those apart instead of pooling them.
 """
 from __future__ import annotations
 
@@ -20,7 +26,8 @@ from dcem.analysis.run_replay import ReplayCell, RunReplay
 from dcem.calibration.risk_control import (RiskControlFit, RiskTarget, config_outcomes, mediator_states,
                                            outcome_rate, select_setting, setting_outcomes, subset_states)
 
-__all__ = ["CellRiskControl", "risk_control_cells", "pooled_risk_control", "MIN_CASES"]
+__all__ = ["CellRiskControl", "risk_control_cells", "pooled_risk_control", "cells_worst_first", "guarantee_counts",
+           "MIN_CASES"]
 
 MIN_CASES = 4  # a cell needs at least two CAL and two TEST cases
 
@@ -79,3 +86,20 @@ def pooled_risk_control(cells: list[CellRiskControl]) -> dict[str, Any]:
     return {"cells": len(cells), "guaranteed": sum(c.fit.guaranteed for c in cells),
             "test_rate": mean([c.test_rate for c in cells]), "test_decided": mean([c.test_decided for c in cells]),
             "own_rate": mean([c.own_rate for c in cells]), "own_decided": mean([c.own_decided for c in cells])}
+
+
+def cells_worst_first(cells: list[CellRiskControl]) -> list[CellRiskControl]:
+    """The cells in which a level passed, worst first (largest rate on the TEST half; ties
+    in the given order), then the cells in which none passed (every case escalated)."""
+    passed = [c for c in cells if c.fit.guaranteed]
+    return sorted(passed, key=lambda c: -c.test_rate) + [c for c in cells if not c.fit.guaranteed]
+
+
+def guarantee_counts(cells: list[CellRiskControl], target: RiskTarget) -> dict[str, Any]:
+    """Per cell, not pooled: how many cells there are, in how many a level passed, in how
+    many of those the TEST half's rate is above ``target.alpha``, and the worst such cell
+    (None when no level passed anywhere)."""
+    passed = cells_worst_first(cells)[:sum(c.fit.guaranteed for c in cells)]
+    above = [c for c in passed if c.test_rate > target.alpha]
+    return {"cells": len(cells), "passed": len(passed), "none_passed": len(cells) - len(passed),
+            "above": len(above), "worst": passed[0] if passed else None}

@@ -10,11 +10,17 @@ on the same CAL cases, scored the same way on TEST: what the guarantee costs in 
 Cases are replayed under each setting once for the whole pool (the outcome of a case
 does not depend on which split it falls in), so a split costs index sums only, plus one
 eq. (1) fit when ``compare_eq1`` is on.
+
+The promise is per cell (:data:`PROMISE`): one panel on one kind of case, over random
+draws of its CAL cases.  A share of splits pooled over several cells averages a cell that
+breaks it with cells that keep it, and a cell in which no level ever passes escalates every
+case, so its 0 % above alpha says nothing.  :func:`per_cell` orders the cells' summaries
+worst first and keeps those apart.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -26,7 +32,10 @@ from dcem.core.config import MediatorConfig
 from dcem.core.panel import Panel
 from dcem.core.state import RoundState
 
-__all__ = ["SplitRecord", "GuaranteeCheck", "check_guarantee"]
+__all__ = ["PROMISE", "SplitRecord", "GuaranteeCheck", "check_guarantee", "per_cell", "per_cell_markdown"]
+
+PROMISE = ("per cell: for one panel on one kind of case, over random draws of the CAL cases, the chosen level's "
+           "rate on new cases exceeds alpha in at most a share delta of the draws")
 
 
 @dataclass(frozen=True)
@@ -115,3 +124,67 @@ def check_guarantee(panel: Panel, reports: np.ndarray | None, truth: np.ndarray,
             out.append(SplitRecord(*_ltt_on_test(outcomes, base, target, cal, test), eq1_rate,
                                    None if eq1 is None else float(eq1[0].mean())))
     return [GuaranteeCheck(t, n_cal, y.shape[0] - n_cal, tuple(r)) for t, r in zip(targets, records)]
+
+
+def per_cell(summaries: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Cells' :meth:`GuaranteeCheck.summary` rows (each with a ``cell`` name) as
+    ``(tested, nothing_passed)``: the rows in which some level passed in at least one
+    split, worst first (share of splits above alpha, largest first; then the name), and
+    the rows in which no level ever passed (every case escalated, 0 % above alpha by
+    construction), by name.  Each row gains ``kept``: its share above alpha is at most
+    delta."""
+    rows = [{**row, "kept": row["ltt_violation_share"] <= row["delta"]} for row in summaries]
+    missing = [i for i, row in enumerate(rows) if "cell" not in row]
+    if missing:
+        raise InputError("summaries", f"row {missing[0]} names no cell")
+    tested = sorted((r for r in rows if r["guaranteed_share"] > 0),
+                    key=lambda r: (-r["ltt_violation_share"], str(r["cell"]), str(r["risk"]), r["alpha"]))
+    nothing = sorted((r for r in rows if r["guaranteed_share"] == 0),
+                     key=lambda r: (str(r["cell"]), str(r["risk"]), r["alpha"]))
+    return tested, nothing
+
+
+_RISK_NAMES = {"system_risk": "system risk", "harmful_consensus": "harmful consensus",
+               "harmful_among_decided": "harmful among decided"}
+
+
+def _target(row: Mapping[str, Any]) -> str:
+    return f"{_RISK_NAMES.get(row['risk'], row['risk'])} ≤ {row['alpha']:g}"
+
+
+def per_cell_markdown(lines: Sequence[Mapping[str, Any]]) -> str:
+    """BENCHMARKS.md's per-cell table of ``risk_control_cell`` lines (the benchmark's
+    :func:`GuaranteeCheck.summary` per cell and target, with ``pool`` and ``cell``): every
+    row in which a level passed and some split was above alpha, worst first; then, counted
+    per pool and target, the rows in which a level passed and no split was above alpha, and
+    apart from them the rows in which no level ever passed (every case escalated)."""
+    rows = [r for r in lines if r.get("benchmark") == "risk_control_cell"]
+    tested, nothing = per_cell(rows)
+    above = [r for r in tested if r["ltt_violation_share"] > 0]
+    out = ["| cell (CAL / TEST cases, splits) | target (delta 0.1) | a level passed | LTT: TEST above alpha | "
+           "LTT: TEST rate | LTT: decided | eq. (1): TEST above alpha | eq. (1): decided |",
+           "|---|---|---|---|---|---|---|---|"]
+    for r in above:
+        share = f"{r['ltt_violation_share']:.1%}" + ("" if r["kept"] else " (over delta)")
+        out.append(f"| {r['cell']} ({r['n_cal']} / {r['n_test']}, {r['splits']:,}) | {_target(r)} | "
+                   f"{r['guaranteed_share']:.0%} | {share} | {r['ltt_mean_rate']:.3f} | {r['ltt_mean_decided']:.0%} | "
+                   f"{r['eq1_violation_share']:.1%} | {r['eq1_mean_decided']:.0%} |")
+    broken = sum(not r["kept"] for r in tested)
+    deltas = ", ".join(f"{d:g}" for d in sorted({float(r["delta"]) for r in rows}))
+    out += ["", f"{len(tested)} cell-target rows in which a level passed in at least one split: {len(above)} with "
+            f"some split above alpha, in the table worst first ({broken} of them above delta, {deltas}), and "
+            f"{len(tested) - len(above)} with none:", "", *_counted(r for r in tested if r["ltt_violation_share"] == 0),
+            "",
+            f"{len(nothing)} rows in which no level passed in any split (every case escalated, 0 % above alpha by "
+            "construction):", "", *_counted(nothing)]
+    return "\n".join(out) + "\n"
+
+
+def _counted(rows: Any) -> list[str]:
+    """One line per target: how many rows, by pool."""
+    by_target: dict[str, dict[str, int]] = {}
+    for r in rows:
+        pools = by_target.setdefault(_target(r), {})
+        pools[str(r.get("pool", "?"))] = pools.get(str(r.get("pool", "?")), 0) + 1
+    return [f"- {target}: {sum(pools.values())} ({', '.join(f'{p} {n}' for p, n in pools.items())})"
+            for target, pools in by_target.items()]

@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from dcem.analysis.whatif_risk import CellRiskControl, pooled_risk_control
+from dcem.analysis.whatif_risk import CellRiskControl, cells_worst_first, guarantee_counts, pooled_risk_control
 from dcem.calibration.risk_control import RISKS, RiskTarget
 
 __all__ = ["RISK_WORDS", "RISK_TABLE_COLUMNS", "is_share", "rate_text", "risk_table", "risk_summary", "risk_statement",
@@ -34,6 +34,9 @@ RISK_TABLE_COLUMNS: dict[str, tuple[str, str]] = {
     "level": ("Energy at most", "The decision energy the chosen level allows (cases above it are escalated)."),
     "cal_rate": ("CAL rate", "The controlled rate of the chosen level on the CAL half."),
     "test_rate": ("TEST rate", "The controlled rate of the chosen level on the TEST half."),
+    "above": ("Above the bound", "Whether the chosen level's rate on the TEST half exceeds the bound. The promise "
+                                 "allows this in a share delta of random CAL/TEST splits of a cell; each cell here "
+                                 "has one split."),
     "own_rate": ("TEST rate, own", "The controlled rate of the run's own thresholds on the TEST half."),
     "cal_decided": ("CAL decided", "Share of the CAL half decided (not escalated) at the chosen level."),
     "test_decided": ("TEST decided", "Share of the TEST half decided at the chosen level."),
@@ -63,9 +66,10 @@ def cell_label(cell: CellRiskControl) -> str:
 
 def risk_table(cells: list[CellRiskControl]) -> pd.DataFrame:
     """One row per cell: the CAL half's choice and both settings on the TEST half, as text
-    in each number's unit (:data:`RISK_TABLE_COLUMNS` names the columns)."""
+    in each number's unit (:data:`RISK_TABLE_COLUMNS` names the columns); the cells where a
+    level passed first, worst first (largest TEST rate), then those where none passed."""
     rows = []
-    for c in cells:
+    for c in cells_worst_first(cells):
         risk = c.fit.target.risk
         passed = c.fit.chosen_lambda is not None
         rows.append({
@@ -73,7 +77,9 @@ def risk_table(cells: list[CellRiskControl]) -> pd.DataFrame:
             "guarantee": "yes" if c.fit.guaranteed else "no: all escalated",
             "level": f"{c.fit.chosen_lambda:.3f}" if passed else NONE_PASSED,
             "cal_rate": rate_text(c.fit.report.get("cal_rate"), risk),
-            "test_rate": rate_text(c.test_rate, risk), "own_rate": rate_text(c.own_rate, risk),
+            "test_rate": rate_text(c.test_rate, risk),
+            "above": ("yes" if c.test_rate > c.fit.target.alpha else "no") if c.fit.guaranteed else NONE_PASSED,
+            "own_rate": rate_text(c.own_rate, risk),
             "cal_decided": _share(c.fit.report.get("cal_decided_share") or 0.0),
             "test_decided": _share(c.test_decided), "own_decided": _share(c.own_decided),
         })
@@ -85,14 +91,26 @@ def _bound(target: RiskTarget) -> str:
 
 
 def risk_summary(cells: list[CellRiskControl], target: RiskTarget) -> str:
+    """The section's summary, cell by cell: where a level passed, where none did (every
+    case escalated, nothing shown), how many passed cells are above the bound on their
+    TEST half against what the promise allows, the worst; then the decided shares over all cells."""
+    n = guarantee_counts(cells, target)
     p = pooled_risk_control(cells)
     name = RISK_WORDS[target.risk].lower()
     unit = "" if is_share(target.risk) else " (mean loss)"
-    return (f"{p['guaranteed']} of {p['cells']} cells found a setting whose {name} is at most {_bound(target)}"
-            f"{unit} with probability at least {1 - target.delta:.1%}. On the TEST halves it decided "
-            f"{_share(p['test_decided'])} of the cases with a {name} of {rate_text(p['test_rate'], target.risk)}; "
-            f"the run's own thresholds decided {_share(p['own_decided'])} with "
-            f"{rate_text(p['own_rate'], target.risk)}.")
+    out = (f"{n['passed']} of {n['cells']} cells found a setting whose {name} is at most {_bound(target)}{unit} with "
+           f"probability at least {1 - target.delta:.1%}.")
+    if n["none_passed"]:
+        out += (f" In the other {n['none_passed']} no level passed and every case is escalated, so their rate of 0 "
+                "shows nothing.")
+    if n["worst"] is not None:
+        worst = n["worst"]
+        out += (f" The promise is per cell, over random draws of a cell's CAL half, and each cell here has one "
+                f"draw: up to {target.delta:.1%} of the passed cells may be above the bound on their TEST half by "
+                f"chance. {n['above']} of {n['passed']} are; the worst, first in the table, is {cell_label(worst)} at "
+                f"{rate_text(worst.test_rate, target.risk)}.")
+    return (out + f" Over every cell's TEST half, the chosen levels decided {_share(p['test_decided'])} of the cases "
+            f"and the run's own thresholds {_share(p['own_decided'])}; each cell's rates are in the table.")
 
 
 _NAMES = {"harmful_consensus": "the share of cases ending in a harmful consensus",

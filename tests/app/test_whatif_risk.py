@@ -13,10 +13,10 @@ from streamlit.testing.v1 import AppTest
 
 from common.errors import InputError
 from dcem.analysis.run_replay import load_run_replay
-from dcem.analysis.whatif_risk import pooled_risk_control, risk_control_cells
+from dcem.analysis.whatif_risk import cells_worst_first, guarantee_counts, pooled_risk_control, risk_control_cells
 from dcem.calibration.risk_control import RiskTarget, config_outcomes, mediator_states
 from dcem.store.database import Store
-from studio.views.risk_view import cell_curve, risk_summary, risk_table
+from studio.views.risk_view import cell_curve, cell_label, risk_summary, risk_table
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "whatif.py")
 
@@ -40,7 +40,7 @@ def test_the_section_computes_only_when_asked_and_then_shows_every_cell(page: Ap
     summary = next(i.value for i in at.info if "cells found a setting" in i.value)
     assert "of 2 cells" in summary and "at most 0.6" in summary
     table = next(d.value for d in at.dataframe if "test_rate" in d.value.columns)
-    assert table["cell"].tolist() == ["S1 / seed 0", "S3b / seed 0"] and (table["split"] == "12 / 12").all()
+    assert sorted(table["cell"].tolist()) == ["S1 / seed 0", "S3b / seed 0"] and (table["split"] == "12 / 12").all()
     assert not table.isna().any().any() and "None" not in table.to_numpy().astype(str)
     chart = next(c for c in at.get("plotly_chart") if "passed the test" in c.proto.spec)
     names = [t["name"] for t in json.loads(chart.proto.spec)["data"]]
@@ -103,3 +103,32 @@ def test_the_guarantee_inputs_do_not_share_the_policys_names_and_shares_read_in_
     assert all(v.endswith("%") for v in table["test_rate"]) and "None" not in table.to_numpy().astype(str)
     assert any(c.value.startswith("No setting could be shown to keep") and "at most 0.1%" in c.value
                for c in at.caption)
+
+
+def test_cells_are_reported_one_by_one_worst_first_and_those_where_nothing_passed_apart(run_db: Path) -> None:
+    """Issue 51, item 6: the promise is per cell, so the section orders the cells where a
+    level passed by their TEST rate, worst first, counts those above the bound, and keeps
+    the cells where nothing passed (every case escalated) apart instead of pooling them."""
+    with Store(run_db, read_only=True) as store:
+        replay = load_run_replay(store, "ui-run")
+    for alpha in (0.6, 0.9, 0.001):
+        target = RiskTarget(risk="system_risk", alpha=alpha)
+        cells = risk_control_cells(replay, target)
+        ordered = cells_worst_first(cells)
+        assert sorted(map(id, ordered)) == sorted(map(id, cells))
+        passed = [c.fit.guaranteed for c in ordered]
+        assert passed == sorted(passed, reverse=True)  # every passed cell before every cell where none passed
+        rates = [c.test_rate for c in ordered if c.fit.guaranteed]
+        assert rates == sorted(rates, reverse=True)
+        counts = guarantee_counts(cells, target)
+        assert counts["passed"] + counts["none_passed"] == counts["cells"] == len(cells)
+        assert counts["above"] == sum(c.fit.guaranteed and c.test_rate > alpha for c in cells)
+        table = risk_table(cells)
+        assert table["cell"].tolist() == [cell_label(c) for c in ordered]
+        assert (table["above"] == "none passed").sum() == counts["none_passed"]
+        summary = risk_summary(cells, target)
+        assert summary.startswith(f"{counts['passed']} of {len(cells)} cells found a setting")
+        assert ("every case is escalated, so their rate of 0 shows nothing" in summary) == bool(counts["none_passed"])
+        assert ("The promise is per cell" in summary) == bool(counts["passed"])
+    assert guarantee_counts(risk_control_cells(replay, RiskTarget(risk="system_risk", alpha=0.001)),
+                            RiskTarget(risk="system_risk", alpha=0.001))["worst"] is None
