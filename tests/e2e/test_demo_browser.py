@@ -10,12 +10,14 @@ from typing import Iterator
 import pytest
 
 from dcem.store.database import Store
-from dcem.store.demo import FEATURED_RUN, ensure_demo
+from dcem.store.demo import FEATURED_RUN, TRIO_EXPORT, ensure_demo
+from dcem.store.run_export import load_run_export
 from tests.e2e.conftest import serve_dashboard
 from tests.e2e.test_browser import settled
 from tests.e2e.stable import app_idle, click
 
 pytestmark = pytest.mark.slow
+TRIO_RUN = load_run_export(TRIO_EXPORT).run_ids[0]  # the panel of three
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +59,7 @@ def _tradeoff_inside(page) -> bool:  # type: ignore[no-untyped-def]
 def _open(page, url: str, ready: str) -> None:  # type: ignore[no-untyped-def]
     """Go to ``url``, wait for the text ``ready`` and the charts, check the featured run is picked."""
     page.goto(url)
-    page.get_by_text(ready, exact=False).wait_for(timeout=60_000)
+    page.get_by_text(ready, exact=False).wait_for(timeout=180_000)  # the first page of a fresh server loads slowly
     settled(page)
     assert FEATURED_RUN in _run_box(page)
 
@@ -102,7 +104,7 @@ def test_the_whatif_and_review_pages_open_on_it_too(chromium, demo_url: str, sho
 def test_a_loss_change_is_named_and_the_field_shows_the_runs_l_high(chromium, demo_url: str, shot) -> None:  # type: ignore[no-untyped-def]
     page = chromium.new_page(viewport={"width": 1400, "height": 1800})
     _open(page, f"{demo_url}/whatif", "Metrics over")
-    field = page.get_by_role("spinbutton", name="l_high")
+    field = page.get_by_role("textbox", name="l_high")  # read strictly as text (issue 51, item 12)
     assert float(field.input_value()) == 5.0  # the run's matrix: a missed high-risk class costs 5
     assert page.get_by_text("Nothing changed", exact=False).count() == 1
     field.fill("10")
@@ -126,9 +128,9 @@ def test_the_overview_reads_system_risk_beside_the_share_decided(chromium, demo_
     page = chromium.new_page(viewport={"width": 1400, "height": 1600})
     page.goto(demo_url)
     notes = page.get_by_text("count only the cases a method decided itself", exact=False)
-    notes.nth(1).wait_for(timeout=120_000)  # both tables drawn
-    app_idle(page)
-    assert notes.count() == 2  # under Table 6 and Table 1
+    page.get_by_text("Accuracy, unusable answers and D-CEM's actions", exact=False).wait_for(timeout=120_000)
+    app_idle(page)  # every table drawn
+    assert notes.count() == 1  # said once, under the first table (issue 51, item 13)
     assert "an escalated case counts 0" in notes.first.inner_text() and "D-CEM decided" in notes.first.inner_text()
     page.close()
 
@@ -185,23 +187,30 @@ def _pick(page, box: str, option: str) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_reviewed_labels_reach_an_unlabelled_set_and_re_score_the_run(chromium, demo_url: str, shot) -> None:  # type: ignore[no-untyped-def]
-    """In Chromium, one session: the featured run's reports loaded without labels, the
-    first escalation reviewed and its label given to the set, the run re-scored with it."""
+    """In Chromium, one session: the featured run's reports without labels refused (two
+    agents, issue 51); the panel of three's loaded without them, the first escalation
+    reviewed and its label given to the set, the run re-scored with it."""
     page = chromium.new_page(viewport={"width": 1400, "height": 2000})
     page.goto(f"{demo_url}/calibration")
     page.get_by_text("Calibration sets", exact=False).first.wait_for(timeout=60_000)
     click(page, page.get_by_text("Stored run", exact=True))
     page.get_by_text("Load from run").wait_for(timeout=60_000)
     assert FEATURED_RUN in _run_box(page)
-    _pick(page, "Cell", "S3a seed 1")  # the cell of the queue's first escalations
     click(page, page.get_by_text("Leave out the true labels", exact=False))
     click(page, page.get_by_role("button", name="Load from run"))
-    caption = page.get_by_text("estimated without labels by one-coin Dawid-Skene", exact=False)
+    refused = page.get_by_text("with two agents the reports alone cannot tell which one is right", exact=False)
+    refused.wait_for(timeout=60_000)
+    assert "at least 6, all for the same agent" in refused.inner_text()
+    _pick(page, "Run", TRIO_RUN)
+    _pick(page, "Cell", "S2 seed 1")  # the cell of the queue's first escalation
+    click(page, page.get_by_role("button", name="Load from run"))
+    caption = page.get_by_text("estimated without labels by Dawid-Skene", exact=False)
     caption.wait_for(timeout=60_000)
-    assert caption.inner_text().startswith("100 cases (0 labelled), 2 agents")
+    assert caption.inner_text().startswith("100 cases (0 labelled), 3 agents")
     shot(page, "calibration-unlabelled")
 
     _nav(page, "Escalation review", "Why it escalated")
+    _pick(page, "Run", TRIO_RUN)
     click(page, page.locator('[data-testid="stSelectbox"]', has_text="Final label").first)
     page.keyboard.press("ArrowDown")
     click(page, page.get_by_role("option").first)
@@ -215,7 +224,8 @@ def test_reviewed_labels_reach_an_unlabelled_set_and_re_score_the_run(chromium, 
     assert found and int(found.group(1)) >= 1 and int(found.group(2)) >= 100
 
     _nav(page, "Loss and thresholds", "Metrics over")
-    toggle = page.get_by_text("Use the loaded calibration set (run llm-ab12b25c83e1 S3a/seed 1", exact=False)
+    _pick(page, "Run", TRIO_RUN)
+    toggle = page.get_by_text(f"Use the loaded calibration set (run {TRIO_RUN} S2/seed 1", exact=False)
     click(page, toggle)
     page.get_by_text("come from the loaded calibration set", exact=False).first.wait_for(timeout=60_000)
     settled(page)
