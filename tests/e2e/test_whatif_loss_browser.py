@@ -7,7 +7,6 @@ for a stable page (no script running, nothing changing), never a fixed time."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Iterator
 
 import pytest
