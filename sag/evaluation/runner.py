@@ -186,6 +186,18 @@ def _sources(cfg: GroupConfig, runners: Any, retrievers: Any, remote: bool) -> t
     return models, models, (lambda _names: indexes(None))
 
 
+def _record(store: SagStore, spec: SuiteSpec, cfg: GroupConfig, part: Part, pcfg: GroupConfig, *,
+            extra: dict[str, Any], position: int, models: _Once | None) -> None:
+    """Record ``part`` of the evaluation; before that, when the part has work and the
+    group's models (in this process) are not loaded yet, load them: a model that cannot
+    load stops here, before anything of the part is written."""
+    run_id = part_run_id(pcfg, part)
+    if models is not None and not models.built and len(store.done_items(run_id)) < len(part.items):
+        models(pcfg)
+    record_part(store, eval_id=spec.eval_id, group=cfg.name, part=part.key, metric=part.metric, run_id=run_id,
+                spec=spec.to_dict(), config=pcfg.to_dict(), extra=extra, position=position)
+
+
 def _complete(store: SagStore, cfg: GroupConfig, parts: Sequence[Part]) -> bool:
     return all(len(store.done_items(part_run_id(part_config(cfg, p), p))) == len(p.items) for p in parts)
 
@@ -230,11 +242,8 @@ def run_group_eval(store: SagStore, spec: SuiteSpec, cfg: GroupConfig, *, subset
         cal = calibration_items(part.calibration_source, subsets, cfg.n_cal) if cfg.method == "dcem" else ()
         pcfg = part_config(cfg, part)
         run_id = part_run_id(pcfg, part)
-        if not remote and not models.built and len(store.done_items(run_id)) < len(part.items):
-            models(pcfg)  # a model that cannot load stops here, before the part is recorded
-        record_part(store, eval_id=spec.eval_id, group=cfg.name, part=part.key, metric=part.metric, run_id=run_id,
-                    spec=spec.to_dict(), config=pcfg.to_dict(), extra={"pointed": dict(part.pointed), **plan},
-                    position=position)
+        _record(store, spec, cfg, part, pcfg, extra={"pointed": dict(part.pointed), **plan}, position=position,
+                models=None if remote else models)
         offset = done_before
 
         def tick(done: int, n: int, label: str, offset: int = offset, key: str = part.key) -> None:
