@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
+from playwright.sync_api import expect
 
 from dcem.store.database import Store
 from dcem.store.demo import FEATURED_RUN, TRIO_EXPORT, ensure_demo
@@ -105,7 +106,7 @@ def test_a_loss_change_is_named_and_the_field_shows_the_runs_l_high(chromium, de
     page = chromium.new_page(viewport={"width": 1400, "height": 1800})
     _open(page, f"{demo_url}/whatif", "Metrics over")
     field = page.get_by_role("textbox", name="l_high")  # read strictly as text (issue 51, item 12)
-    assert float(field.input_value()) == 5.0  # the run's matrix: a missed high-risk class costs 5
+    expect(field).to_have_value(re.compile(r"^5(\.0)?$"), timeout=60_000)  # the run's matrix: a high-risk miss costs 5
     assert page.get_by_text("Nothing changed", exact=False).count() == 1
     field.fill("10")
     field.press("Enter")

@@ -10,6 +10,7 @@ import re
 from typing import Iterator
 
 import pytest
+from playwright.sync_api import expect
 
 from dcem.store.database import Store
 from dcem.store.demo import FEATURED_RUN, VIEWS_EXPORT, ensure_demo
@@ -29,11 +30,14 @@ def views_url(tmp_path_factory: pytest.TempPathFactory, chromium: object) -> Ite
     yield from serve_dashboard(db, tmp_path_factory.mktemp("e2e-views-log"))
 
 
-def _type(page, field, text: str) -> None:  # type: ignore[no-untyped-def]
-    """Type ``text`` into the l_high field and send it, then wait for the page to settle."""
+def _type(page, field, text: str, until: str) -> None:  # type: ignore[no-untyped-def]
+    """Type ``text`` into the l_high field and send it, then wait for the text ``until``
+    (what the page shows once the rerun took the value; the rerun may start late on a
+    busy machine) and for the page to settle."""
     app_idle(page)
     field.fill(text)
     field.press("Enter")
+    page.get_by_text(until, exact=False).first.wait_for(timeout=120_000)
     app_idle(page)
 
 
@@ -63,21 +67,23 @@ def test_l_high_refuses_text_keeps_the_classes_and_offers_a_refit(chromium, view
     page.get_by_text("Metrics over", exact=False).first.wait_for(timeout=120_000)
     app_idle(page)
     field = page.get_by_role("textbox", name="l_high")
-    assert field.input_value() == "5" and _chips(page) == HIGH_RISK
+    expect(field).to_have_value("5", timeout=120_000)  # retried until the field is drawn with the run's value
+    assert _chips(page) == HIGH_RISK
 
-    _type(page, field, "abc")
+    _type(page, field, "abc", "is not a number")
     assert "l_high: 'abc' is not a number" in _errors(page) and "It stays 5." in _errors(page)
-    assert field.input_value() == "5"  # the value in force, not 0
+    expect(field).to_have_value("5", timeout=60_000)  # the value in force, not 0
     assert page.get_by_text("Nothing changed", exact=False).count() == 1
 
-    _type(page, field, "1")
-    assert field.input_value() == "1" and _chips(page) == HIGH_RISK  # kept, though every miss now costs 1
-    _type(page, field, "50")
+    _type(page, field, "1", "no high-risk class (every miss costs 1)")
+    expect(field).to_have_value("1", timeout=60_000)
+    assert _chips(page) == HIGH_RISK  # kept, though every miss now costs 1
+    _type(page, field, "50", "l_high = 50")
     note = page.get_by_text("Loss matrix set for every cell", exact=False).first.inner_text()
     assert "l_high = 50" in note and "Anaphylaxis" in note  # 50 took effect on the kept classes
     shot(page, "l_high-50")
 
-    _type(page, field, "10")
+    _type(page, field, "10", "under the run's own loss matrix")
     warning = page.get_by_text("were fitted by eq. (1) under the run's own loss matrix", exact=False)
     assert warning.count() == 1
     before = _escalated(page)
@@ -93,8 +99,9 @@ def test_l_high_refuses_text_keeps_the_classes_and_offers_a_refit(chromium, view
     click(page, page.get_by_role("button", name="Reset to run settings"))
     page.get_by_text("are back to the run's own", exact=False).first.wait_for(timeout=60_000)
     app_idle(page)
-    assert field.input_value() == "5" and page.get_by_text("Nothing changed", exact=False).count() == 1
-    _type(page, field, "4")  # the next change after Reset starts from the run's matrix
+    expect(field).to_have_value("5", timeout=60_000)
+    assert page.get_by_text("Nothing changed", exact=False).count() == 1
+    _type(page, field, "4", "l_high = 4")  # the next change after Reset starts from the run's matrix
     assert "too large" not in _errors(page)
     assert "l_high = 4" in page.get_by_text("Loss matrix set for every cell", exact=False).first.inner_text()
     shot(page, "after-reset")
