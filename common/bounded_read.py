@@ -20,7 +20,7 @@ def read_at_most(path: str | Path, limit: int) -> bytes:
     naming the file and the limit otherwise, or naming why it cannot be read."""
     name = str(path)
     try:
-        if name == "-":
+        if isinstance(path, str) and path == "-":  # a Path named "-" is a file
             data = sys.stdin.buffer.read(limit + 1)
         else:
             file = Path(path)

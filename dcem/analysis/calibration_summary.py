@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from common.errors import ProjectError
+from common.bounded_read import read_at_most
 from dcem.calibration.csv_limits import MAX_BYTES
 from dcem.calibration.label_free_sets import estimator_note
 from dcem.calibration.sets import CalibrationSet, parse_calibration_csv
@@ -28,18 +28,8 @@ def read_calibration_file(path: str, *, labels: Sequence[str] | None = None, est
     (default :data:`~dcem.calibration.csv_limits.MAX_BYTES`) are read: the bytes are
     counted as they come, so a device or a pipe that never ends (``/dev/zero``) stops at
     the limit with one line, as a large file does before it is read."""
-    file, limit = Path(path), MAX_BYTES if max_bytes is None else max_bytes
-    try:
-        size = file.stat().st_size
-        if size > limit:
-            raise ProjectError(f"{path}: is {size:,} bytes; the limit is {limit:,} bytes")
-        with file.open("rb") as handle:
-            data = handle.read(limit + 1)
-    except OSError as exc:
-        raise ProjectError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if len(data) > limit:
-        raise ProjectError(f"{path}: has more than {limit:,} bytes (the limit); stopped reading there")
-    return parse_calibration_csv(data, labels=labels, source=file.name, estimator=estimator)
+    data = read_at_most(Path(path), MAX_BYTES if max_bytes is None else max_bytes)
+    return parse_calibration_csv(data, labels=labels, source=Path(path).name, estimator=estimator)
 
 
 def _number(value: float) -> float | None:
