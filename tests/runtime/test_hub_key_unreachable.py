@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import threading
 from pathlib import Path
 
 import pytest
@@ -26,12 +27,16 @@ def empty_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture()
 def lookups(monkeypatch: pytest.MonkeyPatch) -> list[object]:
-    """The host names the test looked up: every connection attempt starts with one."""
+    """The host names the test's own thread looked up: every connection attempt starts with
+    one.  Lookups by other threads are not counted: a daemon thread left by an earlier test
+    in the same worker (a library's telemetry, say) is not the code under test."""
     tried: list[object] = []
     real = socket.getaddrinfo
+    mine = threading.get_ident()
 
     def getaddrinfo(host: object, *args: object, **kwargs: object) -> object:
-        tried.append(host)
+        if threading.get_ident() == mine:
+            tried.append(host)
         return real(host, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
