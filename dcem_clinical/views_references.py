@@ -81,7 +81,7 @@ def _cmd(args: argparse.Namespace) -> int:
 def add_views_references_command(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("views-references", help="whole-case reference answers for a view group's measurement")
     p.add_argument("--out", required=True, help="JSON file to write")
-    p.add_argument("--views", default="complaint,history,pain-character",
+    p.add_argument("--views", default="pain-location,history,pain-character",
                    help="views the diagnostician also reads alone (comma list; empty for none)")
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("-v", "--verbose", action="store_true")

@@ -57,9 +57,11 @@ def never_right(table: pd.DataFrame, *, diagnoses: bool = True) -> list[str]:
 
 
 def split_dataset(split: str, data_name: str) -> str:
-    """The benchmark a held-out split measures: ``heldout:<name>`` names it, a plain
-    ``heldout`` is the run's own data (the first part of its data name)."""
-    return split.partition(":")[2] or data_name.split(":", 1)[0].split("+", 1)[0]
+    """The benchmark a held-out split measures: ``heldout:<name>`` names it; any other split
+    (``heldout``, a view group's ``debate-fold`` or ``cal:R1``) is the run's own data (the
+    first part of its data name)."""
+    head, _, name = split.partition(":")
+    return name if head == "heldout" and name else data_name.split(":", 1)[0].split("+", 1)[0]
 
 
 def letter_names(dataset: str) -> dict[str, str] | None:

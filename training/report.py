@@ -10,6 +10,7 @@ import numpy as np
 
 from common.errors import InputError
 from common.intervals import paired_bootstrap, wilson_interval
+from training.class_recall import heldout_class_recall
 from training.export import MANIFEST, TrainingExport
 from training.views import CONSTANT_SHARE, before_after, best_constant
 
@@ -111,11 +112,25 @@ def export_markdown(export: TrainingExport) -> str:
         lines.append(f"| {split} | {len(wide)} | {chance:.3f} | {letter} {share:.3f} | {_acc(before)} | "
                      f"{_top(wide[0].to_numpy())} | {_acc(after)} | {_top(wide[last].to_numpy())} | "
                      f"{diff:+.3f} [{low:+.3f}, {high:+.3f}] |")
+    lines += _recall_lines(export)
     if constant:
         lines += ["", f"Where the most frequent answer exceeds {CONSTANT_SHARE:.0%} of the answers the model mostly "
                       "answers one letter: its accuracy is then close to that letter's share of right answers "
                       "(the best single letter shows the most a constant answer reaches), which is not knowledge."]
     return "\n".join(lines) + "\n"
+
+
+def _recall_lines(export: TrainingExport) -> list[str]:
+    """Recall per class after training, one line per held-out set (each class with its
+    recall and its number of items), and each class never answered right in bold words."""
+    table, flags = heldout_class_recall(export.answers, str(export.run["data_name"]))
+    lines = [""]
+    for split, part in table.groupby("Held-out set", sort=True):
+        classes = ", ".join(f"{name} {recall:.2f} ({items})" for name, recall, items
+                            in zip(part["Class"], part["Recall after"], part["Items"]))
+        lines.append(f"Recall per class after training on {split} (items): {classes}.")
+    lines += [f"**{flag}**" for flag in flags]
+    return lines
 
 
 def _sampling(export: TrainingExport, size: int) -> str:

@@ -37,6 +37,8 @@ def test_a_class_of_recall_zero_gets_a_sentence_and_no_other_does() -> None:
 def test_a_split_names_its_benchmark_and_ddxplus_letters_name_diagnoses() -> None:
     assert split_dataset("heldout", "ddxplus8:train:11ab63ed3ed2") == "ddxplus8"
     assert split_dataset("heldout:medqa", "medqa+medmcqa+pubmedqa+ddxplus8:train") == "medqa"
+    assert split_dataset("cal:R1", "ddxplus8:debate:round1") == "ddxplus8"  # a view group's member, not a benchmark
+    assert split_dataset("debate-fold", "ddxplus8:members:R2@history") == "ddxplus8"
     names = letter_names("ddxplus8")
     assert names is not None and names["A"] == "Anaphylaxis" and names["D"] == "Myocarditis" and len(names) == 8
     assert letter_names("medqa") is None
@@ -65,3 +67,14 @@ def test_the_single_sag_agent_is_flagged_on_every_letter_but_a(split: str, lette
     _, flags = heldout_class_recall(shipped.answers, shipped.run["data_name"])
     mine = [f for f in flags if f.startswith(f"{split}: ")]
     assert [f.split("answer is ")[1][0] for f in mine] == list(letters)
+
+
+def test_the_training_report_gives_recall_per_class_and_flags_a_class_never_right() -> None:
+    """``python -m training report`` (and so REPRODUCTION.md) shows recall per class beside
+    accuracy, and a class with recall 0 in bold words."""
+    from training.report import export_markdown
+
+    text = export_markdown(read_shipped("ddxplus8-grpo"))
+    line = next(x for x in text.splitlines() if x.startswith("Recall per class after training on heldout"))
+    assert "Myocarditis 0.00 (9)" in line and "Anaphylaxis 1.00 (30)" in line and line.count("(") == 8
+    assert "**heldout: Never diagnoses Myocarditis: 0 of its 9 held-out cases right" in text
