@@ -217,6 +217,9 @@ def report_markdown(report: ViewReport) -> str:
         lines[-1] += (f", against {cost['single seconds per item']:.2f} s and {cost['single tokens per item']:.0f} "
                       f"tokens for one single SmolLM2 answer ({cost['seconds per item'] / cost['single seconds per item']:.1f}x "
                       f"the seconds, {cost['tokens per item'] / cost['single tokens per item']:.1f}x the tokens).")
+    from sag.view_goals import goals_markdown, view_goals
+
+    lines += ["", "Goals, each as measured:", "", goals_markdown(view_goals(report, DIAGNOSES))]
     return "\n".join(lines)
 
 
