@@ -260,6 +260,20 @@ def _hf_offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in _TRUE
 
 
+def _no_side_requests() -> None:
+    """huggingface_hub 2.x asks the Hub for its list of AI-agent harnesses the first time a
+    process builds request headers, even for a lookup in the local cache (a connection to
+    huggingface.co from ``local_files_only=True``).  The list only labels the user agent:
+    set it to empty once, so that a local lookup connects to nothing and an online one makes
+    only the request it was asked for."""
+    try:
+        from huggingface_hub.utils import _detect_agent
+    except ImportError:
+        return
+    if getattr(_detect_agent, "_registry", "absent") is None:
+        _detect_agent._registry = {"standardEnvVars": [], "harnesses": {}}
+
+
 def _hf_path(key: str) -> Path:
     repo, filename = _parse_hf(key)
     try:
@@ -267,6 +281,7 @@ def _hf_path(key: str) -> Path:
         from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError
     except ImportError as exc:
         raise BackendError(f"{key}: huggingface_hub is not installed ({exc})") from None
+    _no_side_requests()
     cache_dir = _hf_cache_dir()
     try:
         local = hf_hub_download(repo, filename, cache_dir=cache_dir, local_files_only=True)

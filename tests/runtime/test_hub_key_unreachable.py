@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 import socket
-import threading
 from pathlib import Path
 
 import pytest
@@ -26,17 +25,21 @@ def empty_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture()
-def lookups(monkeypatch: pytest.MonkeyPatch) -> list[object]:
-    """The host names the test's own thread looked up: every connection attempt starts with
-    one.  Lookups by other threads are not counted: a daemon thread left by an earlier test
-    in the same worker (a library's telemetry, say) is not the code under test."""
+def lookups(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[object]:
+    """The host names the test looked up: every connection attempt starts with one.  The
+    Hub client's once-per-process state is reset as in a fresh process (in CI the first
+    lookup of a process asked huggingface.co for its list of agent harnesses), with no
+    cached copy of that list."""
+    import huggingface_hub.constants
+    from huggingface_hub.utils import _detect_agent
+
+    monkeypatch.setattr(_detect_agent, "_registry", None)
+    monkeypatch.setattr(huggingface_hub.constants, "AGENT_HARNESSES_PATH", str(tmp_path / "harnesses.json"))
     tried: list[object] = []
     real = socket.getaddrinfo
-    mine = threading.get_ident()
 
     def getaddrinfo(host: object, *args: object, **kwargs: object) -> object:
-        if threading.get_ident() == mine:
-            tried.append(host)
+        tried.append(host)
         return real(host, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
