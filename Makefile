@@ -40,7 +40,7 @@ app: $(STAMP)
 
 test: $(STAMP) $(TRAIN_STAMP)
 	./scripts/ensure-chromium
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=25
 
 clean:
 	rm -rf $(VENV) .pytest_cache
