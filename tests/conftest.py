@@ -22,6 +22,18 @@ def _index_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
 
 
 @pytest.fixture(scope="session", autouse=True)
+def _ctrl_c_as_in_a_terminal() -> None:
+    """Ctrl-C raises KeyboardInterrupt in the test processes, as in a terminal: a test run
+    started in the background by a non-interactive shell inherits SIGINT ignored, and the
+    tests of what Ctrl-C does would then see nothing happen."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+@pytest.fixture(scope="session", autouse=True)
 def _one_thread_per_model() -> None:
     """Models without an explicit thread count take one thread (``$DCEM_THREADS``, inherited by
     the commands the tests start): the test processes share the cores, and two llama.cpp
