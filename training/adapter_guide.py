@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["DDXPLUS_CASE", "QUESTION", "DEBATE", "AdapterGuide", "GUIDES", "guide_for", "guide_for_adapter",
+__all__ = ["DDXPLUS_CASE", "QUESTION", "DEBATE", "VIEW_TURN", "AdapterGuide", "GUIDES", "guide_for", "guide_for_adapter",
            "guide_rows"]
 
 DDXPLUS_CASE = "ddxplus-case"
@@ -22,6 +22,14 @@ QUESTION = "question"
 """Input: a multiple-choice question with lettered options, prompted as the SAG agent."""
 DEBATE = "debate"
 """Input: a question played as a SAG-6 debate through the group file."""
+VIEW_TURN = "view-turn"
+"""Input: one member's turn in the view group (one view of a DDXPlus-8 case, then the debate)."""
+
+_VIEW_INPUT = ("the group renders it from the dataset's evidence list, nothing else of the case, answered with the "
+               "eight diagnoses' letters (`python -m sag ask CASE --group data/groups/ddx-views.json` shows the "
+               "turn). Any other input, the whole case or prose, is not what it learned.")
+_VIEWS = (("R1", "where the pain is and where it spreads", "pain-location"), ("R2", "the patient's history and risk factors", "history"),
+          ("R3", "what the pain is like", "pain-character"))
 
 
 @dataclass(frozen=True)
@@ -83,6 +91,25 @@ GUIDES: tuple[AdapterGuide, ...] = (
          ("data/results/sag_runs/sag6-heldout-medmcqa", "200 held-out MedMCQA items against the untrained group"),
          ("data/results/sag_runs/sag6-heldout-pubmedqa", "200 held-out PubMedQA items against the untrained group"),
          ("data/results/sag_eval_trained.json", "the SAG evaluation suite with the trained groups"))),
+    *(AdapterGuide(
+        f"ddx-views-{agent.lower()}", (f"ddx-views-{agent.lower()}",),
+        f"Member {agent} of the view group, trained alone on its view ({view}: {reads}) before the debate stage: "
+        "picks one of the eight DDXPlus-8 diagnoses. The shipped group runs the debate stage's adapters; this one "
+        "is the record of the first stage.",
+        VIEW_TURN, f"Member {agent}'s first turn in the view group (`data/groups/ddx-views.json`): {reads} ({view}) "
+                   f"of a DDXPlus-8 case as {_VIEW_INPUT}",
+        ((f"data/results/training/ddx-views-{agent.lower()}", "the 198 cases of the debate fold (TRAIN cases this "
+                                                               "stage never trained on), before and after training, "
+                                                               "recall per diagnosis"),))
+      for agent, reads, view in _VIEWS),
+    AdapterGuide(
+        "ddx-views-debate", ("ddx-views-debate-R1", "ddx-views-debate-R2", "ddx-views-debate-R3"),
+        "The view group's three members after the debate stage (CTDE): each reads its own view and answers, then "
+        "reads the others' answers and answers again. The shipped view group runs these members.",
+        VIEW_TURN, "Each member's turns in the view group (`data/groups/ddx-views-trained.json`, or this export's "
+                   f"group file): its view of a DDXPlus-8 case as {_VIEW_INPUT}",
+        (("data/results/training/ddx-views-debate", "the 130 CAL cases: each member's answer after reading the "
+                                                    "others, before and after the debate stage"),)),
 )
 
 

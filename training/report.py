@@ -136,6 +136,9 @@ def _recall_lines(export: TrainingExport) -> list[str]:
 def _sampling(export: TrainingExport, size: int) -> str:
     if export.group_file is not None:
         critic = export.run["settings"].get("critic")
+        if not critic and size == 0:
+            return ("exact expectation over each member's letters with the other members' answers held fixed "
+                    "(a central critic that knows the right answer)")
         if not critic:
             return f"{size} debates per item"
         return (f"{size} debates per item, a central critic ({critic['hidden']} hidden units, learning rate "

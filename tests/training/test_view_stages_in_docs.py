@@ -1,0 +1,38 @@
+"""docs/group_views.md's table of the view group's first stage is the shipped records'
+(data/results/training/ddx-views-r1, -r2, -r3): accuracy, counts, the most frequent
+answer and every class's recall on the debate fold after training."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from training.shipped import read_shipped
+
+ROOT = Path(__file__).resolve().parents[2]
+_ROW = re.compile(r"^\| (R\d) \(([a-z-]+)\) \| (\d\.\d{3}) \((\d+) of (\d+)\) \| ([A-H]) on (\d+) % \| ([^|]*) \|$",
+                  re.MULTILINE)
+LETTERS = "ABCDEFGH"
+
+
+def _rows() -> dict[str, tuple[str, ...]]:
+    return {m.group(1): m.groups() for m in _ROW.finditer((ROOT / "docs/group_views.md").read_text(encoding="utf-8"))}
+
+
+@pytest.mark.parametrize("agent", ["R1", "R2", "R3"])
+def test_the_stage_one_table_is_the_record(agent: str) -> None:
+    row = _rows().get(agent)
+    assert row is not None, f"docs/group_views.md has no stage-1 row for {agent}"
+    export = read_shipped(f"ddx-views-{agent.lower()}")
+    assert export.run["data_name"].endswith(f":{agent}@{row[1]}")  # the member read the view the row names
+    answers = export.answers[(export.answers["step"] == export.answers["step"].max())
+                             & (export.answers["split"] == "debate-fold")]
+    right = int((answers["answer"] == answers["truth"]).sum())
+    assert (row[2], int(row[3]), int(row[4])) == (f"{right / len(answers):.3f}", right, len(answers))
+    shares = answers["answer"].value_counts(normalize=True)
+    assert (row[5], int(row[6])) == (shares.index[0], round(100 * shares.iloc[0]))
+    recall = [float(x) for x in re.findall(r"\*{0,2}(\d\.\d\d)\*{0,2}", row[7])[:8]]
+    want = [((answers["truth"] == k) & (answers["answer"] == k)).sum() / (answers["truth"] == k).sum() for k in LETTERS]
+    assert recall == [round(float(x), 2) for x in pd.Series(want)]
