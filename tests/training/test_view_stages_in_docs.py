@@ -36,3 +36,15 @@ def test_the_stage_one_table_is_the_record(agent: str) -> None:
     recall = [float(x) for x in re.findall(r"\*{0,2}(\d\.\d\d)\*{0,2}", row[7])[:8]]
     want = [((answers["truth"] == k) & (answers["answer"] == k)).sum() / (answers["truth"] == k).sum() for k in LETTERS]
     assert recall == [round(float(x), 2) for x in pd.Series(want)]
+
+
+def test_the_debate_stage_sentences_are_the_record() -> None:
+    """Round-1 accuracy on CAL before and after the debate stage, as docs/group_views.md states it."""
+    text = " ".join((ROOT / "docs/group_views.md").read_text(encoding="utf-8").split())
+    evals = read_shipped("ddx-views-debate").evals
+    for step in (0, int(evals["step"].max())):
+        acc = {s.split(":")[1]: n / m for s, n, m in evals[evals["step"] == step][["split", "n_correct", "n_items"]]
+               .itertuples(index=False)}
+        sentence = (f"R1 {acc['R1']:.3f}, R2 {acc['R2']:.3f}, R3 {acc['R3']:.3f}, their plurality "
+                    f"{acc['plurality']:.3f}")
+        assert sentence in text, sentence
