@@ -187,6 +187,8 @@ def test_the_shipped_adapters_say_what_they_are_for_and_flag_a_class_never_recog
     monkeypatch.setenv("DCEM_DB", str(tmp_path / "none.duckdb"))
     at = AppTest.from_file(PAGE, default_timeout=120).run()
     assert not at.exception
+    at.selectbox(key="models_shipped_pick").set_value("ddxplus8-grpo").run()
+    assert not at.exception
     frames = [t.value for t in at.dataframe]
     guide = next(f for f in frames if "Expects" in f.columns).set_index("Shipped export")
     assert "ddxplus8-grpo" in guide.index and "never on prose" in guide.loc["ddxplus8-grpo", "Expects"]
@@ -198,3 +200,18 @@ def test_the_shipped_adapters_say_what_they_are_for_and_flag_a_class_never_recog
                    "Myocarditis.]"]
     marks = [m.value for m in at.markdown]
     assert marks.index("**Your training runs** (the result store)") > max(i for i, m in enumerate(marks) if m in red)
+
+
+def test_the_view_groups_debate_record_flags_each_member_that_never_names_a_diagnosis(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 52: recall per class for every trained agent of the view group, a class never
+    right in red words, member by member."""
+    monkeypatch.setenv("DCEM_DB", str(tmp_path / "none.duckdb"))
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    at.selectbox(key="models_shipped_pick").set_value("ddx-views-debate").run()
+    assert not at.exception
+    red = [m.value for m in at.markdown if m.value.startswith(":red[")]
+    assert ":red[cal:R1: Never diagnoses Myocarditis: 0 of its 5 held-out cases right; it never answers Myocarditis.]" in red
+    assert not any(r.startswith(":red[cal:R2:") for r in red)  # R2 names every diagnosis
+    guide = next(t.value for t in at.dataframe if "Expects" in t.value.columns).set_index("Shipped export")
+    assert "nothing else of the case" in guide.loc["ddx-views-debate", "Expects"]

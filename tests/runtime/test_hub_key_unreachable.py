@@ -62,9 +62,11 @@ def test_an_unreachable_hub_fails_at_once_without_retries(empty_cache: Path, mon
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
     monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", "http://127.0.0.1:9")  # nothing listens there
+    monkeypatch.setattr(huggingface_hub.constants, "HUGGINGFACE_CO_URL_TEMPLATE",  # built from ENDPOINT at import
+                        "http://127.0.0.1:9/{repo_id}/resolve/{revision}/{filename}")
     with caplog.at_level(logging.WARNING), pytest.raises(BackendError) as info:
         resolve(KEY)
-    assert len(lookups) == 1  # one attempt to reach the Hub, not a retried one
+    assert lookups == ["127.0.0.1"]  # one attempt to reach the (local, silent) Hub, not a retried one
     message = str(info.value)
     assert message.startswith(f"{KEY}: model.gguf is not in the local Hub cache") and "cannot be reached" in message
     assert "HF_HUB_OFFLINE=1" in message and not any("Retry" in r.getMessage() for r in caplog.records)
