@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from sag.view_measures import zero_recall_words
+
 __all__ = ["Goal", "view_goals", "goals_markdown", "GROUP_ROW", "VOTE_ROW", "MIN_ACCURACY", "MAX_TOP_SHARE",
            "MAX_COST"]
 
@@ -44,10 +46,6 @@ def _versus(group: Any, other: Any) -> tuple[float, float, float]:
     return -other.diff, -other.diff_high, -other.diff_low
 
 
-def _names(names: Sequence[str], recall: Sequence[float]) -> str:
-    return ", ".join(n for n, r in zip(names, recall) if r == 0.0)
-
-
 def _member_goals(report: Any, group: Any) -> list[Goal]:
     alone = [r for r in report.rows if r.name.endswith(")") and " alone (" in r.name]
     best = max(alone, key=lambda r: r.accuracy)
@@ -66,7 +64,7 @@ def view_goals(report: Any, diagnoses: Sequence[str]) -> list[Goal]:
     """Every goal of the module docstring, measured on ``report``."""
     group = _row(report.rows, GROUP_ROW)
     goals = _member_goals(report, group)
-    never = _names(diagnoses, group.recall)
+    never = ", ".join(w.removeprefix("never diagnoses ") for w in zero_recall_words(group, diagnoses))
     goals += [Goal(f"the most frequent answer on at most {MAX_TOP_SHARE:.0%} of items",
                    f"{group.top_answer} on {group.top_share:.1%}", group.top_share <= MAX_TOP_SHARE),
               Goal("every diagnosis's recall above 0", f"never diagnoses {never}" if never else
