@@ -8,7 +8,8 @@ case) is an item over the letters and REFUSE.  The prompts are the runtime's own
 ids, so an adapter trained on them meets the same tokens when the group plays.
 
 A played fold is cached as JSON in the run's folder (``played-<fold>.json``: each item's
-prompts per agent, and each agent's round-0 answer), since playing it takes minutes.
+prompts per agent, and each agent's round-0 answer), since playing it takes minutes to
+hours; a fold stopped part-way resumes from ``played-<fold>.partial.json``.
 """
 from __future__ import annotations
 
@@ -55,18 +56,45 @@ def _turn_prompts(debate: Debate, stage: str) -> dict[str, Any]:
     return {a.agent_id: debate.turn(i, a, 1, "judge").messages for i, a in debate.of_role(AgentRole.JUDGE)}
 
 
+def _partial(cache: Path) -> Path:
+    return cache.with_name(f"{cache.stem}.partial.json")
+
+
+def _resumed(cache: Path | None, ids: tuple[str, ...]) -> Played | None:
+    """The items played before a stop, when ``cache``'s partial file holds a prefix of ``ids``."""
+    if cache is None or not _partial(cache).is_file():
+        return None
+    try:
+        played = Played.from_json(_partial(cache).read_text(encoding="utf-8"))
+    except (ValueError, KeyError, TypeError):
+        return None
+    return played if ids[:len(played.ids)] == played.ids else None
+
+
+def _write(path: Path, played: Played) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(played.to_json(), encoding="utf-8")
+    tmp.replace(path)
+
+
 def play_fold(cfg: GroupConfig, items: Sequence[QuestionItem], runners: Mapping[str, Any], tokenize: Any,
-              stage: str, cache: Path | None = None) -> Played:
+              stage: str, cache: Path | None = None, *, save_every: int = 10) -> Played:
     """Play ``items`` up to the turns ``stage`` (``debate`` or ``judge``) trains (see the
-    module docstring); read from ``cache`` when it holds this play."""
+    module docstring); read from ``cache`` when it holds this play.  Every ``save_every``
+    items the play so far goes to ``<cache>.partial.json``, and a later call resumes from
+    it, so a stop loses at most that many items."""
+    ids = tuple(it.item_id for it in items)
     if cache is not None and cache.is_file():
         played = Played.from_json(cache.read_text(encoding="utf-8"))
-        if played.ids == tuple(it.item_id for it in items):
+        if played.ids == ids:
             return played
+    before = _resumed(cache, ids)
+    done = list(before.ids) if before else []
+    prompts: dict[str, list[tuple[int, ...]]] = {a: list(p) for a, p in before.prompts.items()} if before else {}
+    round0: dict[str, list[str]] = {a: list(r) for a, r in before.round0.items()} if before else {}
     engine = TurnEngine(runners, cfg)
-    prompts: dict[str, list[tuple[int, ...]]] = {}
-    round0: dict[str, list[str]] = {}
-    for item in items:
+    for item in items[len(done):]:
         debate = Debate(item, cfg, engine, {})
         propose_step(debate)
         for m in debate.round_messages(0):
@@ -76,12 +104,13 @@ def play_fold(cfg: GroupConfig, items: Sequence[QuestionItem], runners: Mapping[
             debate_round(debate, 1, {}, until="judge")
         for agent_id, messages in _turn_prompts(debate, stage).items():
             prompts.setdefault(agent_id, []).append(tuple(tokenize(list(messages))))
-    played = Played([it.item_id for it in items], prompts, round0)
+        done.append(item.item_id)
+        if cache is not None and len(done) % save_every == 0 and len(done) < len(items):
+            _write(_partial(cache), Played(done, prompts, round0))
+    played = Played(done, prompts, round0)
     if cache is not None:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache.with_suffix(".tmp")
-        tmp.write_text(played.to_json(), encoding="utf-8")
-        tmp.replace(cache)
+        _write(cache, played)
+        _partial(cache).unlink(missing_ok=True)
     return played
 
 

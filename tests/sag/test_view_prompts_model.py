@@ -45,3 +45,46 @@ def test_trained_prompts_are_the_prompts_the_group_plays() -> None:
     judge_text = judged[0].messages[-1].content
     assert "read the history and risk factors" in judge_text and item.question.split(".")[1] not in judge_text
     assert {m.role for m in result.outcome.messages} == {AgentRole.REASONING, AgentRole.SAFETY, AgentRole.JUDGE}
+
+
+
+class _Counting:
+    """A runner that counts its batches and stops the play (as Ctrl-C would) after ``stop_after``."""
+
+    def __init__(self, inner: Any, stop_after: int | None = None) -> None:
+        self.inner, self.calls, self.stop_after = inner, 0, stop_after
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def run(self, requests: Sequence[Any]) -> list[Any]:
+        if self.calls == self.stop_after:
+            raise KeyboardInterrupt
+        self.calls += 1
+        return self.inner.run(requests)
+
+
+def test_a_stopped_play_resumes_from_its_partial_file_and_plays_the_same(tmp_path: Any) -> None:
+    backend = LlamaCppBackend(resolve("smollm2-135m"), n_ctx=4096, n_threads=1, kv_cache_mb=0)
+    items = load_benchmark("ddxplus8")[:3]
+    whole = _Counting(runner_for(backend, width=3))
+    played = play_fold(CFG, items, {"smollm2-135m": whole}, backend.prompt_tokens, "debate")
+    per_item = whole.calls // len(items)
+    assert per_item * len(items) == whole.calls and per_item > 0
+    cache = tmp_path / "played-debate-debate.json"
+    stopping = _Counting(runner_for(backend, width=3), stop_after=per_item)  # stops on the second item
+    try:
+        play_fold(CFG, items, {"smollm2-135m": stopping}, backend.prompt_tokens, "debate", cache, save_every=1)
+        raise AssertionError("the play was not stopped")
+    except KeyboardInterrupt:
+        pass
+    partial = tmp_path / "played-debate-debate.partial.json"
+    assert not cache.is_file() and partial.is_file()
+    rest = _Counting(runner_for(backend, width=3))
+    resumed = play_fold(CFG, items, {"smollm2-135m": rest}, backend.prompt_tokens, "debate", cache, save_every=1)
+    assert rest.calls == per_item * (len(items) - 1)  # the first item was not played again
+    assert resumed.ids == played.ids and resumed.prompts == played.prompts and resumed.round0 == played.round0
+    assert cache.is_file() and not partial.is_file()
+    again = _Counting(runner_for(backend, width=3))
+    assert play_fold(CFG, items, {"smollm2-135m": again}, backend.prompt_tokens, "debate", cache).ids == played.ids
+    assert again.calls == 0
