@@ -22,6 +22,7 @@ from dcem_clinical.agent import DiagnosticAgent
 from dcem_clinical.prompts import letters
 from runtime.adapters import split_adapter_key
 from runtime.backends import BackendError
+from runtime.factory import load_gguf
 from runtime.llama_backend import LlamaCppBackend, detect_gpu_layers
 from runtime.model_cache import cached_sha256
 from runtime.registry import available_models, model_info, resolve, resolve_model
@@ -133,8 +134,8 @@ def load_model_uncached(key: str, n_gpu_layers: int, *, n_ctx: int = TEST_N_CTX)
     """Resolve and load ``key`` (the UI caches the result across sessions)."""
     start = time.perf_counter()
     path, adapter = resolve_model(key.strip())
-    backend = LlamaCppBackend(path, n_ctx=n_ctx, n_gpu_layers=validate_gpu_layers(n_gpu_layers),
-                              sha256=cached_sha256(path), lora_path=None if adapter is None else adapter.path)
+    backend = load_gguf(path, n_ctx=n_ctx, n_gpu_layers=validate_gpu_layers(n_gpu_layers),
+                        sha256=cached_sha256(path), lora_path=None if adapter is None else adapter.path)
     return LoadedModel(key.strip(), backend, time.perf_counter() - start, time.monotonic())
 
 

@@ -57,7 +57,8 @@ def train_diagnostician(store: TrainingStore | TrainingRecorder, run: Diagnostic
                         should_stop: Callable[[], bool] | None = None,
                         on_measure: Callable[[str, int, bool], None] | None = None) -> RunResult:
     from dcem_clinical.diagnostician import build_items, data_hash
-    from runtime.llama_backend import LlamaCppBackend, file_sha256
+    from runtime.factory import load_gguf
+    from runtime.llama_backend import file_sha256
     from runtime.registry import resolve
     from training.run import LetterRun, run_letter_training
 
@@ -65,7 +66,7 @@ def train_diagnostician(store: TrainingStore | TrainingRecorder, run: Diagnostic
     train, held, split_hash = training_cases(run.dataset, run.heldout)
     labels = load_dataset(run.dataset).labels
     path = resolve(run.base_model)
-    backend = LlamaCppBackend(path, n_ctx=max(2048, s.max_prompt_tokens + 8), n_threads=1, kv_cache_mb=0)
+    backend = load_gguf(path, n_ctx=max(2048, s.max_prompt_tokens + 8), n_threads=1, kv_cache_mb=0)
     items = build_items(backend, labels, train, max_tokens=s.max_prompt_tokens, rewards=s.rewards)
     heldout = {"heldout": build_items(backend, labels, held, max_tokens=s.max_prompt_tokens, rewards=s.rewards)
                } if held else {}

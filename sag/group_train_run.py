@@ -165,7 +165,7 @@ class _Policy:
 def _runners(run: GroupRun, files: dict[str, Path], adapters: dict[AgentRole, str],
              threads: int | None) -> tuple[GroupConfig, dict[str, Any]]:
     """The group as played this step: each role's backbone is the base with its adapter file."""
-    from runtime.llama_backend import LlamaCppBackend
+    from runtime.factory import load_gguf
     from sag.runners import DEFAULT_N_CTX, batch_width, runner_for
 
     keys = {name: f"{run.base_model}+lora:file:{path}" for name, path in files.items()}
@@ -175,16 +175,16 @@ def _runners(run: GroupRun, files: dict[str, Path], adapters: dict[AgentRole, st
     runners = {}
     for name, key in keys.items():
         if key in cfg.models():
-            backend = LlamaCppBackend(run.base_path, n_ctx=DEFAULT_N_CTX, n_threads=threads, kv_cache_mb=0,
-                                      sha256=run.base_sha256, lora_path=files[name])
+            backend = load_gguf(run.base_path, n_ctx=DEFAULT_N_CTX, n_threads=threads, kv_cache_mb=0,
+                                sha256=run.base_sha256, lora_path=files[name])
             runners[key] = runner_for(backend, width=batch_width(cfg))
     return cfg, runners
 
 
 def _tokenizer(run: GroupRun) -> Tokenizer:
-    from runtime.llama_backend import LlamaCppBackend
+    from runtime.factory import load_gguf
 
-    backend = LlamaCppBackend(run.base_path, n_ctx=512, n_threads=1, kv_cache_mb=0, sha256=run.base_sha256)
+    backend = load_gguf(run.base_path, n_ctx=512, n_threads=1, kv_cache_mb=0, sha256=run.base_sha256)
     return Tokenizer(backend.prompt_tokens, backend.option_token)
 
 

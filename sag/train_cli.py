@@ -57,7 +57,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
     benchmarks = _benchmarks(args.benchmarks)
     require_training_libraries()
     from clinical.training_split import heldout_items, train_items
-    from runtime.llama_backend import LlamaCppBackend, file_sha256
+    from runtime.factory import load_gguf
+    from runtime.llama_backend import file_sha256
     from runtime.registry import resolve
     from sag.training import build_single_items, items_hash
     from training.cli import measure_note, print_result, settings_from, step_bar
@@ -66,7 +67,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
     settings = settings_from(args)
     path = resolve(args.model)
-    backend = LlamaCppBackend(path, n_ctx=max(2048, settings.max_prompt_tokens + 8), n_threads=1, kv_cache_mb=0)
+    backend = load_gguf(path, n_ctx=max(2048, settings.max_prompt_tokens + 8), n_threads=1, kv_cache_mb=0)
     train = [item for b in benchmarks for item in train_items(b)]
     items = build_single_items(backend, train, max_tokens=settings.max_prompt_tokens, rewards=settings.rewards)
     heldout = {f"heldout:{b}": build_single_items(backend, list(heldout_items(b))[:args.heldout],

@@ -115,12 +115,12 @@ def _fold(name: str, limit: int | None) -> tuple[Any, ...]:
 def _played(cfg: GroupConfig, stage: str, folder: Path, threads: int | None,
             limit: int | None) -> tuple[Any, dict[str, Any]]:
     """(tokenizer backend, {fold: Played}) for the ``debate`` and ``cal`` folds."""
-    from runtime.llama_backend import LlamaCppBackend
+    from runtime.factory import load_gguf
     from runtime.registry import resolve
     from sag.runners import batch_width, build_runners
     from sag.view_debate_data import play_fold
 
-    tok = LlamaCppBackend(resolve(cfg.backbones[0]), n_ctx=4096, n_threads=1, kv_cache_mb=0)
+    tok = load_gguf(resolve(cfg.backbones[0]), n_ctx=4096, n_threads=1, kv_cache_mb=0)
     runners: dict[str, Any] | None = None
     out = {}
     for fold in ("debate", "cal"):

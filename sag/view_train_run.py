@@ -53,7 +53,8 @@ def train_member(store: TrainingStore | TrainingRecorder, stage: MemberStage, *,
                  should_stop: Callable[[], bool] | None = None,
                  on_measure: Callable[[str, int, bool], None] | None = None) -> RunResult:
     """Train (or resume) one member on its view; see the module docstring."""
-    from runtime.llama_backend import LlamaCppBackend, file_sha256
+    from runtime.factory import load_gguf
+    from runtime.llama_backend import file_sha256
     from runtime.registry import resolve
     from clinical.group_folds import fold_items
     from sag.view_training import member_data_hash, member_items
@@ -65,7 +66,7 @@ def train_member(store: TrainingStore | TrainingRecorder, stage: MemberStage, *,
     limit = stage.fold_limit
     train = fold_items("members")[:limit] if limit else fold_items("members")
     measured = fold_items("debate")[:limit] if limit else fold_items("debate")
-    backend = LlamaCppBackend(path, n_ctx=max(2048, s.max_prompt_tokens + 8), n_threads=1, kv_cache_mb=0)
+    backend = load_gguf(path, n_ctx=max(2048, s.max_prompt_tokens + 8), n_threads=1, kv_cache_mb=0)
     items = member_items(backend, stage.cfg, stage.agent_id, train, max_tokens=s.max_prompt_tokens, rewards=s.rewards)
     heldout = {"debate-fold": member_items(backend, stage.cfg, stage.agent_id, measured,
                                            max_tokens=s.max_prompt_tokens, rewards=s.rewards)}
