@@ -12,6 +12,9 @@ returns (``sag.engine.TurnEngine``) writes exactly one row per turn from its own
 Its :attr:`name` is the sequential runner's (``openai-http/sequential``): the name is
 part of the call log's cache keys and the calls are the same ones, only sent at the same
 time, so calls logged by either runner answer the other's.
+
+:meth:`FleetBackend.turn_runner <runtime.http_fleet.FleetBackend.turn_runner>` gives
+this runner, batched or not.
 """
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ from typing import Sequence
 from runtime.http_fleet import FleetBackend
 from runtime.turns import SequentialTurns, TurnRequest, TurnResult
 
-__all__ = ["ConcurrentTurns", "turn_runner"]
+__all__ = ["ConcurrentTurns"]
 
 
 class ConcurrentTurns(SequentialTurns):
@@ -39,9 +42,3 @@ class ConcurrentTurns(SequentialTurns):
         with self.fleet.pinned():
             return self._one(request)
 
-
-def turn_runner(backend: object) -> SequentialTurns:
-    """:class:`ConcurrentTurns` for a :class:`FleetBackend`, else :class:`SequentialTurns`."""
-    if isinstance(backend, FleetBackend):
-        return ConcurrentTurns(backend)
-    return SequentialTurns(backend)  # type: ignore[arg-type]

@@ -38,12 +38,15 @@ import random
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable, Iterator, Sequence, TypeVar
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence, TypeVar
 
 from runtime.backends import BackendError
 from runtime.fleet import FleetConfig
 from runtime.http_backend import HTTPCallError, OpenAICompatBackend, default_identity
 from runtime.messages import GenerationOptions, Message, OptionScores, Reply
+
+if TYPE_CHECKING:
+    from runtime.turns import TurnRunner
 
 __all__ = ["FleetBackend", "EndpointStats", "fleet_identity"]
 
@@ -242,3 +245,10 @@ class FleetBackend:
     def list_models(self) -> list[str]:
         """Model ids listed by ``GET /v1/models`` on a server that is up."""
         return self.call(lambda ep: ep.list_models())
+
+    def turn_runner(self, *, batched: bool = True, n_ctx: int | None = None, width: int = 8) -> TurnRunner:
+        """Turns sent concurrently (:class:`runtime.fleet_turns.ConcurrentTurns`), batched
+        or not: the servers batch on their side."""
+        from runtime.fleet_turns import ConcurrentTurns
+
+        return ConcurrentTurns(self)

@@ -61,6 +61,7 @@ from runtime.messages import GenerationOptions, Message, OptionScores, Reply
 
 if TYPE_CHECKING:
     from runtime.adapters import AdapterInfo
+    from runtime.turns import TurnRunner
 
 __all__ = ["LlamaCppBackend", "file_sha256", "detect_gpu_layers", "plain_prompt", "BLOCK"]
 
@@ -368,3 +369,18 @@ class LlamaCppBackend:
         log_z = top + math.log(float(np.exp(logits - top).sum()))
         return OptionScores(tuple(float(logits[i]) - log_z for i in ids), prompt_tokens=len(tokens),
                             duration_s=time.perf_counter() - start)
+
+    # --------------------------------------------------------------- turn runner
+    def turn_runner(self, *, batched: bool = True, n_ctx: int | None = None, width: int = 8) -> TurnRunner:
+        """Batched turns (:class:`runtime.llama_batch.BatchedLlamaTurns`: ``width``
+        agents decoded together, ``n_ctx`` tokens each), or one turn after another when
+        ``batched`` is off or the batched runner cannot be imported."""
+        from runtime.turns import SequentialTurns
+
+        if not batched:
+            return SequentialTurns(self)
+        try:
+            from runtime.llama_batch import BatchedLlamaTurns
+        except ImportError:  # the batched runner is optional
+            return SequentialTurns(self)
+        return BatchedLlamaTurns(self, n_ctx=n_ctx, n_seq_max=width + 1)

@@ -10,6 +10,8 @@ next-token logits at the end of its prompt) and a short generated rationale.
   :class:`~runtime.backends.Backend` (scripted, HTTP, llama.cpp).
 - :class:`runtime.llama_batch.BatchedLlamaTurns` runs them batched on one llama.cpp
   model, sharing the KV cache of their common prompt prefix.
+- :func:`runner_of` is the runner a backend offers (its ``turn_runner``, see
+  :class:`~runtime.backends.Backend`), :class:`SequentialTurns` when it offers none.
 
 :func:`sample_token` is the pure sampler both llama.cpp paths share; its random
 generator is seeded per request, so a result never depends on the other requests of a
@@ -29,7 +31,7 @@ from common.errors import ConfigError
 from runtime.backends import Backend, BackendError
 from runtime.messages import GenerationOptions, Message
 
-__all__ = ["TurnRequest", "TurnResult", "TurnRunner", "SequentialTurns", "sample_token",
+__all__ = ["TurnRequest", "TurnResult", "TurnRunner", "SequentialTurns", "runner_of", "sample_token",
            "option_logprobs", "error_result"]
 
 log = logging.getLogger(__name__)
@@ -184,3 +186,14 @@ class SequentialTurns:
                                           f"{len(request.options)} options", duration_s=time.perf_counter() - start)
         return TurnResult(tuple(scores.logprobs), reply.text, scores.prompt_tokens or reply.prompt_tokens,
                           reply.completion_tokens, 0, time.perf_counter() - start, completion_ids=reply.token_ids)
+
+
+def runner_of(backend: Backend, *, batched: bool = True, n_ctx: int | None = None, width: int = 8) -> TurnRunner:
+    """The turn runner ``backend`` offers (its ``turn_runner``; see
+    :meth:`runtime.backends.Backend.turn_runner` for the arguments), or the protocol's
+    default, :class:`SequentialTurns`, for a backend that offers none."""
+    offer = getattr(backend, "turn_runner", None)
+    if offer is None:
+        return SequentialTurns(backend)
+    runner: TurnRunner = offer(batched=batched, n_ctx=n_ctx, width=width)
+    return runner

@@ -1,19 +1,20 @@
 """Turn runners for a group's model keys: one loaded model per key, shared by its agents.
 
-A llama.cpp model gets the batched runner (:class:`runtime.llama_batch.BatchedLlamaTurns`:
-shared prompt prefix evaluated once, rationales decoded together) unless ``batched`` is
-off, when it runs one turn after another.  An ``openai:`` key's turns of one step go
-to its server fleet concurrently (:func:`runtime.fleet_turns.turn_runner` gives a
-:class:`runtime.fleet_turns.ConcurrentTurns`, up to ``DCEM_OPENAI_CONCURRENCY`` at once).
+Each backend offers its own runner (:func:`runtime.turns.runner_of`).  A llama.cpp
+model gives the batched runner (:class:`runtime.llama_batch.BatchedLlamaTurns`: shared
+prompt prefix evaluated once, rationales decoded together) unless ``batched`` is off,
+when it runs one turn after another.  An ``openai:`` key's turns of one step go to its
+server fleet concurrently (a :class:`runtime.fleet_turns.ConcurrentTurns`, up to
+``DCEM_OPENAI_CONCURRENCY`` at once).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
+from runtime.backends import Backend
 from runtime.factory import make_backend
-from runtime.fleet_turns import turn_runner
-from runtime.turns import SequentialTurns, TurnRunner
+from runtime.turns import TurnRunner, runner_of
 from sag.config import GroupConfig
 
 __all__ = ["RunnerRecipe", "build_runners", "runner_for", "batch_width", "DEFAULT_N_CTX", "MAX_AGENTS_PER_BATCH"]
@@ -44,22 +45,10 @@ def build_runners(keys: Sequence[str], *, n_ctx: int = DEFAULT_N_CTX, n_threads:
     return out
 
 
-def runner_for(backend: object, *, n_ctx: int = DEFAULT_N_CTX, width: int = MAX_AGENTS_PER_BATCH,
+def runner_for(backend: Backend, *, n_ctx: int = DEFAULT_N_CTX, width: int = MAX_AGENTS_PER_BATCH,
                batched: bool = True) -> TurnRunner:
-    """The runner of one loaded backend (batched for llama.cpp unless ``batched`` is off)."""
-    return _batched(backend, n_ctx, width) if batched else turn_runner(backend)  # type: ignore[arg-type]
-
-
-def _batched(backend: object, n_ctx: int, width: int) -> TurnRunner:
-    from runtime.llama_backend import LlamaCppBackend
-
-    if not isinstance(backend, LlamaCppBackend):
-        return turn_runner(backend)
-    try:
-        from runtime.llama_batch import BatchedLlamaTurns
-    except ImportError:  # the batched runner is optional
-        return SequentialTurns(backend)
-    return BatchedLlamaTurns(backend, n_ctx=n_ctx, n_seq_max=width + 1)
+    """The runner one loaded backend offers (batched for llama.cpp unless ``batched`` is off)."""
+    return runner_of(backend, batched=batched, n_ctx=n_ctx, width=width)
 
 
 @dataclass(frozen=True)

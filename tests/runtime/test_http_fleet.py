@@ -15,12 +15,12 @@ from runtime.backends import BackendError
 from runtime.call_log import CallContext, CallLog, CallRecord
 from runtime.factory import make_backend
 from runtime.fleet import FleetConfig, parse_openai_key
-from runtime.fleet_turns import ConcurrentTurns, turn_runner
+from runtime.fleet_turns import ConcurrentTurns
 from runtime.http_backend import HTTPCallError, default_identity
 from runtime.http_fleet import FleetBackend
 from runtime.logged_batch import LoggedCall, run_logged, run_logged_in_turn
 from runtime.messages import GenerationOptions, Message, Role
-from runtime.turns import SequentialTurns, TurnRequest
+from runtime.turns import SequentialTurns, TurnRequest, runner_of
 from tests.runtime.fleet_fakes import closed_url, fake_fleet
 
 MSG = [Message(Role.USER, "Which letter?")]
@@ -106,8 +106,8 @@ def test_identity_of_one_url_is_unchanged_and_of_many_ignores_order() -> None:
     assert single.model_sha256 == default_identity("http://h:1", "m")  # old cached calls still match
     ab = make_backend("openai:http://a:1,http://b:1#m").model_sha256
     assert ab == make_backend("openai:http://b:1/v1,http://a:1#m").model_sha256 != single.model_sha256
-    assert isinstance(turn_runner(single), ConcurrentTurns)
-    assert turn_runner(single).name == SequentialTurns(single).name  # same cache keys as before
+    assert isinstance(runner_of(single, batched=False), ConcurrentTurns)
+    assert runner_of(single, batched=False).name == SequentialTurns(single).name  # same cache keys as before
 
 
 # --------------------------------------------------------- spreading, concurrency
