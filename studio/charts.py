@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dcem.analysis.round_reason import fmt_pair
+from studio.views.round_reason import fmt_pair
 
 __all__ = ["energy_figure", "belief_figure", "confusion_figure", "recall_figure", "agent_probability_figure",
            "AGENT_PALETTE", "TERM_COLOURS", "POOLED_COLOUR", "OUTLINES", "HORIZONTAL_AT", "wrap_label",

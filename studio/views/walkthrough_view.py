@@ -13,8 +13,8 @@ from typing import Mapping, NamedTuple, Sequence
 import numpy as np
 import pandas as pd
 
-from dcem.analysis.decision_view import cell_loss, decision_table
-from dcem.analysis.round_reason import row_reason
+from studio.views.decision_view import cell_loss, decision_table
+from studio.views.round_reason import row_reason
 from dcem.analysis.run_info import run_methods
 from dcem.store.case_reads import AGENT_COLUMNS, TURN_COLUMNS, agent_turns, case_agents, case_text
 from dcem.core.vocabulary import mediated_methods, method_label

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dcem.analysis.decision_view import DECISION_COLUMNS, HIGH_RISK_MARK
+from studio.views.decision_view import DECISION_COLUMNS, HIGH_RISK_MARK
 from studio.views.walkthrough import case_list, case_trace
 from dcem.store.database import Store
 from studio.charts import threshold_labels

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dcem.analysis.decision_view import HIGH_RISK_MARK, cell_loss, decision_table, loss_frame
+from studio.views.decision_view import HIGH_RISK_MARK, cell_loss, decision_table, loss_frame
 from studio.views.walkthrough import case_list, case_trace
 from studio.views.walkthrough_nav import (
     CASE_TABLE_COLUMNS,

@@ -3,7 +3,7 @@
 The Bayes decision is the class d with the lowest expected loss R(d) = sum_y L[d, y] Q(y)
 under the pooled belief Q (eq. 3, 8-9).  :func:`decision_table` shows, per class, whether
 it is high-risk, Q, R(class) and the loss L[d, class] the decision would cost if that class
-were the truth; :func:`loss_frame` is the full loss matrix; :func:`cell_loss` (read by
+were the truth; :func:`loss_frame` is the full loss matrix; :func:`cell_loss` (from
 :mod:`dcem.store.case_reads`) is the loss matrix of a case's cell.  No Streamlit here.
 """
 from __future__ import annotations

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dcem.analysis.round_reason import fmt_pair, round_reason, row_reason
+from studio.views.round_reason import fmt_pair, round_reason, row_reason
 from studio.views.walkthrough import case_list, case_trace
 from dcem.core.config import MediatorConfig
 from dcem.store.database import Store

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dcem.analysis.escalation_reason import all_escalated_reason
+from studio.views.escalation_reason import all_escalated_reason
 from dcem.analysis.whatif import load_run_replay, rescore
 from dcem.store.database import Store
 
