@@ -1,7 +1,8 @@
 """Glossary: every concept, metric and parameter the dashboard shows, in words."""
 import streamlit as st
 
-from studio.first_visit import GLOSSARY_GROUPS, show_terms
+from studio.first_visit import show_terms
+from studio.views.glossary import GLOSSARY_GROUPS
 from studio.widgets import disclaimer
 
 st.title("Glossary")

@@ -6,7 +6,8 @@ from studio.views.metric_tables import describe_run, runs_overview
 from studio.views.overview_view import INTRO, run_intro
 from studio.widgets import ProjectError
 from studio.escalation_cost import escalation_cost_setting
-from studio.first_visit import GLOSSARY_GROUPS, offer_demo, page_link, show_terms, start_steps
+from studio.first_visit import offer_demo, page_link, show_terms, start_steps
+from studio.views.glossary import GLOSSARY_GROUPS
 from studio.tables import MISSING, runs_table_config, show_metric_table
 from studio.widgets import pick_run, store
 from studio.literal import literal

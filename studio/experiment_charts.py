@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from dcem.analysis.glossary import metric_words
+from studio.views.glossary import metric_words
 from studio.views.metric_tables import is_percent
 from dcem.core.vocabulary import method_label
 from studio.whatif_charts import LEGEND_ABOVE

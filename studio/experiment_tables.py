@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dcem.analysis.glossary import metric_words
+from studio.views.glossary import metric_words
 from studio.views.metric_tables import is_percent
 from dcem.core.vocabulary import method_label
 from studio.whatif_charts import OUTCOME_WORDS

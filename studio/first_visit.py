@@ -1,5 +1,6 @@
 """The Overview's first-visit parts: where to start (three steps with links to the
-pages), the demo-data button for an empty store, and the glossary in words.
+pages), the demo-data button for an empty store, and the glossary in words (its terms:
+:mod:`studio.views.glossary`).
 
 Page links work only under ``st.navigation`` (the app run through ``app.py``); a page
 script run on its own gets the page names in bold instead (:func:`page_link`).
@@ -10,20 +11,13 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from common.errors import ProjectError
-from dcem.analysis.glossary import CONCEPTS, METRICS, PARAMETERS, Term
-from dcem.analysis.glossary_panel import ACTION_TERMS, METHOD_TERMS, PANEL_TERMS, RUN_TERMS
-from sag.glossary import SAG_TERMS
 from dcem.store.database import Store
 from dcem.store.demo import ensure_demo
 from dcem.store.run_import import stored_run_ids
 from studio.literal import literal
+from studio.views.glossary import Term
 
-__all__ = ["GLOSSARY_GROUPS", "START_STEPS", "page_link", "start_steps", "offer_demo", "show_terms"]
-
-GLOSSARY_GROUPS: tuple[tuple[str, dict[str, Term]], ...] = (
-    ("Concepts", CONCEPTS), ("Metrics", METRICS), ("Parameters", PARAMETERS),
-    ("Mediator actions", ACTION_TERMS), ("Decisions, agents and chance", PANEL_TERMS), ("Methods compared", METHOD_TERMS),
-    ("Scenarios, statistical members and the guarantee", RUN_TERMS), ("Small Agent Group and its evaluation", SAG_TERMS))
+__all__ = ["START_STEPS", "page_link", "start_steps", "offer_demo", "show_terms"]
 
 # (page script, page title, what to do there)
 START_STEPS: tuple[tuple[str, str, str], ...] = (

@@ -4,7 +4,7 @@ in percent, the runs list with readable headers.
 :func:`metric_table` returns the frame and the ``column_config`` for ``st.dataframe``;
 :func:`show_metric_table` shows it.  The reshaping itself is pure
 (:mod:`studio.views.metric_tables`); the words and tooltips come from
-:mod:`dcem.analysis.glossary`.
+:mod:`studio.views.glossary`.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any, Sequence
 import pandas as pd
 import streamlit as st
 
-from dcem.analysis.glossary import metric_words, term_help
+from studio.views.glossary import metric_words, term_help
 from studio.views.metric_tables import is_percent, metric_columns
 
 __all__ = ["KEY_COLUMNS", "MISSING", "metric_table", "show_metric_table", "runs_table_config", "review_queue_config"]

@@ -13,7 +13,7 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
-from dcem.analysis.glossary import metric_words
+from studio.views.glossary import metric_words
 from studio.views.metric_tables import is_percent
 
 __all__ = ["LEGEND_ABOVE", "LEGEND_BELOW", "LABEL_ROOM", "OUTCOME_WORDS", "action_mix_figure", "tradeoff_figure",

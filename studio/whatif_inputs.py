@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from common.loss import three_level_loss
-from dcem.analysis.glossary import PARAMETERS
+from studio.views.glossary import PARAMETERS
 from studio.views.loss_input import (format_loss_cell, l_high_refusal, loss_cells, parse_l_high, parse_loss_table,
                                      three_level_fields)
 from dcem.core.vocabulary import STEER_GATES

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from common.errors import ProjectError
-from dcem.analysis.glossary import term_help
+from studio.views.glossary import term_help
 from dcem.analysis.run_replay import RunReplay
 from dcem.analysis.whatif_risk import risk_control_cells
 from studio.literal import literal

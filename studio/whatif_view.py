@@ -11,7 +11,7 @@ import streamlit as st
 
 from dcem.analysis.charged_risk import CHARGED, DEFAULT_COST, with_charged_column, with_charged_metrics
 from studio.views.escalation_reason import all_escalated_reason
-from dcem.analysis.glossary import metric_words, term_help
+from studio.views.glossary import metric_words, term_help
 from studio.views.loss_input import loss_change
 from dcem.analysis.whatif import SWEEP_PARAMETERS, RunReplay, pair_moves, rescore, sweep, sweep_grid
 from dcem.analysis.whatif_controls import run_settings

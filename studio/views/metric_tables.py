@@ -6,8 +6,8 @@ The report tables (:func:`dcem.analysis.report.comparison_table`, the clinical
 and metric with the mean, std and count over seeds.  :func:`wide_metrics` turns such a
 table into the frame the dashboard shows: key columns first (method keys replaced by
 their display labels), then one column per metric named by its key (the dashboard puts
-the words and the tooltip on it, :mod:`dcem.analysis.glossary`).  Shares (the
-:data:`~dcem.analysis.glossary.RATE_METRICS` and the clinical shares) become percentages;
+the words and the tooltip on it, :mod:`studio.views.glossary`).  Shares (the
+:data:`~studio.views.glossary.RATE_METRICS` and the clinical shares) become percentages;
 with ``spread`` each cell is the text "mean ± std" in the same unit instead of the mean.
 """
 from __future__ import annotations
@@ -20,11 +20,11 @@ import pandas as pd
 
 from dcem_clinical.report.tables import MIX, detail_table, table1, table6, table7
 from dcem.analysis.charged_risk import DEFAULT_COST, charged_words
-from dcem.analysis.glossary import METRICS, RATE_METRICS
+from studio.views.glossary import METRICS, RATE_METRICS
 from dcem.analysis.report import comparison_table
 from dcem.core.vocabulary import method_label
 # names its page imports from here (pages import from studio only)
-from dcem.analysis.glossary import metric_words, term_help
+from studio.views.glossary import metric_words, term_help
 from dcem.analysis.run_info import describe_run, run_kind, run_spec, runs_overview
 
 __all__ = ["PERCENT_METRICS", "CLINICAL_TITLES", "is_percent", "wide_metrics", "comparison_view", "clinical_views",
@@ -55,7 +55,7 @@ def _spread_text(mean: float, std: float, percent: bool) -> str:
 
 def _metric_order(values: pd.Series) -> list[str]:
     """The distinct metrics in order: a categorical's category order, else the glossary's
-    order of :data:`~dcem.analysis.glossary.METRICS` and then the rest as they come."""
+    order of :data:`~studio.views.glossary.METRICS` and then the rest as they come."""
     if isinstance(values.dtype, pd.CategoricalDtype):
         present = set(values.astype(str))
         return [str(c) for c in values.cat.categories if str(c) in present]

@@ -8,7 +8,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from dcem.analysis.charged_risk import DEFAULT_COST
-from dcem.analysis.glossary import metric_words
+from studio.views.glossary import metric_words
 from dcem.analysis.report import comparison_table
 from dcem.store.database import Store
 from dcem.store.run_reads import cell_labels, changed_outcomes, round_accuracy_energy, run_spec_text

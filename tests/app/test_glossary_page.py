@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dcem.analysis.glossary import CONCEPTS, GLOSSARY, METRICS, PARAMETERS
-from studio.first_visit import GLOSSARY_GROUPS
+from studio.views.glossary import CONCEPTS, GLOSSARY, GLOSSARY_GROUPS, METRICS, PARAMETERS
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -19,7 +19,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from clinical.ddxplus import LABELS as DDXPLUS_LABELS
-from studio.first_visit import GLOSSARY_GROUPS
+from studio.views.glossary import GLOSSARY_GROUPS
 
 ROOT = Path(__file__).resolve().parents[2]
 _TOKEN = re.compile(r"(?<![\w`-])(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Z]{2,}[0-9]*(?:-[0-9])?|A_[RKSJ]|S\(t\)"

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dcem.analysis.glossary import term_help
+from studio.views.glossary import term_help
 from studio.views.metric_tables import CLINICAL_TITLES, comparison_view
 from dcem.store.database import Store
 from dcem.store.demo import DEMO_EXPORTS
