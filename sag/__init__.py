@@ -11,7 +11,8 @@ multiple-choice question in rounds and stop once no new argument appears.
 - :mod:`sag.mediated`: D-CEM as the stopping rule; :mod:`sag.group`: one item, any method;
 - :mod:`sag.run`, :mod:`sag.store`, :mod:`sag.report`: resumable runs, tables, summaries;
 - :mod:`sag.runners`: one turn runner per model key (batched llama.cpp by default);
-- :mod:`sag.views`, :mod:`sag.launch`, :mod:`sag.launch_fields`: what the dashboard's Agent group page shows;
+- :mod:`sag.views`: what the dashboard's Agent group page shows (its launch checks and run
+  choice are view-models of the dashboard, in ``studio.views``);
 - :mod:`sag.cli`: ``python -m sag ask | run | report``.
 
 Choices the seed leaves open are listed in ``docs/sag.md``.  It builds on :mod:`runtime`

@@ -3,7 +3,8 @@
 Its runs ship as a store export in ``data/results/sag_views/`` (the group on the 200 TEST
 cases, on the 130 CAL cases, its D-CEM variant, its twins and one single SmolLM2 answer
 per case, every debate with its call log).  A first start imports it into a store that
-holds no SAG run, so the Agent group page opens on it (:data:`sag.run_choice.FEATURED`).
+holds no SAG run, so the Agent group page opens on it (the page's run choice,
+``studio.views.sag_run_choice.FEATURED``, puts it first).
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ run and item labels, the outcome line, the debate timeline (one lane per role, o
 column per round, each cell the turns of that role in that round), the per-round answer
 distributions as a tidy frame, the retrieved passages with their scores, the safety
 flags, the judges' reasoning, the D-CEM mediator's rounds, and the comparison of two runs on
-their common items (:mod:`sag.launch` checks a run launched from the page).
+their common items (:mod:`studio.views.sag_launch` checks a run launched from the page).
 The page only lays these out in widgets.
 """
 from __future__ import annotations

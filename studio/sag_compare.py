@@ -1,5 +1,5 @@
 """The Agent group page's run choice and run comparison: the run list in its most useful
-order (:mod:`sag.run_choice`), a comparison that opens on a pair sharing its items, and
+order (:mod:`studio.views.sag_run_choice`), a comparison that opens on a pair sharing its items, and
 each run's accuracy beside chance, the best single letter and its most frequent answer."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import streamlit as st
 from common.errors import ProjectError
 from sag.capability import capability_text, packaged_capability
 from sag.compare import compare_runs
-from sag.run_choice import partner_run, useful_order
+from studio.views.sag_run_choice import partner_run, useful_order
 from sag.store.tables import SagStore
 from sag.versus import run_rows, versus_frame
 from studio.tables import MISSING

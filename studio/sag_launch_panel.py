@@ -1,6 +1,6 @@
 """The Agent group page's launch panel: Items, Seed and Rounds typed as text, read strictly
-(:mod:`sag.launch_fields`), each refusal shown under its field, and Run disabled while any
-field is invalid, so a run never goes with values the screen does not show.
+(:mod:`studio.views.sag_launch_fields`), each refusal shown under its field, and Run disabled
+while any field is invalid, so a run never goes with values the screen does not show.
 
 The fields stand outside a form on purpose: a form's submit button cannot react to typing
 before it is pressed, whereas here each committed entry (Enter or leaving the field) reruns
@@ -17,9 +17,9 @@ from streamlit.delta_generator import DeltaGenerator
 from common.db import StoreError, default_db_path
 from common.errors import ProjectError
 from sag.config import ROLES
-from sag.launch import launch_message, launch_spec
-from sag.launch_fields import (ITEMS_FIELD, ITEMS_RANGE, ROUNDS_FIELD, ROUNDS_RANGE, SEED_FIELD, SEED_RANGE,
-                               SagLaunchFields, read_sag_launch)
+from studio.views.sag_launch import launch_message, launch_spec
+from studio.views.sag_launch_fields import (ITEMS_FIELD, ITEMS_RANGE, ROUNDS_FIELD, ROUNDS_RANGE, SEED_FIELD,
+                                            SEED_RANGE, SagLaunchFields, read_sag_launch)
 from sag.run import SagRunSpec
 from sag.trained_adapters import adapter_choices
 from sag.store.tables import SagStore

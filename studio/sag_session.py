@@ -19,7 +19,7 @@ from common.errors import ProjectError
 from runtime.turns import TurnRunner
 from sag.config import GroupConfig
 from sag.debate import Searcher
-from sag.launch import progress_update
+from studio.views.sag_launch import progress_update
 from common.work import WorkSummary
 from sag.run import SagRunSpec, default_runners, run_sag
 from studio.executor_choice import executor_for
@@ -29,7 +29,7 @@ from studio.literal import literal
 # names its page imports from here (pages import from studio only)
 from clinical.questions import BENCHMARKS
 from sag.config import PRESETS
-from sag.launch import time_estimate
+from studio.views.sag_launch import time_estimate
 from sag.views import DISCLAIMER, NO_RUN_HINT, changed_items, item_labels, load_item_view, run_labels, turn_markdown
 from studio.views.session_keys import SAG_MODELS as MODELS_KEY
 from studio.views import session_keys as keys

@@ -14,7 +14,7 @@ from common.db import StoreError
 from runtime.turns import TurnRequest, TurnResult
 from sag.config import preset
 from sag.group import CalibrationFailed
-from sag.launch import launch_message
+from studio.views.sag_launch import launch_message
 from sag.report import format_table, summarise
 from sag.run import STOP_AFTER_FAILURES, SagRunSpec, run_items, run_sag
 from sag.store.tables import SagStore

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from common.errors import ConfigError
-from sag.launch import MAX_LAUNCH_ITEMS, launch_message, launch_spec, progress_update
+from studio.views.sag_launch import MAX_LAUNCH_ITEMS, launch_message, launch_spec, progress_update
 from common.work import WorkSummary
 from sag.store.tables import MESSAGE_COLUMNS, SagStore
 from sag.views import (DIST_COLUMNS, FLAG_COLUMNS, JUDGE_COLUMNS, MEDIATOR_COLUMNS, PASSAGE_COLUMNS, Outcome,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from sag.run_choice import partner_run, useful_order
+from studio.views.sag_run_choice import partner_run, useful_order
 
 
 def _runs() -> pd.DataFrame:
@@ -40,7 +40,7 @@ def test_a_partner_sharing_answered_items_comes_before_another_group() -> None:
 
 
 def test_the_launch_estimate_comes_from_the_measured_seconds_of_the_group() -> None:
-    from sag.launch import time_estimate
+    from studio.views.sag_launch import time_estimate
 
     outcomes = pd.DataFrame({"group_name": ["sag-6"] * 3 + ["single"], "seconds": [40.0, 60.0, 500.0, 2.0]})
     text = time_estimate(outcomes, "sag-6", 10)

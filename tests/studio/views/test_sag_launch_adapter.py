@@ -5,7 +5,7 @@ import pytest
 
 from common.errors import ConfigError
 from sag.config import preset
-from sag.launch import launch_spec, with_adapter
+from studio.views.sag_launch import launch_spec, with_adapter
 
 
 def test_the_chosen_roles_run_the_adapter_and_the_others_the_base() -> None:

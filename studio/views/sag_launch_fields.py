@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dcem.analysis.form_input import IntField, parse_int_field
-from sag.launch import MAX_LAUNCH_ITEMS
+from studio.views.sag_launch import MAX_LAUNCH_ITEMS
 
 __all__ = ["ITEMS_RANGE", "SEED_RANGE", "ROUNDS_RANGE", "ITEMS_FIELD", "SEED_FIELD", "ROUNDS_FIELD",
            "SagLaunchFields", "read_sag_launch"]

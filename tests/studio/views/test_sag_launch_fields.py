@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from sag.launch import MAX_LAUNCH_ITEMS
-from sag.launch_fields import ROUNDS_RANGE, SEED_RANGE, read_sag_launch
+from studio.views.sag_launch import MAX_LAUNCH_ITEMS
+from studio.views.sag_launch_fields import ROUNDS_RANGE, SEED_RANGE, read_sag_launch
 
 
 def test_valid_fields_are_read_exactly() -> None:
