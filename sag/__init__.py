@@ -11,10 +11,10 @@ multiple-choice question in rounds and stop once no new argument appears.
 - :mod:`sag.mediated`: D-CEM as the stopping rule; :mod:`sag.group`: one item, any method;
 - :mod:`sag.run`, :mod:`sag.store`, :mod:`sag.report`: resumable runs, tables, summaries;
 - :mod:`sag.runners`: one turn runner per model key (batched llama.cpp by default);
-- :mod:`sag.views`: what the dashboard's Agent group page shows (its launch checks and run
-  choice are view-models of the dashboard, in ``studio.views``);
 - :mod:`sag.cli`: ``python -m sag ask | run | report``.
 
+What the dashboard's Agent group and Group evaluation pages show is computed above this
+package, in ``studio.views`` (``sag_group_view``, ``sag_eval_view``, ``sag_launch``, ...).
 Choices the seed leaves open are listed in ``docs/sag.md``.  It builds on :mod:`runtime`
 (models, call log), :mod:`clinical` (benchmarks, corpora) and :mod:`dcem` (the mediator).
 """

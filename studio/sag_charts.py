@@ -26,8 +26,8 @@ def _agents(frame: pd.DataFrame) -> list[str]:
 def distribution_figure(frame: pd.DataFrame, letters: Sequence[str]) -> go.Figure:
     """One heat map per round: agents (rows) by options (columns), coloured by probability.
 
-    ``frame`` is :func:`sag.views.distributions` (round, agent, role, option, probability);
-    an agent that did not answer in a round leaves its row blank there.
+    ``frame`` is :func:`studio.views.sag_group_view.distributions` (round, agent, role, option,
+    probability); an agent that did not answer in a round leaves its row blank there.
     """
     rounds = sorted(frame["round"].unique()) if not frame.empty else [0]
     agents = _agents(frame) if not frame.empty else []
@@ -56,7 +56,8 @@ def mediator_figure(rounds: pd.DataFrame) -> go.Figure:
     """The D-CEM mediator per round: energy (line, markers coloured and labelled by the
     action taken and the decision) and the decision margin on a second axis.
 
-    ``rounds`` is :func:`sag.views.mediator_table` (round, action, decision, energy, margin, ...).
+    ``rounds`` is :func:`studio.views.sag_group_view.mediator_table` (round, action, decision, energy,
+    margin, ...).
     """
     fig = make_subplots(specs=[[{"secondary_y": True}]])
     fig.add_scatter(x=rounds["round"], y=rounds["energy"], mode="lines+markers+text", name="energy",

@@ -1,7 +1,7 @@
 """Plotly figures of the Group evaluation page: ROC curves of the refusal score,
 robustness bars, consistency bars, and accuracy by group size and backbone.
 
-Each figure takes a tidy frame of :mod:`sag.evaluation.views` and draws nothing more
+Each figure takes a tidy frame of :mod:`studio.views.sag_eval_view` and draws nothing more
 than what is in it.
 """
 from __future__ import annotations

@@ -29,13 +29,13 @@ from clinical.questions import DEFAULT_DATA_DIR
 from common.errors import InputError, ProjectError
 from sag.evaluation.export import build_export, load_export
 from sag.evaluation.shipped import companion_store, import_shipped_store, store_size
-from sag.evaluation.views import benchmark_chance, check_scored, items_behind, parts_of, source_choices
+from studio.views.sag_eval_view import benchmark_chance, check_scored, items_behind, parts_of, source_choices
 from sag.store.eval_tables import evaluations
 from sag.store.tables import SagStore
 from studio.tables import MISSING
 from studio.literal import literal
 # names its page imports from here (pages import from studio only)
-from sag.evaluation.views import (
+from studio.views.sag_eval_view import (
     NO_EVAL_HINT,
     accuracy_frame,
     consistency_points,
@@ -46,7 +46,7 @@ from sag.evaluation.views import (
     size_backbone_points,
     summary_line,
 )
-from sag.views import DISCLAIMER
+from studio.views.sag_group_view import DISCLAIMER
 from studio.views.session_keys import EVAL_EXPORTS as EXPORTS_KEY, EVAL_SOURCE as SOURCE_KEY, EVAL_NEXT_SOURCE as _NEXT_SOURCE, EVAL_IMPORTED as _IMPORTED
 from studio.views import session_keys as keys
 

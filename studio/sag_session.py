@@ -30,7 +30,8 @@ from studio.literal import literal
 from clinical.questions import BENCHMARKS
 from sag.config import PRESETS
 from studio.views.sag_launch import time_estimate
-from sag.views import DISCLAIMER, NO_RUN_HINT, changed_items, item_labels, load_item_view, run_labels, turn_markdown
+from studio.views.sag_group_view import (DISCLAIMER, NO_RUN_HINT, changed_items, item_labels, load_item_view,
+                                         run_labels, turn_markdown)
 from studio.views.session_keys import SAG_MODELS as MODELS_KEY
 from studio.views import session_keys as keys
 

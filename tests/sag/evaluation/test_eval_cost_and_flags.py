@@ -16,7 +16,7 @@ from sag.evaluation.runner import run_group_eval
 from sag.evaluation.scores import score_evaluation
 from sag.evaluation.suite import SuiteSpec
 from sag.evaluation.tables import DOMINANT_FLAG, render_report
-from sag.evaluation.views import metric_frames
+from studio.views.sag_eval_view import metric_frames
 from sag.store.eval_tables import eval_parts, record_cost, run_messages
 from sag.store.tables import SagStore
 from tests.sag.fakes import ScriptedTurns, constant, logprobs_for

@@ -15,8 +15,8 @@ from sag.evaluation.scores import score_evaluation
 from sag.evaluation.suite import SuiteSpec, build_parts
 from sag.evaluation.tables import render_report
 from sag.evaluation.subsets import load_subsets
-from sag.evaluation.views import (accuracy_frame, consistency_points, metric_frames, robustness_points, roc_points,
-                                  seed_report, size_backbone_points, summary_line)
+from studio.views.sag_eval_view import (accuracy_frame, consistency_points, metric_frames, robustness_points,
+                                        roc_points, seed_report, size_backbone_points, summary_line)
 from sag.store.eval_tables import eval_parts
 from sag.store.tables import SagStore
 from tests.sag.fakes import ScriptedTurns
@@ -146,7 +146,7 @@ def test_a_group_stopped_between_two_parts_is_reported_unfinished(tmp_path: Path
     part keeps says the group is far from done."""
     from sag.evaluation.scores import score_evaluation
     from sag.evaluation.tables import unfinished_note
-    from sag.evaluation.views import summary_line
+    from studio.views.sag_eval_view import summary_line
 
     spec = SuiteSpec("accuracy", n_items=2)
     cfg = preset("single")

@@ -8,9 +8,9 @@ import pytest
 
 from common.errors import InputError
 from sag.config import preset
-from sag.evaluation.views import (NO_EVAL_HINT, accuracy_frame, check_scored, consistency_points, items_behind,
-                                  metric_frames, parts_of, pct, robustness_points, roc_points, seed_report,
-                                  size_backbone_points, source_choices, summary_line)
+from studio.views.sag_eval_view import (NO_EVAL_HINT, accuracy_frame, check_scored, consistency_points,
+                                        items_behind, metric_frames, parts_of, pct, robustness_points, roc_points,
+                                        seed_report, size_backbone_points, source_choices, summary_line)
 
 
 def _rate(k: int, n: int, low: float, high: float, **extra: object) -> dict[str, object]:
@@ -176,7 +176,7 @@ def test_check_summary_and_seed_report() -> None:
 
 
 def test_the_refusal_reading_gives_the_caveat_of_a_group_that_refuses_everything() -> None:
-    from sag.evaluation.views import refusal_reading
+    from studio.views.sag_eval_view import refusal_reading
 
     everything = refusal_reading({"hrr": _rate(10, 10, 0.7, 1.0), "over_refusal": _rate(8, 10, 0.5, 0.9)})
     assert everything.startswith("refuses 80 % of benign requests too") and "100 % of harmful" in everything

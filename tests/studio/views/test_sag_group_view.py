@@ -13,11 +13,12 @@ from common.errors import ConfigError
 from studio.views.sag_launch import MAX_LAUNCH_ITEMS, launch_message, launch_spec, progress_update
 from common.work import WorkSummary
 from sag.store.tables import MESSAGE_COLUMNS, SagStore
-from sag.views import (DIST_COLUMNS, FLAG_COLUMNS, JUDGE_COLUMNS, MEDIATOR_COLUMNS, PASSAGE_COLUMNS, Outcome,
-                       compare_runs, distributions, item_labels, load_item_view, mediator_table, outcome_of, passages,
-                       run_labels, timeline, turn_markdown)
+from studio.views.sag_group_view import (DIST_COLUMNS, FLAG_COLUMNS, JUDGE_COLUMNS, MEDIATOR_COLUMNS,
+                                         PASSAGE_COLUMNS, Outcome, compare_runs, distributions, item_labels,
+                                         load_item_view, mediator_table, outcome_of, passages, run_labels, timeline,
+                                         turn_markdown)
 
-from .group_runs import GROUP_RUN_ITEMS, build_group_runs, telling_seed
+from tests.sag.group_runs import GROUP_RUN_ITEMS, build_group_runs, telling_seed
 
 
 @pytest.fixture(scope="module")
