@@ -6,7 +6,7 @@ Session state shared with other pages:
 - ``st.session_state[keys.GPU_LAYERS]`` (:data:`studio.views.session_keys.GPU_LAYERS`): the number of layers
   llama.cpp offloads to the GPU, an integer >= -1 (-1 = all layers, 0 = CPU only).
   Set on the Models page; read it with :func:`gpu_layers`, which falls back to
-  :func:`~dcem_clinical.model_lab.default_gpu_layers` when the page has not been opened.
+  :func:`~studio.views.model_lab_view.default_gpu_layers` when the page has not been opened.
 - ``st.session_state[keys.MODELS_EXTRA_KEYS]`` (:data:`EXTRA_KEYS_KEY`): ``hf:`` keys
   fetched on the Models page in this session, offered next to the registry's models.
 
@@ -23,12 +23,12 @@ import streamlit as st
 from common.errors import ConfigError
 from studio.literal import literal
 from dcem_clinical.measured_accuracy import Measured, measured_text, shipped_accuracy, shipped_view_accuracy
-from dcem_clinical.model_lab import (EXAMPLE_CASE, EXAMPLE_LABEL, LoadedModel, PromptResult,
-                                     check_case_text, default_gpu_layers, example_note, gpu_offload_supported,
-                                     load_model_uncached, model_file_name, registry_keys, resolve_hub_model,
-                                     run_test_prompt, validate_gpu_layers)
+from studio.views.model_lab_view import (EXAMPLE_CASE, EXAMPLE_LABEL, LoadedModel, PromptResult,
+                                        check_case_text, default_gpu_layers, example_note, gpu_offload_supported,
+                                        load_model_uncached, model_file_name, registry_keys, resolve_hub_model,
+                                        run_test_prompt, validate_gpu_layers)
 # names its page imports from here (pages import from studio only)
-from dcem_clinical.model_lab import (
+from studio.views.model_lab_view import (
     MAX_CASE_CHARS,
     TEST_LABELS,
     TEST_N_CTX,

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from common.errors import ConfigError
 from runtime.registry import resolve
-from dcem_clinical.model_lab import MAX_CASE_CHARS, TEST_LABELS, default_gpu_layers, validate_gpu_layers
+from studio.views.model_lab_view import MAX_CASE_CHARS, TEST_LABELS, default_gpu_layers, validate_gpu_layers
 from studio.views.session_keys import GPU_LAYERS as GPU_LAYERS_KEY
 from tests.runtime.test_models import _fake_hub
 
@@ -169,7 +169,7 @@ def _fake_model(monkeypatch: pytest.MonkeyPatch, probabilities: list[float], key
     import time
 
     import studio.model_lab
-    from dcem_clinical.model_lab import LoadedModel
+    from studio.views.model_lab_view import LoadedModel
     from runtime.testing import ScriptedBackend
 
     backend = ScriptedBackend(["A"], scores=lambda messages, options: [math.log(p) for p in probabilities])
@@ -220,7 +220,7 @@ def test_a_wrong_answer_on_the_built_in_example_is_flagged_beside_the_measured_a
 
 def test_the_measured_accuracy_of_a_packaged_model_comes_from_the_shipped_runs() -> None:
     from dcem_clinical.measured_accuracy import measured_text, shipped_accuracy
-    from dcem_clinical.model_lab import model_file_name
+    from studio.views.model_lab_view import model_file_name
 
     measured = shipped_accuracy()
     smollm = measured[model_file_name("smollm2-135m")]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import clinical.ddxplus_style as style
 from clinical.ddxplus import load_ddxplus8
 from clinical.ddxplus_style import PHRASING_SHARE, ddxplus_phrasing, findings
-from dcem_clinical.model_lab import EXAMPLE_CASE
+from studio.views.model_lab_view import EXAMPLE_CASE
 
 
 def test_the_models_page_example_is_prose_not_a_rendered_case() -> None:

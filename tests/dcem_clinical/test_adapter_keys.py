@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from dcem_clinical.model_files import model_file_entries
-from dcem_clinical.model_lab import model_facts
+from studio.views.model_lab_view import model_facts
 from runtime.adapters import combined_sha256
 from runtime.llama_backend import file_sha256
 from runtime.registry import resolve

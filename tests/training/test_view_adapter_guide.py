@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dcem_clinical.model_lab import input_note
+from studio.views.model_lab_view import input_note
 from training.adapter_guide import VIEW_TURN, guide_for, guide_for_adapter
 
 

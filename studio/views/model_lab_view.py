@@ -2,8 +2,9 @@
 scored test prompt on a loaded model and Hugging Face Hub keys.
 
 Every failure a user can cause is raised as a :class:`~common.errors.ProjectError`
-(``BackendError`` for model problems) with a one-line message.  Loading and caching
-models across dashboard sessions is the UI's job (``studio.model_lab``).
+(``BackendError`` for model problems) with a one-line message.  A model loads through
+:mod:`runtime.factory`; keeping loaded models across dashboard sessions is the session
+glue's job (``studio.model_lab``, with ``st.cache_resource``).  No Streamlit here.
 """
 from __future__ import annotations
 
