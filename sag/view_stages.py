@@ -230,7 +230,7 @@ def train_debate(store: TrainingStore | TrainingRecorder, stage: DebateStage, *,
     from training.base_model import set_threads
     from training.checkpoint import load_checkpoint, restore, save_checkpoint
     from training.loop import run_loop
-    from training.run import check_layers
+    from training.run import check_layers, finished_result
     from training.team_letters import TeamStep
 
     s = stage.settings
@@ -239,8 +239,15 @@ def train_debate(store: TrainingStore | TrainingRecorder, stage: DebateStage, *,
     data = _debate_data(stage)
     run_id = s.digest(DEBATE_KIND, stage.base_model, file_sha256(path), data.data_hash, f"w={stage.group_weight:g}")
     run_dir = stage.out / run_id
-    store.start_run(run_id, kind=DEBATE_KIND, method="ctde", base_model=stage.base_model,
-                    settings={**s.recorded(), "group_weight": stage.group_weight, "group": stage.cfg.name},
+    settings = {**s.recorded(), "group_weight": stage.group_weight, "group": stage.cfg.name}
+    store.check_start(run_id, kind=DEBATE_KIND, method="ctde", base_model=stage.base_model, settings=settings,
+                      data_hash=data.data_hash)
+    done = finished_result(store, run_id, s.steps)
+    if done is not None:  # finished, its group file as recorded: nothing is trained or measured again
+        return StageResult(run_id, s.steps, False, done.adapter, {
+            f"{when} {split.split(':', 1)[-1]}": f"{score.accuracy:.3f}"
+            for when, scores in (("before", done.before), ("after", done.after)) for split, score in scores.items()})
+    store.start_run(run_id, kind=DEBATE_KIND, method="ctde", base_model=stage.base_model, settings=settings,
                     data_name="ddxplus8:debate:round1", data_hash=data.data_hash, n_train=data.n_train)
     set_threads(s.threads)
     torch.manual_seed(s.seed)

@@ -114,6 +114,31 @@ def _measure(store: TrainingStore | TrainingRecorder, run_id: str, step: int, mo
     return got
 
 
+def _stored_scores(store: TrainingStore | TrainingRecorder, run_id: str, step: int) -> dict[str, HeldoutScore]:
+    """The held-out measurements recorded at ``step``, as :func:`_measure` returned them."""
+    evals, answers = store.evals(run_id), store.answers(run_id)
+    out = {}
+    for row in evals[evals["step"] == step].itertuples():
+        mine = answers[(answers["step"] == step) & (answers["split"] == row.split)]
+        out[str(row.split)] = HeldoutScore(int(row.n_items), int(row.n_correct), int(row.n_options), str(row.top_letter),
+                                           float(row.top_letter_share), tuple(mine["answer"]), tuple(mine["truth"]))
+    return out
+
+
+def finished_result(store: TrainingStore | TrainingRecorder, run_id: str, steps: int) -> RunResult | None:
+    """A finished run whose adapter file is where it was recorded, with the recorded sha256:
+    its result as the store holds it (nothing loaded, trained or measured again).  None for a
+    run not finished, or whose file is gone or changed (the run then goes through its last
+    checkpoint again)."""
+    from runtime.llama_backend import file_sha256
+
+    found = store.finished_file(run_id)
+    if found is None or not Path(found[0]).is_file() or file_sha256(Path(found[0])) != found[1]:
+        return None
+    return RunResult(run_id, steps, False, steps, _stored_scores(store, run_id, 0), _stored_scores(store, run_id, steps),
+                     Path(found[0]))
+
+
 def check_layers(base_path: Path, layers: int) -> None:
     """Refuse, before anything is recorded or loaded, more adapted layers than the base has."""
     from common.errors import ConfigError
@@ -146,6 +171,10 @@ def run_letter_training(store: TrainingStore | TrainingRecorder, run: LetterRun,
     check_layers(run.base_path, s.lora.layers)
     store.check_start(run_id, kind=run.kind, method=s.method, base_model=run.base_model, settings=s.recorded(),
                       data_hash=run.data_hash)  # its id stored with other settings: refused before a model loads
+    done = finished_result(store, run_id, s.steps)
+    if done is not None:
+        log.info("run %s is finished; its adapter is %s", run_id, done.adapter)
+        return done
     device = resolve_device(s.device)
     set_threads(s.threads)
     torch.manual_seed(s.seed)

@@ -173,6 +173,14 @@ class TrainingStore(Database):
                          "adapter_sha256 = coalesce(?, adapter_sha256) WHERE run_id = ?",
                          [status, _now(), adapter_file, adapter_sha256, run_id])
 
+    def finished_file(self, run_id: str) -> tuple[str, str] | None:
+        """(adapter or group file, its sha256) of a finished run; None for any other run."""
+        if not self._has_tables():
+            return None
+        row = self.con.execute("SELECT adapter_file, adapter_sha256 FROM train_runs WHERE run_id = ? AND "
+                               "status = 'finished' AND adapter_file IS NOT NULL", [run_id]).fetchone()
+        return None if row is None else (str(row[0]), str(row[1]))
+
     def runs(self) -> pd.DataFrame:
         if not self._has_tables():
             return pd.DataFrame()
@@ -229,6 +237,15 @@ class TrainingRecorder:
 
     def forget_after(self, run_id: str, step: int) -> None:
         self._do(lambda s: s.forget_after(run_id, step))
+
+    def finished_file(self, run_id: str) -> tuple[str, str] | None:
+        return self._do(lambda s: s.finished_file(run_id))
+
+    def evals(self, run_id: str) -> pd.DataFrame:
+        return self._do(lambda s: s.evals(run_id))
+
+    def answers(self, run_id: str) -> pd.DataFrame:
+        return self._do(lambda s: s.answers(run_id))
 
     def add_step(self, run_id: str, row: StepRow) -> None:
         self._do(lambda s: s.add_step(run_id, row))
