@@ -20,6 +20,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+import pandas as pd
+
 from common.db import Database
 from common.migrations import migrate
 from common.transactions import run_in_transaction
@@ -31,6 +33,9 @@ __all__ = ["CallContext", "CallRecord", "CachedCall", "CallLog", "cache_key"]
 _COLUMNS = ("call_id", "cache_key", "run_id", "case_id", "agent", "round", "purpose", "backend", "model",
             "model_sha256", "messages_json", "options_json", "raw_reply", "parsed_json", "probabilities",
             "prompt_tokens", "completion_tokens", "duration_s", "error", "created_at")
+_ALL = ", ".join(_COLUMNS)
+# What a shipped lookup reads: the message stack and options stay in the driver's store.
+_LOOKUP = _ALL.replace("messages_json, options_json", "'[]' AS messages_json, '{}' AS options_json")
 
 
 @dataclass(frozen=True)
@@ -141,3 +146,38 @@ class CallLog:
         row = self.db.con.cursor().execute(
             "SELECT count(*) FROM llm_calls WHERE ? IS NULL OR run_id = ?", [run_id, run_id]).fetchone()
         return int(row[0]) if row else 0
+
+    # ------------------------------------------------- rows shipped to and from workers
+    def lookup_rows(self, run_ids: Sequence[str] = (), case_ids: Sequence[str] = ()) -> pd.DataFrame:
+        """Error-free rows of the given runs or cases, as a lookup needs them (the message
+        stack and options left empty: ``'[]'`` and ``'{}'``)."""
+        return self.db.con.cursor().execute(
+            f"SELECT {_LOOKUP} FROM llm_calls WHERE error IS NULL AND "  # noqa: S608 (fixed columns)
+            "(list_contains(?, run_id) OR list_contains(?, case_id))", [list(run_ids), list(case_ids)]).df()
+
+    def call_ids(self) -> set[str]:
+        """The id of every logged row."""
+        return {r[0] for r in self.db.con.cursor().execute("SELECT call_id FROM llm_calls").fetchall()}
+
+    def rows(self) -> pd.DataFrame:
+        """Every logged row, every column, oldest first."""
+        return self.db.con.cursor().execute(f"SELECT {_ALL} FROM llm_calls ORDER BY created_at").df()  # noqa: S608
+
+    def add_rows(self, frame: pd.DataFrame, *, transaction: bool = True) -> None:
+        """Append the rows of ``frame`` (every column) whose call id the log lacks, in one
+        transaction (``transaction=False``: one statement on a cursor of its own)."""
+        if frame.empty:
+            return
+        if transaction:
+            run_in_transaction(self.db, lambda cur: _insert_rows(cur, frame))
+        else:
+            _insert_rows(self.db.con.cursor(), frame)
+
+
+def _insert_rows(cur: Any, frame: pd.DataFrame) -> None:
+    cur.register("_calls", frame)
+    try:
+        cur.execute(f"INSERT INTO llm_calls ({_ALL}) SELECT {_ALL} FROM _calls "  # noqa: S608 (fixed columns)
+                    "WHERE call_id NOT IN (SELECT call_id FROM llm_calls)")
+    finally:
+        cur.unregister("_calls")
