@@ -22,7 +22,7 @@ import duckdb
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.web import cli
 
-from common.db import default_db_path, open_held
+from common.db import default_db_path
 from common.errors import ProjectError
 from dcem.store.database import Store
 from dcem.store.demo import DEMO_EXPORTS, ensure_demo
@@ -38,14 +38,8 @@ def _holds_runs(path: Path) -> bool:
     """Whether the store file holds at least one run (read-only look; StoreError when busy)."""
     if not path.exists():
         return False
-    con, held = open_held(path, read_only=True)
-    try:
-        has_table = con.execute("SELECT count(*) FROM information_schema.tables "
-                                "WHERE table_name = 'runs'").fetchone()[0]
-        return bool(has_table) and bool(con.execute("SELECT count(*) FROM runs").fetchone()[0])
-    finally:
-        con.close()
-        held.release()
+    with Store(path, read_only=True) as store:
+        return store.holds_runs()
 
 
 def first_start(path: str | os.PathLike[str] | None = None,

@@ -124,6 +124,13 @@ class Store(Database):
             "SELECT run_id, kind, status, seeds, git_revision, created_at, finished_at, spec_json "
             "FROM runs ORDER BY created_at DESC").df()
 
+    def holds_runs(self) -> bool:
+        """Whether the file holds at least one D-CEM run (False when it has no ``runs``
+        table: a store opened read-only before D-CEM ever wrote to it)."""
+        has_table = self.con.execute("SELECT count(*) FROM information_schema.tables "
+                                     "WHERE table_name = 'runs'").fetchone()[0]
+        return bool(has_table) and bool(self.con.execute("SELECT count(*) FROM runs").fetchone()[0])
+
     def latest_run(self, kind: str | None = None) -> str:
         """Id of the newest run (of ``kind`` if given) that has at least one cell."""
         row = self.con.execute(

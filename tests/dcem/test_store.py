@@ -160,6 +160,18 @@ def test_run_bookkeeping(store: Store) -> None:
         store.load_cell("a", "S2", 0)
 
 
+def test_holds_runs_needs_a_runs_table_with_a_row(tmp_path: Path) -> None:
+    path = tmp_path / "other.duckdb"
+    duckdb.connect(str(path)).close()  # a DuckDB file D-CEM never wrote to
+    with Store(path, read_only=True) as store:
+        assert store.holds_runs() is False
+    with Store(path) as store:
+        assert store.holds_runs() is False  # the tables, no run
+        store.ensure_run("a", kind="synthetic", spec={}, config=MediatorConfig(), seeds=[0])
+    with Store(path, read_only=True) as store:
+        assert store.holds_runs() is True
+
+
 def test_db_path_honours_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("DCEM_DB", str(tmp_path / "env.duckdb"))
     assert default_db_path() == tmp_path / "env.duckdb"
