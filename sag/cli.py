@@ -211,7 +211,7 @@ def _report_export_folder(args: argparse.Namespace) -> int:
         return 0
     with scratch_folder("sag-report-") as tmp, SagStore(tmp / "r.duckdb") as store:
         import_store_export(store, folder)
-        if store.con.execute("SELECT count(*) FROM sag_eval_parts").fetchone()[0]:
+        if store.has_eval_parts():
             eval_id = latest_eval_id(store) if args.eval in (None, "latest") else args.eval
             print(render_report(build_export(store, eval_id, command=args.command_text or ""), level=args.level),
                   end="")

@@ -214,6 +214,11 @@ class SagStore(Database):
             "FROM sag_runs r "
             "LEFT JOIN sag_outcomes o USING (run_id) GROUP BY ALL ORDER BY r.created_at DESC")
 
+    def has_eval_parts(self) -> bool:
+        """Whether the store holds any part of an evaluation (``sag_eval_parts``)."""
+        with cursor(self) as cur:
+            return bool(cur.execute("SELECT count(*) FROM sag_eval_parts").fetchone()[0])
+
     def run_config(self, run_id: str) -> GroupConfig:
         with cursor(self) as cur:
             row = cur.execute("SELECT config_json FROM sag_runs WHERE run_id = ?", [run_id]).fetchone()

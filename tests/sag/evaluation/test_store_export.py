@@ -53,8 +53,9 @@ def test_every_table_and_the_call_log_round_trip_row_for_row(made: tuple[Path, P
     assert manifest["evaluations"] == [eval_id] and all(f["size_bytes"] > 0 for f in manifest["files"])
     target = tmp_path / "mine.duckdb"
     with SagStore(target) as store:
+        assert not store.has_eval_parts()
         report = import_store_export(store, export, eval_id)
-        assert report.added > 0
+        assert report.added > 0 and store.has_eval_parts()
         assert import_store_export(store, export).added == 0  # a second import adds nothing
     for table in tables:
         pd.testing.assert_frame_equal(_rows(target, table), _rows(raw, table), check_dtype=False)
