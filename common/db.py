@@ -25,11 +25,13 @@ import subprocess
 import time
 import weakref
 from pathlib import Path
-from typing import Any, Callable, Self, TypeVar
+from typing import Any, Callable, Self, Sequence, TypeVar
 
 import duckdb
 
 from common.errors import ProjectError
+from common.export_schema import parquet_columns as _parquet_columns
+from common.export_schema import quote, select_sql
 from common.file_hold import HeldElsewhere, Hold, hold
 
 __all__ = ["Database", "StoreError", "StoreBusyError", "default_db_path", "git_revision", "PROJECT_ROOT",
@@ -184,6 +186,42 @@ class Database:
         view.con = self.con.cursor()
         view._release = weakref.finalize(view, lambda: None)  # the store's lock stays with the store
         return view
+
+    # ------------------------------------------------ generic reads and loads of any store
+    def migration_names(self) -> list[str]:
+        """The recorded names (``package/name``) of the migrations applied, sorted (a plain
+        read: a read-only store is not given a ``schema_migrations`` table)."""
+        return sorted(str(m) for (m,) in self.con.cursor().execute("SELECT name FROM schema_migrations").fetchall())
+
+    def table_schemas(self) -> dict[str, tuple[tuple[tuple[str, str], ...], frozenset[str]]]:
+        """Each table of the main schema: its (column, DuckDB type) in order, and the
+        columns a row may lack (those that may be empty or have a default)."""
+        out: dict[str, tuple[list[tuple[str, str]], set[str]]] = {}
+        for table, column, dtype, nullable, default in self.con.cursor().execute(
+                "SELECT table_name, column_name, data_type, is_nullable, column_default FROM information_schema.columns "
+                "WHERE table_schema = 'main' ORDER BY table_name, ordinal_position").fetchall():
+            columns, optional = out.setdefault(str(table), ([], set()))
+            columns.append((str(column), str(dtype)))
+            if nullable == "YES" or default is not None:
+                optional.add(str(column))
+        return {t: (tuple(c), frozenset(o)) for t, (c, o) in out.items()}
+
+    def parquet_columns(self, path: Path, label: str) -> list[tuple[str, str]]:
+        """(column, DuckDB type) of the Parquet file ``path`` (:func:`common.export_schema.parquet_columns`)."""
+        return _parquet_columns(self.con, path, label)
+
+    def insert_parquet(self, table: str, path: Path, found: Sequence[tuple[str, str]],
+                       want: Sequence[tuple[str, str]]) -> None:
+        """Append the rows of the Parquet file ``path`` (its columns ``found``, checked
+        against ``want``, the table's) to ``table``: each column the file has, cast to its
+        declared type; the path a bound parameter.  DuckDB's error when a value does not fit."""
+        columns = ", ".join(quote(c) for c, _ in want if c in dict(found))
+        self.con.execute(f"INSERT INTO {quote(table)} ({columns}) "  # noqa: S608 (checked names)
+                         f"{select_sql(found, tuple(want), fill=False)}", [str(path)])
+
+    def row_count(self, table: str) -> int:
+        """Rows of ``table``."""
+        return int(self.con.execute(f"SELECT count(*) FROM {quote(table)}").fetchone()[0])  # noqa: S608
 
     def close(self) -> None:
         """Close the connection, then release the lock file (DuckDB has finished with the file)."""

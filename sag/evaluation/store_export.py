@@ -28,17 +28,16 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 import duckdb
-import pandas as pd
 
 from common.db import default_db_path
 from common.errors import InputError
-from common.export_schema import (Schema, check_columns, check_entries, check_file, check_rows, check_unlisted,
-                                  parquet_columns, quote, refuse, select_sql)
+from common.export_schema import check_columns, check_entries, check_file, check_rows, check_unlisted, refuse
 from common.interrupts import is_interrupt
 from common.scratch import scratch_folder
 from common.store_merge import MergeReport, merge_store
-from common.table_export import MANIFEST, copy_query, make_out_folder, read_manifest, write_manifest
+from common.table_export import MANIFEST, make_out_folder, read_manifest, write_manifest
 from common.work import Progress
+from sag.store.export_rows import CALL_LOG
 from sag.store.merge_checks import sag_store_checks
 from sag.store.tables import SagStore
 
@@ -46,46 +45,6 @@ __all__ = ["FORMAT", "CALL_LOG", "write_store_export", "read_store_manifest", "i
            "import_into_store"]
 
 FORMAT = "sag-store-export/1"
-CALL_LOG = "llm_calls"
-_CHOSEN = "_export_runs"  # the chosen run ids, registered on the export's connection
-
-
-def _selection(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None) -> str:
-    """The SAG runs an export keeps: the named ones (registered as a table, never pasted
-    into SQL), else every SAG run of the store."""
-    if run_ids is None:
-        return "SELECT run_id FROM sag_runs"
-    con.register(_CHOSEN, pd.DataFrame({"run_id": pd.Series(list(run_ids), dtype="object")}))
-    return f"SELECT run_id FROM {_CHOSEN}"
-
-
-def _source_rows(con: duckdb.DuckDBPyConnection, table: str, runs: str) -> str:
-    """The rows of ``table`` an export keeps: those of the chosen runs (``runs``: a query
-    of run ids); an evaluation's costs go with its parts; of the call log, the calls of
-    those runs (a store shared with D-CEM runs keeps theirs out)."""
-    columns = {str(c) for (c,) in con.execute(
-        "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [table]).fetchall()}
-    order = " ORDER BY run_id, created_at, call_id" if table == CALL_LOG else ""
-    if "run_id" in columns:
-        return f"SELECT * FROM {quote(table)} WHERE run_id IN ({runs}){order}"  # noqa: S608 (stored table names)
-    if table == "sag_eval_cost":
-        return ("SELECT * FROM sag_eval_cost c WHERE EXISTS (SELECT 1 FROM sag_eval_parts p WHERE "
-                f"p.eval_id = c.eval_id AND p.group_name = c.group_name AND p.run_id IN ({runs}))")
-    return f"SELECT * FROM {quote(table)}"  # noqa: S608
-
-
-def _tables(con: duckdb.DuckDBPyConnection, runs: str) -> list[str]:
-    """The SAG tables with rows of the chosen runs, then the call log."""
-    names = [str(n) for (n,) in con.execute(
-        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' "
-        "AND table_name LIKE 'sag\\_%' ESCAPE '\\' ORDER BY table_name").fetchall()]
-    return [n for n in names if con.execute(f"SELECT count(*) FROM ({_source_rows(con, n, runs)})").fetchone()[0]] \
-        + [CALL_LOG]
-
-
-def _is_sag_store(con: duckdb.DuckDBPyConnection) -> bool:
-    return bool(con.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' "
-                            "AND table_name IN ('sag_runs', ?)", [CALL_LOG]).fetchone()[0] == 2)
 
 
 def write_store_export(store_path: str | Path, out: str | Path, *, command: str,
@@ -98,25 +57,22 @@ def write_store_export(store_path: str | Path, out: str | Path, *, command: str,
     if run_ids is not None and (not run_ids or len(set(run_ids)) != len(run_ids)):
         raise InputError("runs", "give at least one run id, each once")
     with SagStore(store_path, read_only=True) as store:
-        con = store.con.cursor()
-        if not _is_sag_store(con):
+        if not store.is_sag_store():
             raise InputError("store", f"{store_path} is not a SAG store (it has no sag_runs table); a D-CEM "
                                       "store's runs are exported with `python -m dcem export`")
-        stored = {str(r) for (r,) in con.execute("SELECT run_id FROM sag_runs").fetchall()}
+        stored = store.run_ids()
         if not stored:
             raise InputError("store", f"{store_path} holds no SAG run to export")
         unknown = [r for r in (run_ids or ()) if r not in stored]
         if unknown:
             raise InputError("runs", f"no SAG run {unknown[0]!r} in {store_path}")
-        runs = _selection(con, run_ids)
-        tables = _tables(con, runs)
-        make_out_folder(out, tuple(f"{t}.parquet" for t in tables))
-        files = [copy_query(con, _source_rows(con, table, runs), out, table, level=19) for table in tables]
-        evaluations = sorted(str(e) for (e,) in con.execute(
-            f"SELECT DISTINCT eval_id FROM sag_eval_parts WHERE run_id IN ({runs})").fetchall())  # noqa: S608
-        exported = sorted(str(r) for (r,) in con.execute(runs).fetchall())
-        migrations = sorted(str(m) for (m,) in con.execute("SELECT name FROM schema_migrations").fetchall())
-        con.close()
+        with store.export_selection(run_ids) as chosen:
+            tables = chosen.tables()
+            make_out_folder(out, tuple(f"{t}.parquet" for t in tables))
+            files = [chosen.copy(table, out, level=19) for table in tables]
+            evaluations = chosen.evaluations()
+            exported = chosen.run_ids()
+        migrations = store.migration_names()
     manifest = {"format": FORMAT, "created_at": _dt.datetime.now().replace(microsecond=0).isoformat(),
                 "command": command, "runs": exported, "evaluations": evaluations, "migrations": migrations,
                 "files": files}
@@ -146,25 +102,11 @@ def read_store_manifest(folder: str | Path) -> dict[str, Any]:
     return manifest
 
 
-def _schemas(store: SagStore) -> dict[str, tuple[Schema, frozenset[str]]]:
-    """Each table of the current schema: its columns and types, and the columns an export
-    may lack (those with a default or that may be empty)."""
-    out: dict[str, tuple[list[tuple[str, str]], set[str]]] = {}
-    for table, column, dtype, nullable, default in store.con.execute(
-            "SELECT table_name, column_name, data_type, is_nullable, column_default FROM information_schema.columns "
-            "WHERE table_schema = 'main' ORDER BY table_name, ordinal_position").fetchall():
-        columns, optional = out.setdefault(str(table), ([], set()))
-        columns.append((str(column), str(dtype)))
-        if nullable == "YES" or default is not None:
-            optional.add(str(column))
-    return {t: (tuple(c), frozenset(o)) for t, (c, o) in out.items()}
-
-
 def _load(raw: Path, folder: Path, files: Sequence[dict[str, Any]], progress: Progress | None = None) -> None:
     """A store of the current schema at ``raw`` holding the export's rows, each file's
     columns checked against its table first (``progress`` hears of each file)."""
     with SagStore(raw) as store:
-        schemas = _schemas(store)
+        schemas = store.table_schemas()
         for i, entry in enumerate(files):
             table, path = str(entry["table"]), folder / str(entry["name"])
             if progress is not None:
@@ -173,19 +115,16 @@ def _load(raw: Path, folder: Path, files: Sequence[dict[str, Any]], progress: Pr
                 raise refuse(str(path), f"holds the table {table}, which this version does not have; "
                                         "nothing was imported")
             want, may_lack = schemas[table]
-            found = parquet_columns(store.con, path, str(path))
+            found = store.parquet_columns(path, str(path))
             check_columns(found, want, str(path), ordered=False, may_lack=may_lack)
-            columns = ", ".join(quote(c) for c, _ in want if c in dict(found))
             try:
-                store.con.execute(f"INSERT INTO {quote(table)} ({columns}) "  # noqa: S608 (checked names)
-                                  f"{select_sql(found, want, fill=False)}", [str(path)])
+                store.insert_parquet(table, path, found, want)
             except duckdb.Error as exc:
                 if is_interrupt(exc):
                     raise KeyboardInterrupt from None
                 reason = str(exc).splitlines()[0]
                 raise refuse(str(path), f"cannot be read into {table} ({reason}); nothing was imported") from None
-            rows = store.con.execute(f"SELECT count(*) FROM {quote(table)}").fetchone()[0]  # noqa: S608
-            check_rows(str(path), rows, int(entry["rows"]))
+            check_rows(str(path), store.row_count(table), int(entry["rows"]))
 
 
 @contextlib.contextmanager

@@ -6,10 +6,11 @@ transaction, so a crash loses at most the item in progress and never leaves half
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import os
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import pandas as pd
 
@@ -22,6 +23,7 @@ from runtime.call_log import CallLog
 from sag.config import GroupConfig
 from sag.failures import FailedItem
 from sag.results import ItemResult
+from sag.store.export_rows import CALL_LOG, RunSelection
 from sag.store.migrations import MIGRATIONS, PACKAGE
 from sag.transcript import GroupMessage
 
@@ -255,3 +257,25 @@ class SagStore(Database):
     def mediator_rounds(self, run_id: str, item_id: str) -> pd.DataFrame:
         return self._frame("SELECT * FROM sag_mediator WHERE run_id = ? AND item_id = ? ORDER BY round",
                            [run_id, item_id])
+
+    # --------------------------------------------------------------- exports
+    def is_sag_store(self) -> bool:
+        """Whether the file has the SAG runs table and the call log (a store opened
+        read-only that SAG never wrote to has neither)."""
+        return bool(self.con.cursor().execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' "
+            "AND table_name IN ('sag_runs', ?)", [CALL_LOG]).fetchone()[0] == 2)
+
+    def run_ids(self) -> set[str]:
+        """The id of every SAG run."""
+        return {str(r) for (r,) in self.con.cursor().execute("SELECT run_id FROM sag_runs").fetchall()}
+
+    @contextlib.contextmanager
+    def export_selection(self, run_ids: Sequence[str] | None) -> Iterator[RunSelection]:
+        """The rows an export of ``run_ids`` (every SAG run when None) keeps, on a cursor of
+        its own that is closed when the block ends (:class:`sag.store.export_rows.RunSelection`)."""
+        cur = self.con.cursor()
+        try:
+            yield RunSelection(cur, run_ids)
+        finally:
+            cur.close()
