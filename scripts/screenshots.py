@@ -34,16 +34,14 @@ def _wait(url: str, proc: subprocess.Popen[bytes]) -> None:
 
 
 def _escalated_case(db: Path) -> tuple[str, str, int]:
+    from dcem.store.case_reads import longest_escalated_case
     from dcem.store.database import Store
 
     with Store(db, read_only=True) as store:
-        row = store.con.execute(
-            "SELECT o.run_id, o.case_id, o.rounds FROM outcomes o JOIN runs r USING (run_id) WHERE r.kind = 'synthetic' "
-            "AND o.method = 'dcem' AND o.action = 'STOP_AND_ESCALATE' ORDER BY o.rounds DESC, o.case_id LIMIT 1"
-        ).fetchone()
-    if row is None:
+        found = longest_escalated_case(store, "synthetic", "dcem")
+    if found is None:
         raise SystemExit("the demo store holds no escalated case")
-    return str(row[0]), str(row[1]), int(row[2])
+    return found
 
 
 def _shoot(page: object, url: str, out: Path, wait_text: str, height: int, run: str | None = None) -> None:

@@ -13,7 +13,7 @@ import pandas as pd
 from dcem.store.database import Store, StoreError
 
 __all__ = ["TURN_COLUMNS", "AGENT_COLUMNS", "case_text", "case_agents", "few_shot_agents", "agent_turns",
-           "cell_loss", "case_outcome_rows", "case_head", "scenario_reports"]
+           "cell_loss", "case_outcome_rows", "case_head", "scenario_reports", "longest_escalated_case"]
 
 
 TURN_COLUMNS = ["round", "agent", "agent_name", "note", "reply", "label", "probabilities", "error", "cached"]
@@ -161,3 +161,13 @@ def scenario_reports(store: Store, run_id: str, scenario: str, method: str) -> p
         "SELECT t.round, t.reports, c.truth, k.labels FROM traces t JOIN cases c USING (run_id, case_id) "
         "JOIN cells k ON k.run_id = c.run_id AND k.scenario = c.scenario AND k.seed = c.seed "
         "WHERE t.run_id = ? AND c.scenario = ? AND t.method = ?", [run_id, scenario, method]).df()
+
+
+def longest_escalated_case(store: Store, kind: str = "synthetic", method: str = "dcem") -> tuple[str, str, int] | None:
+    """(run, case, rounds) of the case escalated after the most rounds under ``method`` among
+    the runs of ``kind`` (of equals, the first case id); None when no case was escalated."""
+    row = store.con.execute(
+        "SELECT o.run_id, o.case_id, o.rounds FROM outcomes o JOIN runs r USING (run_id) WHERE r.kind = ? "
+        "AND o.method = ? AND o.action = 'STOP_AND_ESCALATE' ORDER BY o.rounds DESC, o.case_id LIMIT 1",
+        [kind, method]).fetchone()
+    return None if row is None else (str(row[0]), str(row[1]), int(row[2]))

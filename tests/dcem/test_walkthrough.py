@@ -7,8 +7,10 @@ import numpy as np
 import pytest
 
 from studio.views.walkthrough import case_list, case_trace, ex_post_confusion, filter_cases, probability_table, steer_message
-from dcem.store.case_reads import AGENT_COLUMNS, TURN_COLUMNS, agent_turns, case_agents, case_text
+from dcem.store.case_reads import (AGENT_COLUMNS, TURN_COLUMNS, agent_turns, case_agents, case_text,
+                                   longest_escalated_case)
 from dcem.store.database import Store, StoreError
+from dcem.core.policy import Action
 from dcem.synthetic.experiment import run_cell
 
 
@@ -61,6 +63,17 @@ def test_steer_message_names_both_labels_and_cues() -> None:
     msg = steer_message("URTI", "Pulmonary_embolism", ["pleuritic pain", "tachycardia"])
     assert "URTI" in msg and "Pulmonary_embolism" in msg and "pleuritic pain, tachycardia" in msg
     assert "evidence that separates" in steer_message("a", "b", [])
+
+
+def test_the_longest_escalated_case_is_found_among_the_runs_of_its_kind(stored: tuple[Store, object]) -> None:
+    store, cell = stored
+    run = cell.methods["dcem"]
+    escalated = [(-int(run.outcome_round[i]), case) for i, case in enumerate(cell.case_ids)
+                 if run.outcome_action[i] == Action.STOP_AND_ESCALATE]
+    assert escalated, "the fixture's cell escalates no case"
+    rounds, case = min(escalated)
+    assert longest_escalated_case(store, "synthetic", "dcem") == ("w", case, -rounds)
+    assert longest_escalated_case(store, "clinical", "dcem") is None
 
 
 def test_synthetic_cases_have_no_text_agents_or_turns(stored: tuple[Store, object]) -> None:
