@@ -10,6 +10,10 @@ model sha256, how the caller asks, generation options including temperature and 
 purpose, the full message stack).  A repeated call with the same key is answered from
 the newest error-free row: no model call, no new row.  So re-running a finished
 experiment makes zero model calls and an interrupted one resumes where it stopped.
+
+A Ray worker answers from rows shipped to it and returns the rows it adds
+(:mod:`runtime.call_shipping`); :meth:`CallLog.lookup_rows`, :meth:`CallLog.rows`,
+:meth:`CallLog.call_ids` and :meth:`CallLog.add_rows` are the reads and the append it uses.
 """
 from __future__ import annotations
 
