@@ -230,7 +230,7 @@ def train_debate(store: TrainingStore | TrainingRecorder, stage: DebateStage, *,
     from training.base_model import set_threads
     from training.checkpoint import load_checkpoint, restore, save_checkpoint
     from training.loop import run_loop
-    from training.run import check_layers, finished_result
+    from training.run import check_layers
     from training.team_letters import TeamStep
 
     s = stage.settings
@@ -242,11 +242,9 @@ def train_debate(store: TrainingStore | TrainingRecorder, stage: DebateStage, *,
     settings = {**s.recorded(), "group_weight": stage.group_weight, "group": stage.cfg.name}
     store.check_start(run_id, kind=DEBATE_KIND, method="ctde", base_model=stage.base_model, settings=settings,
                       data_hash=data.data_hash)
-    done = finished_result(store, run_id, s.steps)
+    done = _finished_stage(store, run_id, s.steps)
     if done is not None:  # finished, its group file as recorded: nothing is trained or measured again
-        return StageResult(run_id, s.steps, False, done.adapter, {
-            f"{when} {split.split(':', 1)[-1]}": f"{score.accuracy:.3f}"
-            for when, scores in (("before", done.before), ("after", done.after)) for split, score in scores.items()})
+        return done
     store.start_run(run_id, kind=DEBATE_KIND, method="ctde", base_model=stage.base_model, settings=settings,
                     data_name="ddxplus8:debate:round1", data_hash=data.data_hash, n_train=data.n_train)
     set_threads(s.threads)
@@ -274,6 +272,18 @@ def train_debate(store: TrainingStore | TrainingRecorder, stage: DebateStage, *,
     group_file = _export_team(stage, model, path, run_dir, data.agents)
     store.finish(run_id, "finished", str(group_file), file_sha256(group_file))
     return StageResult(run_id, result.last_step, False, group_file, measured)
+
+
+def _finished_stage(store: TrainingStore | TrainingRecorder, run_id: str, steps: int) -> StageResult | None:
+    """A finished stage run's result as recorded (its group file, its CAL measurements)."""
+    from training.run import finished_result
+
+    done = finished_result(store, run_id, steps)
+    if done is None:
+        return None
+    return StageResult(run_id, steps, False, done.adapter, {
+        f"{when} {split.split(':', 1)[-1]}": f"{score.accuracy:.3f}"
+        for when, scores in (("before", done.before), ("after", done.after)) for split, score in scores.items()})
 
 
 def train_judge(store: TrainingStore | TrainingRecorder, stage: JudgeStage, *,
