@@ -31,8 +31,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
-import numbers
 from dataclasses import asdict, dataclass, replace
 from enum import Enum
 from pathlib import Path
@@ -40,6 +38,7 @@ from typing import Any, Mapping
 
 from common import strict_json
 from common.errors import ConfigError, InputError
+from common.fields import Field, Instance, Number, OneOf, Satisfies, Seq, Spec, Text, Whole, check, shown
 from dcem.core.panel import MAX_LOSS
 
 __all__ = ["AgentRole", "ROLES", "SIZES", "METHODS", "DEFAULT_MODEL", "MIXED_MODEL", "AgentSpec", "GroupConfig",
@@ -78,42 +77,40 @@ class AgentSpec:
     corpus: str | None = None
 
 
-def _show(value: object) -> str:
-    """A value for a message, short; a whole number too long to print is described instead."""
-    if isinstance(value, int) and value.bit_length() > 128:
-        return f"a whole number of {value.bit_length()} bits"
-    return ascii(value)[:40]
+def _printable(limit: int) -> Text:
+    return Text(max_len=limit, printable=True,
+                msg=lambda v: f"must be printable text of at most {limit} characters, got {ascii(v[:40])}")
 
 
-def _check_int(name: str, value: object, low: int, high: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ConfigError(name, f"must be a whole number in [{low}, {high}], got {_show(value)}")
-
-
-def _check_sequence(name: str, value: object) -> tuple[Any, ...]:
-    if not isinstance(value, (list, tuple)):
-        raise ConfigError(name, f"must be a list, got {type(value).__name__}")
-    return tuple(value)
-
-
-def _check_label(name: str, value: object, limit: int = 200) -> None:
-    if not isinstance(value, str) or not value.strip():
-        raise ConfigError(name, "must be a non-empty text")
-    if len(value) > limit or not value.isprintable():
-        raise ConfigError(name, f"must be printable text of at most {limit} characters, got {ascii(value[:40])}")
+_LIST = Seq(to_tuple=True, msg="must be a list, got {type}")
+_MODEL_KEY = Field((Text(msg="must be a non-empty text"), _printable(1000)))
+_AGENT_ID = Satisfies(lambda a: isinstance(a, str) and len(a) >= 2 and a[0] in "RKSJ" and a[1:].isdigit(),
+                      msg="{shown} is not an agent id (R1, K2, S1, J1 ...)")
+_PAIR = Seq(min_len=2, max_len=2, msg="must map agent ids (R1, K2, S1, J1 ...) to model keys")
+_SQUARE = ("must be a square matrix over the option letters: a list of 2 to 26 rows, "
+           "each a list of as many numbers")
+_FOUR_COUNTS = Seq(min_len=4, max_len=4, msg="need four counts (A_R, A_K, A_S, A_J), got {len}")
+_FOUR_BACKBONES = Seq(Text(), min_len=4, max_len=4, msg="need one non-empty model key per role (A_R, A_K, A_S, A_J)")
+_FIELDS = Spec({
+    "counts": _LIST, "backbones": _LIST, "corpora": _LIST, "views": _LIST,
+    "name": (Text(msg="a group needs a name"), _printable(100)),
+    "method": OneOf(METHODS, msg="unknown method {value!r}; choose one of {choices}"),
+    "t_max": Whole(1, 10), "rationale_tokens": Whole(1, 512), "top_k": Whole(1, 10), "seed": Whole(0, 2**31 - 1),
+    "n_cal": Whole(2, 10_000),
+    "temperature": Number(0.0, 5.0), "top_p": Number(1e-6, 1.0), "refuse_threshold": Number(1e-6, 1.0),
+    "alternatives": Whole(0, 7),
+}, show=shown)
+_CORPORA = Seq(OneOf(CORPORA), min_len=1, msg="each corpus must be one of " + ", ".join(CORPORA) + ", got {value}")
 
 
 def _agent_models(value: object) -> tuple[tuple[str, str], ...]:
     """``{agent id: model key}`` (or its pairs) as sorted pairs, each checked."""
-    pairs = value.items() if isinstance(value, Mapping) else _check_sequence("agent_models", value)
+    pairs = value.items() if isinstance(value, Mapping) else check("agent_models", value, _LIST)
     out = []
     for pair in pairs:
-        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
-            raise ConfigError("agent_models", "must map agent ids (R1, K2, S1, J1 ...) to model keys")
-        agent_id, model = pair
-        if not isinstance(agent_id, str) or len(agent_id) < 2 or agent_id[0] not in "RKSJ" or not agent_id[1:].isdigit():
-            raise ConfigError("agent_models", f"{_show(agent_id)} is not an agent id (R1, K2, S1, J1 ...)")
-        _check_label("agent_models", model, 1000)
+        agent_id, model = check("agent_models", pair, _PAIR)
+        check("agent_models", agent_id, _AGENT_ID, show=shown)
+        _MODEL_KEY.check("agent_models", model)
         out.append((agent_id, str(model).strip()))
     if len({a for a, _ in out}) != len(out):
         raise ConfigError("agent_models", "an agent id is given twice")
@@ -122,18 +119,17 @@ def _agent_models(value: object) -> tuple[tuple[str, str], ...]:
 
 def _loss_matrix(value: object) -> tuple[tuple[float, ...], ...]:
     """A square loss matrix of finite numbers in [0, MAX_LOSS], as floats."""
-    rows = _check_sequence("loss", value)
-    if not 2 <= len(rows) <= 26 or any(not isinstance(r, (list, tuple)) or len(r) != len(rows) for r in rows):
-        raise ConfigError("loss", "must be a square matrix over the option letters: a list of 2 to 26 rows, "
-                                  "each a list of as many numbers")
+    rows = check("loss", value, _LIST)
+    check("loss", rows, Seq(min_len=2, max_len=26, msg=_SQUARE))
+    for row in rows:
+        check("loss", row, Seq(min_len=len(rows), max_len=len(rows), msg=_SQUARE))
     out = []
     for d, row in enumerate(rows):
         for y, v in enumerate(row):
             where = f"row {d + 1}, column {y + 1}"
-            if isinstance(v, bool) or not isinstance(v, numbers.Real):
-                raise ConfigError("loss", f"{where}: {_show(v)} is not a number")
-            if not (0 <= v <= MAX_LOSS and math.isfinite(v)):  # NaN fails the comparison
-                raise ConfigError("loss", f"{where}: {_show(v)} must be a finite number from 0 to {MAX_LOSS:g}")
+            check("loss", v, Number(numpy=True, msg=where + ": {shown} is not a number"),
+                  Number(0, MAX_LOSS, finite=True, msg=where + ": {shown} must be a finite number from 0 to "
+                                                             + f"{MAX_LOSS:g}"))
         out.append(tuple(float(v) for v in row))
     return tuple(out)
 
@@ -184,45 +180,26 @@ class GroupConfig:
     agent_models: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
-        for name in ("counts", "backbones", "corpora", "views"):
-            object.__setattr__(self, name, _check_sequence(name, getattr(self, name)))
+        _FIELDS.apply(self, "counts", "backbones", "corpora", "views")
         if self.loss is not None:
             object.__setattr__(self, "loss", _loss_matrix(self.loss))
         object.__setattr__(self, "agent_models", _agent_models(self.agent_models))
         self._validate()
 
     def _validate(self) -> None:
-        if not isinstance(self.name, str) or not self.name.strip():
-            raise ConfigError("name", "a group needs a name")
-        _check_label("name", self.name, 100)
-        if self.method not in METHODS:
-            raise ConfigError("method", f"unknown method {self.method!r}; choose one of {', '.join(METHODS)}")
-        if len(self.counts) != 4:
-            raise ConfigError("counts", f"need four counts (A_R, A_K, A_S, A_J), got {len(self.counts)}")
+        _FIELDS.apply(self, "name", "method")
+        check("counts", self.counts, _FOUR_COUNTS)
         for role, n in zip(ROLES, self.counts):
-            _check_int(f"counts.{role.value}", n, 0, 16)
-        if len(self.backbones) != 4 or not all(isinstance(b, str) and b.strip() for b in self.backbones):
-            raise ConfigError("backbones", "need one non-empty model key per role (A_R, A_K, A_S, A_J)")
+            check(f"counts.{role.value}", n, Whole(0, 16), show=shown)
+        check("backbones", self.backbones, _FOUR_BACKBONES)
         for backbone in self.backbones:
-            _check_label("backbones", backbone, 1000)
-        _check_int("t_max", self.t_max, 1, 10)
-        _check_int("rationale_tokens", self.rationale_tokens, 1, 512)
-        _check_int("top_k", self.top_k, 1, 10)
-        _check_int("seed", self.seed, 0, 2**31 - 1)
-        _check_int("n_cal", self.n_cal, 2, 10_000)
-        if not self.corpora or any(c not in CORPORA for c in self.corpora):
-            raise ConfigError("corpora", f"each corpus must be one of {', '.join(CORPORA)}, got {self.corpora}")
-        self._validate_numbers()
-        _check_int("alternatives", self.alternatives, 0, 7)
+            _MODEL_KEY.check("backbones", backbone)
+        _FIELDS.apply(self, "t_max", "rationale_tokens", "top_k", "seed", "n_cal")
+        check("corpora", self.corpora, _CORPORA)
+        _FIELDS.apply(self, "temperature", "top_p", "refuse_threshold", "alternatives")
         self._validate_views()
         if not self.agents():
             raise ConfigError("counts", f"method {self.method!r} leaves no agent in the group")
-
-    def _validate_numbers(self) -> None:
-        for name, value, low, high in (("temperature", self.temperature, 0.0, 5.0), ("top_p", self.top_p, 1e-6, 1.0),
-                                       ("refuse_threshold", self.refuse_threshold, 1e-6, 1.0)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
-                raise ConfigError(name, f"must be a number in [{low:g}, {high:g}], got {_show(value)}")
 
     def _validate_views(self) -> None:
         if not self.views:
@@ -233,7 +210,7 @@ class GroupConfig:
             raise ConfigError("views", f"need one view per reasoning agent ({self.counts[0]}), got {len(self.views)}")
         bad = [v for v in self.views if v not in DDXPLUS_VIEWS]
         if bad:
-            raise ConfigError("views", f"unknown view {_show(bad[0])}; valid: {', '.join(DDXPLUS_VIEWS)}")
+            raise ConfigError("views", f"unknown view {shown(bad[0])}; valid: {', '.join(DDXPLUS_VIEWS)}")
 
     def view_of(self, agent_id: str) -> str | None:
         """The view a reasoning agent reads (None: the whole question, or not a reasoning agent)."""
@@ -291,8 +268,7 @@ class GroupConfig:
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> "GroupConfig":
         """A config from a JSON object; unknown keys are refused by name."""
-        if not isinstance(values, Mapping):
-            raise ConfigError("group", f"expected a JSON object, got {type(values).__name__}")
+        check("group", values, Instance(Mapping, msg="expected a JSON object, got {type}"))
         known = set(cls.__dataclass_fields__)
         unknown = sorted(set(values) - known)
         if unknown:
