@@ -6,34 +6,34 @@ the field.
 """
 from __future__ import annotations
 
-import math
-import reprlib
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, Mapping
 
 from dcem.core.vocabulary import PRIOR_MODES, STEER_GATES
 from common.errors import ConfigError
+from common.fields import Flag, Number, OneOf, Spec, ToFloat, Whole
 
 __all__ = ["MediatorConfig", "PRIOR_MODES", "STEER_GATES", "MAX_WEIGHT", "MAX_ROUNDS"]
 
 MAX_WEIGHT = 1e6  # alpha, beta, gamma, lambda_pool: larger weights overflow the energy
 MAX_ROUNDS = 100_000  # window and t_max
 
-_WEIGHTS = ("alpha", "beta", "gamma", "lambda_pool")
-_REALS = _WEIGHTS + ("rho_min", "omega_min", "eps_safe", "eps_low", "m_safe", "delta", "s_asym")
-
-
-def _real(name: str, value: Any) -> float:
-    """``value`` as a finite float; bools, strings and out-of-range numbers are refused."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(name, f"must be a number, got {reprlib.repr(value)}")
-    try:
-        number = float(value)
-    except OverflowError:
-        raise ConfigError(name, "is too large (beyond a float)") from None
-    if not math.isfinite(number):
-        raise ConfigError(name, f"must be finite, got {value!r}")
-    return number
+_REAL = (Number(msg="must be a number, got {short}"), ToFloat(msg="is too large (beyond a float)"),
+         Number(finite=True, msg="must be finite, got {value!r}"))
+_WEIGHT = (*_REAL, Number(high=MAX_WEIGHT, msg="must be at most {high:g}, got {value:g}"),
+           Number(0, msg="must be >= 0, got {value}"))
+_NON_NEGATIVE = (*_REAL, Number(0, msg="must be >= 0, got {value}"))
+_ROUNDS = Whole(1, MAX_ROUNDS, msg="must be an integer from 1 to {high}, got {short}")
+_FIELDS = Spec({
+    "alpha": _WEIGHT, "beta": _WEIGHT, "gamma": _WEIGHT, "lambda_pool": _WEIGHT,
+    "rho_min": (*_REAL, Number(0, 1, closed="neither", msg="must lie in (0, 1), got {value}")),
+    "omega_min": (*_REAL, Number(0, 0.5, msg="must lie in [0, 0.5], got {value}")),
+    "eps_safe": _NON_NEGATIVE, "eps_low": _NON_NEGATIVE, "m_safe": _NON_NEGATIVE, "delta": _REAL,
+    "s_asym": _NON_NEGATIVE, "window": _ROUNDS, "t_max": _ROUNDS,
+    "prior": OneOf(PRIOR_MODES, msg="must be one of {options}, got {short}"),
+    "steer_gate": OneOf(STEER_GATES, msg="must be one of {options}, got {short}"),
+    "escalation": Flag(msg="must be true or false, got {short}"),
+})
 
 
 @dataclass(frozen=True)
@@ -101,35 +101,12 @@ class MediatorConfig:
     escalation: bool = True
 
     def __post_init__(self) -> None:
-        for name in _REALS:
-            object.__setattr__(self, name, _real(name, getattr(self, name)))
-        for name in _WEIGHTS:
-            if getattr(self, name) > MAX_WEIGHT:
-                raise ConfigError(name, f"must be at most {MAX_WEIGHT:g}, got {getattr(self, name):g}")
-        for name in _WEIGHTS + ("eps_safe", "eps_low", "m_safe", "s_asym"):
-            if getattr(self, name) < 0:
-                raise ConfigError(name, f"must be >= 0, got {getattr(self, name)}")
-        if not 0.0 < self.rho_min < 1.0:
-            raise ConfigError("rho_min", f"must lie in (0, 1), got {self.rho_min}")
-        if not 0.0 <= self.omega_min <= 0.5:
-            raise ConfigError("omega_min", f"must lie in [0, 0.5], got {self.omega_min}")
+        _FIELDS.apply(self)
         if self.eps_safe >= self.eps_low:
             raise ConfigError(
                 "eps_safe",
                 f"must be smaller than eps_low ({self.eps_safe} >= {self.eps_low})",
             )
-        for name in ("window", "t_max"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_ROUNDS:
-                raise ConfigError(name, f"must be an integer from 1 to {MAX_ROUNDS}, got {reprlib.repr(value)}")
-        if not isinstance(self.prior, str) or self.prior not in PRIOR_MODES:
-            raise ConfigError("prior", f"must be one of {PRIOR_MODES}, got {reprlib.repr(self.prior)}")
-        if not isinstance(self.steer_gate, str) or self.steer_gate not in STEER_GATES:
-            raise ConfigError(
-                "steer_gate", f"must be one of {STEER_GATES}, got {reprlib.repr(self.steer_gate)}"
-            )
-        if not isinstance(self.escalation, bool):
-            raise ConfigError("escalation", f"must be true or false, got {reprlib.repr(self.escalation)}")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dictionary of every field."""
