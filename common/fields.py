@@ -314,10 +314,16 @@ class _Words(dict):  # type: ignore[type-arg]
         super().__init__(value=value, **rule.params())
         self._rule, self._show = rule, show
 
+    def _got(self, value: Any) -> str:
+        try:
+            return self._show(value)
+        except ValueError:  # a whole number too long for repr
+            return shown(value)
+
     def __missing__(self, key: str) -> Any:
         value = self["value"]
         words: dict[str, Callable[[], Any]] = {
-            "got": lambda: self._show(value), "short": lambda: reprlib.repr(value), "shown": lambda: shown(value),
+            "got": lambda: self._got(value), "short": lambda: reprlib.repr(value), "shown": lambda: shown(value),
             "type": lambda: type(value).__name__, "must": self._rule.must, "len": lambda: len(value)}
         if key not in words:
             raise KeyError(key)

@@ -30,6 +30,7 @@ from typing import Sequence
 import numpy as np
 
 from common.errors import ConfigError
+from common.fields import Flag, Number, OneOf, Spec, ToFloat, Whole
 
 __all__ = [
     "SteeringConfig", "softmax", "explanation_discrepancy", "discrepancy_gradient",
@@ -87,24 +88,19 @@ class SteeringConfig:
     reference: str = "peer"
 
     def __post_init__(self) -> None:
-        for name in ("eta", "gamma_st", "lambda_st", "w_lo", "w_hi"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise ConfigError(name, f"must be a finite number, got {value!r}")
-            object.__setattr__(self, name, float(value))
-        for name in ("eta", "gamma_st", "lambda_st"):
-            if getattr(self, name) < 0:
-                raise ConfigError(name, f"must be >= 0, got {getattr(self, name)}")
+        _WEIGHTS.apply(self)
         if self.w_lo >= self.w_hi:
             raise ConfigError("w_lo", f"must be below w_hi ({self.w_lo} >= {self.w_hi})")
-        for name in ("n_steps", "top_k"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(name, f"must be an integer >= 1, got {value!r}")
-        if not isinstance(self.held_only, bool):
-            raise ConfigError("held_only", f"must be true or false, got {self.held_only!r}")
-        if self.reference not in REFERENCES:
-            raise ConfigError("reference", f"must be one of {REFERENCES}, got {self.reference!r}")
+        _SETTINGS.apply(self)
+
+
+_FINITE = (Number(finite=True), ToFloat())
+_NON_NEGATIVE = (*_FINITE, Number(0, msg="must be >= 0, got {value}"))
+_WEIGHTS = Spec({"eta": _NON_NEGATIVE, "gamma_st": _NON_NEGATIVE, "lambda_st": _NON_NEGATIVE,
+                 "w_lo": _FINITE, "w_hi": _FINITE})
+_STEP_COUNT = Whole(1, msg="must be an integer >= 1, got {value!r}")
+_SETTINGS = Spec({"n_steps": _STEP_COUNT, "top_k": _STEP_COUNT, "held_only": Flag(),
+                  "reference": OneOf(REFERENCES, msg="must be one of {options}, got {value!r}")})
 
 
 def softmax(w: np.ndarray) -> np.ndarray:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
@@ -16,6 +15,7 @@ from dcem.core.config import MediatorConfig
 from dcem.core.results import ScenarioResult
 from dcem.core.vocabulary import SCENARIOS
 from common.errors import ConfigError
+from common.fields import Number, OneOf, Seq, Spec, ToFloat, Whole
 from dcem.store.database import Store
 from common.work import Executor, WorkSummary
 from dcem.store.grid import GridPlan, Progress, run_grid
@@ -34,6 +34,22 @@ WORLD_REPORTS = {"seed": "sample", "sharpened": "sample", "map": "map"}
 # Compliance models (kept here too so the spec does not import the numpy world).
 COMPLIANCE = ("adopt", "blend")
 COMPLIANCE_NAMES = {"adopt": "adopt with probability xi (eq. 21)", "blend": "blend by xi (eq. 19)"}
+
+
+def _at_least(low: int) -> Whole:
+    return Whole(low, msg="must be an integer >= {low}, got {value!r}")
+
+
+_FINITE = (Number(finite=True), ToFloat())
+_SPEC = Spec({
+    "seeds": Seq(Whole(0), min_len=1, msg="need at least one non-negative integer seed"),
+    "xi": Number(0, 1, msg="compliance must lie in [0, 1], got {value}"),
+    "sharpness": (*_FINITE, Number(0, closed="neither", msg="must be > 0, got {value}")),
+    "kappa": (*_FINITE, Number(0, msg="must be >= 0, got {value}")),
+    "reports": OneOf(("sample", "map"), msg="must be sample or map, got {value!r}"),
+    "compliance": OneOf(COMPLIANCE),
+    "t_max": _at_least(1), "free_rounds": _at_least(1), "n_train": _at_least(200), "n_eval": _at_least(1),
+})
 
 
 @dataclass(frozen=True)
@@ -71,28 +87,9 @@ class SyntheticSpec:
             raise ConfigError("scenarios", f"unknown scenario {bad[0]!r} (known: {', '.join(SCENARIOS)})")
         if len(set(self.scenarios)) != len(self.scenarios):
             raise ConfigError("scenarios", "a scenario is listed twice")
-        if not self.seeds or any((not isinstance(s, int)) or s < 0 for s in self.seeds):
-            raise ConfigError("seeds", "need at least one non-negative integer seed")
-        if not 0.0 <= self.xi <= 1.0:
-            raise ConfigError("xi", f"compliance must lie in [0, 1], got {self.xi}")
-        for name in ("sharpness", "kappa"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise ConfigError(name, f"must be a finite number, got {value!r}")
-            object.__setattr__(self, name, float(value))
-        if self.sharpness <= 0:
-            raise ConfigError("sharpness", f"must be > 0, got {self.sharpness}")
-        if self.kappa < 0:
-            raise ConfigError("kappa", f"must be >= 0, got {self.kappa}")
-        if self.reports not in ("sample", "map"):
-            raise ConfigError("reports", f"must be sample or map, got {self.reports!r}")
-        if self.compliance not in COMPLIANCE:
-            raise ConfigError("compliance", f"must be one of {', '.join(COMPLIANCE)}, got {self.compliance!r}")
+        _SPEC.apply(self, "seeds", "xi", "sharpness", "kappa", "reports", "compliance")
         check_risk_target(self.risk_target)
-        for name, low in (("t_max", 1), ("free_rounds", 1), ("n_train", 200), ("n_eval", 1)):
-            value = getattr(self, name)
-            if not isinstance(value, int) or value < low:
-                raise ConfigError(name, f"must be an integer >= {low}, got {value!r}")
+        _SPEC.apply(self, "t_max", "free_rounds", "n_train", "n_eval")
 
     def to_dict(self) -> dict[str, object]:
         d = asdict(self)
