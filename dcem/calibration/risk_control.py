@@ -56,13 +56,13 @@ shift of the case mix, the agents or the prompts.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from common.errors import ConfigError, InputError
+from common.errors import InputError
+from common.fields import Instance, Number, OneOf, Spec, check
 from dcem.core.config import MediatorConfig
 from dcem.core.panel import Panel
 from dcem.core.policy import Action
@@ -98,15 +98,7 @@ class RiskTarget:
     lambdas: tuple[float, ...] = DEFAULT_LAMBDAS
 
     def __post_init__(self) -> None:
-        if self.risk not in RISKS:
-            raise InputError("risk", f"must be one of {', '.join(RISKS)}, got {self.risk!r}")
-        for name in ("alpha", "delta"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 < value < 1.0 \
-                    or not math.isfinite(value):
-                raise InputError(name, f"must be a number strictly between 0 and 1, got {value!r}")
-        if self.fwer not in FWER_METHODS:
-            raise InputError("fwer", f"must be one of {', '.join(FWER_METHODS)}, got {self.fwer!r}")
+        _TARGET.apply(self)
         if self.risk in CONDITIONAL_RISKS and self.fwer != "bonferroni":
             raise InputError("fwer", f"{self.risk} is a rate among decided cases, not monotone along the grid: "
                              "use bonferroni")
@@ -121,6 +113,10 @@ class RiskTarget:
                 "lambdas": list(self.lambdas)}
 
 
+_LEVEL = Number(0, 1, closed="neither", finite=True, msg="must be a number strictly between 0 and 1, got {value!r}")
+_TARGET = Spec({"risk": OneOf(RISKS), "alpha": _LEVEL, "delta": _LEVEL, "fwer": OneOf(FWER_METHODS)}, error=InputError)
+
+
 def put_risk_target(spec: dict[str, object], target: RiskTarget | None) -> None:
     """A run spec's entry for ``target``: its dict, or no entry at all for the eq. (1) fit,
     so the run ids of eq. (1) runs stay as they were."""
@@ -131,8 +127,7 @@ def put_risk_target(spec: dict[str, object], target: RiskTarget | None) -> None:
 
 def check_risk_target(target: object) -> None:
     """ConfigError unless ``target`` is a :class:`RiskTarget` or None (a spec's field)."""
-    if target is not None and not isinstance(target, RiskTarget):
-        raise ConfigError("risk_target", f"must be a RiskTarget or None, got {type(target).__name__}")
+    check("risk_target", target, Instance(RiskTarget, msg="must be a RiskTarget or None, got {type}"), optional=True)
 
 
 def decision_config(base: MediatorConfig, lam: float) -> MediatorConfig:

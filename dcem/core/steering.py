@@ -23,7 +23,6 @@ Choices made here (the specification leaves them open):
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Sequence
 
