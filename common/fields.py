@@ -40,7 +40,7 @@ import numpy as np
 from common.errors import ConfigError
 
 __all__ = ["Rule", "Whole", "Number", "OneOf", "Flag", "Text", "Instance", "Seq", "Either", "Satisfies", "ToFloat",
-           "Field", "Spec", "check", "shown", "DEFAULT_MESSAGE"]
+           "Field", "Spec", "check", "shown", "bare", "DEFAULT_MESSAGE"]
 
 DEFAULT_MESSAGE = "must be {must}, got {got}"
 Error = Callable[[str, str], BaseException]
@@ -53,6 +53,11 @@ def shown(value: Any) -> str:
     if isinstance(value, int) and value.bit_length() > 128:
         return f"a whole number of {value.bit_length()} bits"
     return ascii(value)[:40]
+
+
+def bare(kind: Callable[[str], BaseException] = ValueError) -> Error:
+    """An ``error`` for exceptions that take the message alone (the field is not named)."""
+    return lambda field, message: kind(message)
 
 
 def _inside(value: Any, low: Any, high: Any, closed: str) -> bool:

@@ -42,6 +42,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from common.errors import ConfigError
+from common.fields import Instance, Whole, bare, check
 from dcem_clinical.contextual import CONTENT_FREE_INPUTS, calibrate, content_free_distribution
 from dcem_clinical.few_shot import Example, FewShot
 from dcem_clinical.prompts import (AGENT_FIRST, CASE_FIRST, MAX_AGENTS, agent_part, case_prompt, check_layout,
@@ -84,8 +85,7 @@ def parse_json_reply(text: str, labels: Sequence[str]) -> tuple[int, np.ndarray]
         raise ValueError("JSON nested too deeply") from None
     except ValueError as exc:  # e.g. an integer beyond Python's digit limit
         raise ValueError(f"not usable JSON ({str(exc)[:80]})") from None
-    if not isinstance(data, dict):
-        raise ValueError("not a JSON object")
+    check("reply", data, Instance(dict, msg="not a JSON object"), error=bare(ValueError))
     label = data.get("predicted_label")
     if label not in labels:
         raise ValueError(f"predicted_label {label!r} is not one of the labels")
@@ -145,8 +145,7 @@ class DiagnosticAgent:
             raise ConfigError("mode", f"must be one of {MODES}, got {mode!r}")
         if len(labels) < 2:
             raise ConfigError("labels", "at least two labels are needed")
-        if isinstance(n_agents, bool) or not isinstance(n_agents, int) or not 2 <= n_agents <= MAX_AGENTS:
-            raise ConfigError("n_agents", f"a panel has 2 to {MAX_AGENTS} agents, got {n_agents!r}")
+        check("n_agents", n_agents, Whole(2, MAX_AGENTS, msg="a panel has 2 to {high} agents, got {value!r}"))
         self.backend, self.labels, self.name, self.role, self.mode = backend, tuple(labels), name, role, mode
         self.n_agents = n_agents  # the panel's size, named in the system prompt
         self.layout = check_layout(layout)

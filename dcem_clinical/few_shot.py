@@ -37,7 +37,8 @@ import numpy as np
 
 from clinical.datasets import ClinicalCase
 from common.bm25 import STOPWORDS_EN_PLUS, bm25s
-from common.errors import ConfigError, InputError
+from common.errors import InputError
+from common.fields import Field, Spec, Whole, check
 from dcem_clinical.prompts import examples_block
 
 __all__ = ["Example", "ExampleIndex", "FewShot", "FewShotConfig", "fit_texts", "clip_text", "tokenize",
@@ -102,8 +103,7 @@ class ExampleIndex:
 
     def search(self, query: str, k: int, *, exclude_ids: Collection[str] = ()) -> list[tuple[ClinicalCase, float]]:
         """The ``k`` best (case, score) pairs, best first, never the query case itself."""
-        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
-            raise InputError("k", f"must be a whole number >= 0, got {k!r}")
+        check("k", k, Whole(0), error=InputError)
         scores, own, excluded = self.scores(query), query.strip(), set(exclude_ids)
         hits: list[tuple[ClinicalCase, float]] = []
         for i in np.argsort(-scores, kind="stable"):
@@ -142,6 +142,10 @@ def fit_texts(texts: Sequence[str], room: int, max_chars: int) -> list[int] | No
     return allowance
 
 
+_FEW_SHOT = Spec({"k": Field((Whole(0, 16),), label="few_shot_k"), "n_ctx": Whole(256),
+                  "max_example_chars": Whole(MIN_EXAMPLE_CHARS)})
+
+
 @dataclass(frozen=True)
 class FewShotConfig:
     """k solved examples per prompt (0 = off) within a context of ``n_ctx`` tokens."""
@@ -151,14 +155,7 @@ class FewShotConfig:
     max_example_chars: int = MAX_EXAMPLE_CHARS
 
     def __post_init__(self) -> None:
-        if isinstance(self.k, bool) or not isinstance(self.k, int) or not 0 <= self.k <= 16:
-            raise ConfigError("few_shot_k", f"must be a whole number in [0, 16], got {self.k!r}")
-        if isinstance(self.n_ctx, bool) or not isinstance(self.n_ctx, int) or self.n_ctx < 256:
-            raise ConfigError("n_ctx", f"must be a whole number >= 256, got {self.n_ctx!r}")
-        if isinstance(self.max_example_chars, bool) or not isinstance(self.max_example_chars, int) \
-                or self.max_example_chars < MIN_EXAMPLE_CHARS:
-            raise ConfigError("max_example_chars", f"must be a whole number >= {MIN_EXAMPLE_CHARS}, "
-                                                   f"got {self.max_example_chars!r}")
+        _FEW_SHOT.apply(self)
 
     @property
     def budget_chars(self) -> int:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from common.errors import ConfigError
+from common.fields import Whole, bare, check
 from runtime.messages import Message, Role
 
 __all__ = ["letters", "number_word", "system_prompt", "MAX_AGENTS", "case_prompt", "examples_block",
@@ -50,10 +51,12 @@ _UNITS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight"
 MAX_AGENTS = 26  # one letter per agent (Agent A ... Agent Z)
 
 
+_PANEL_SIZE = Whole(2, MAX_AGENTS, msg="a panel has 2 to {high} agents, got {value!r}")
+
+
 def number_word(n: int) -> str:
     """``n`` in words, 0 to 99 ("two", "three", ..., "twenty-six")."""
-    if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= 99:
-        raise ValueError(f"a whole number between 0 and 99 is needed, got {n!r}")
+    check("n", n, Whole(0, 99, msg="a whole number between 0 and 99 is needed, got {value!r}"), error=bare(ValueError))
     if n < 20:
         return _UNITS[n]
     tens = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")[n // 10 - 2]
@@ -67,8 +70,7 @@ def system_prompt(agent_name: str, role: str, *, n_agents: int = 2, layout: str 
     every shipped call log was cached under, it must not change.  ``case-first``: the same
     text for every agent of the panel (its name and role follow the case, :func:`agent_part`).
     """
-    if isinstance(n_agents, bool) or not isinstance(n_agents, int) or not 2 <= n_agents <= MAX_AGENTS:
-        raise ValueError(f"a panel has 2 to {MAX_AGENTS} agents, got {n_agents!r}")
+    check("n_agents", n_agents, _PANEL_SIZE, error=bare(ValueError))
     rules = ("Pick exactly one category from the list you are given, never invent a new one, and be honest "
              "when the case is unclear. Do not give treatment advice.")
     if check_layout(layout) == CASE_FIRST:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from dcem.core.vocabulary import SCENARIOS
 from common.errors import InputError
+from common.fields import Whole, check
 from dcem_clinical.prompts import ROLE_NEUTRAL
 
 __all__ = ["DATASETS", "scenario_roles", "round_robin_roles", "Leaning", "NEUTRAL", "ANCHOR", "AREAS",
@@ -89,8 +90,7 @@ def round_robin_roles(dataset: str, n_agents: int) -> tuple[str, ...]:
 
 def scenario_roles(dataset: str, scenario: str, n_agents: int = 2) -> tuple[str, ...]:
     """The role sentences of the ``n_agents`` agents (A, B, C ...) for a dataset and scenario."""
-    if isinstance(n_agents, bool) or not isinstance(n_agents, int) or n_agents < 2:
-        raise InputError("agents", f"a panel needs at least two agents, got {n_agents!r}")
+    check("agents", n_agents, Whole(2, msg="a panel needs at least two agents, got {value!r}"), error=InputError)
     if n_agents > 2:
         return _many(dataset, scenario, n_agents)
     if dataset not in DATASETS:

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 
 from clinical.datasets import DATASETS
 from common.errors import ConfigError
+from common.fields import Field, Flag, Instance, Number, OneOf, Seq, Spec, Text, Whole
 from dcem.calibration.fitting import DELTA_RULES
 from dcem.calibration.risk_control import RiskTarget, check_risk_target, put_risk_target
 from dcem.core.config import MediatorConfig
@@ -28,6 +29,30 @@ __all__ = ["ClinicalSpec", "DEFAULT_AGENTS", "MAX_AGENTS"]
 
 DEFAULT_AGENTS = ("smollm2-135m", "gemma3-270m")
 MAX_AGENTS = 8
+
+
+def _members_message(value: object) -> str:
+    try:
+        given = repr(list(value))  # type: ignore[call-overload]
+    except TypeError:
+        given = repr(value)
+    return (f"give 2 to {MAX_AGENTS} members MEMBER_A,MEMBER_B[,...] (model keys or statistical agents: "
+            f"{stat_key_help()}), got {given}")
+
+
+_MEMBERS = Seq(Text(), min_len=2, max_len=MAX_AGENTS, to_tuple=True, msg=_members_message)
+_SPEC = Spec({
+    "seeds": Seq(Whole(0), min_len=1, types=(list, tuple, range, set, frozenset), msg="need at least one non-negative integer seed"),
+    "n_cal": Field((Whole(1),), optional=True), "n_test": Field((Whole(1),), optional=True),
+    "agents": _MEMBERS,
+    "mode": OneOf(MODES, msg="must be one of {options}, got {value!r}"),
+    "temperature": Number(0.0, 2.0, msg="must lie in [0, 2], got {value}"),
+    "free_rounds": Whole(1, msg="must be an integer >= 1, got {value!r}"),
+    "n_ctx": Whole(256, msg="must be an integer >= 256, got {value!r}"),
+    "stop_when_decided": Flag(),
+    "stat_dialogue": Field((Instance(StatDialogue, msg="must be a StatDialogue or None, got {value!r}"),), optional=True),
+    "delta_rule": OneOf(DELTA_RULES),
+})
 
 
 @dataclass(frozen=True)
@@ -83,40 +108,20 @@ class ClinicalSpec:
             raise ConfigError("scenario", f"choose from {', '.join(SCENARIOS)}, got {list(self.scenarios)}")
         if len(set(self.scenarios)) != len(self.scenarios):
             raise ConfigError("scenario", "a scenario is listed twice")
-        if not self.seeds or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in self.seeds):
-            raise ConfigError("seeds", "need at least one non-negative integer seed")
-        for name in ("n_cal", "n_test"):
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise ConfigError(name, f"must be a whole number >= 1, got {value!r}")
+        _SPEC.apply(self, "seeds", "n_cal", "n_test")
         self._check_agents()
-        if self.mode not in MODES:
-            raise ConfigError("mode", f"must be one of {MODES}, got {self.mode!r}")
-        if not 0.0 <= self.temperature <= 2.0:
-            raise ConfigError("temperature", f"must lie in [0, 2], got {self.temperature}")
-        if isinstance(self.free_rounds, bool) or not isinstance(self.free_rounds, int) or self.free_rounds < 1:
-            raise ConfigError("free_rounds", f"must be an integer >= 1, got {self.free_rounds!r}")
-        if not isinstance(self.n_ctx, int) or self.n_ctx < 256:
-            raise ConfigError("n_ctx", f"must be an integer >= 256, got {self.n_ctx!r}")
+        _SPEC.apply(self, "mode", "temperature", "free_rounds", "n_ctx")
         FewShotConfig(k=self.few_shot_k, n_ctx=self.n_ctx)  # checks few_shot_k
-        if not isinstance(self.stop_when_decided, bool):
-            raise ConfigError("stop_when_decided", f"must be true or false, got {self.stop_when_decided!r}")
+        _SPEC.apply(self, "stop_when_decided")
         check_layout(self.layout)
-        if self.stat_dialogue is not None and not isinstance(self.stat_dialogue, StatDialogue):
-            raise ConfigError("stat_dialogue", f"must be a StatDialogue or None, got {self.stat_dialogue!r}")
+        _SPEC.apply(self, "stat_dialogue")
         check_risk_target(self.risk_target)
-        if self.delta_rule not in DELTA_RULES:
-            raise ConfigError("delta_rule", f"must be one of {', '.join(DELTA_RULES)}, got {self.delta_rule!r}")
+        _SPEC.apply(self, "delta_rule")
         if not any(is_stat_key(a) for a in self.agents):  # no statistical member: nothing to say
             object.__setattr__(self, "stat_dialogue", None)
 
     def _check_agents(self) -> None:
-        if isinstance(self.agents, list):
-            object.__setattr__(self, "agents", tuple(self.agents))
-        if not isinstance(self.agents, tuple) or not 2 <= len(self.agents) <= MAX_AGENTS \
-                or any(not isinstance(a, str) or not a.strip() for a in self.agents):
-            raise ConfigError("agents", f"give 2 to {MAX_AGENTS} members MEMBER_A,MEMBER_B[,...] (model keys or "
-                              f"statistical agents: {stat_key_help()}), got {list(self.agents)}")
+        _SPEC.apply(self, "agents")
         for key in self.agents:
             if is_stat_key(key):
                 stat_member(key, self.dataset)  # a clear error for a bad statistical agent

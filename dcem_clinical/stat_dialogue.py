@@ -46,6 +46,7 @@ from typing import Sequence
 import numpy as np
 
 from common.errors import ConfigError
+from common.fields import Flag, Number, Spec, Whole
 from dcem_clinical.roles import ANCHOR, AREAS, Leaning
 
 __all__ = ["StatDialogue", "leaned_scores", "answer_vector", "challenge_shift", "log_vector", "fit_temperature",
@@ -53,6 +54,11 @@ __all__ = ["StatDialogue", "leaned_scores", "answer_vector", "challenge_shift", 
 
 _FLOOR = 1e-12
 TEMPERATURES = np.geomspace(0.25, 64.0, 161)  # the grid fit_temperature searches
+
+
+_STRENGTH = Number(0.0, 20.0, finite=True, msg="must be a number in [0, 20], got {value!r}")
+_SETTINGS = Spec({"anchor": _STRENGTH, "kappa": _STRENGTH, "compliance": Number(0.0, 1.0), "residual": Number(0.0, 1.0),
+                  "cues": Whole(0, 20, msg="must be a whole number in 0..20, got {value!r}"), "calibrate": Flag()})
 
 
 @dataclass(frozen=True)
@@ -67,19 +73,7 @@ class StatDialogue:
     calibrate: bool = True
 
     def __post_init__(self) -> None:
-        for name in ("anchor", "kappa"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-                    or not 0.0 <= value <= 20.0:
-                raise ConfigError(name, f"must be a number in [0, 20], got {value!r}")
-        for name in ("compliance", "residual"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
-                raise ConfigError(name, f"must be a number in [0, 1], got {value!r}")
-        if isinstance(self.cues, bool) or not isinstance(self.cues, int) or not 0 <= self.cues <= 20:
-            raise ConfigError("cues", f"must be a whole number in 0..20, got {self.cues!r}")
-        if not isinstance(self.calibrate, bool):
-            raise ConfigError("calibrate", f"must be true or false, got {self.calibrate!r}")
+        _SETTINGS.apply(self)
 
     def to_dict(self) -> dict[str, float | int | bool]:
         return asdict(self)

@@ -30,6 +30,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from common.errors import ConfigError
+from common.fields import Instance, check
 
 __all__ = ["STAT_KINDS", "SMOOTHING", "N_FOLDS", "FittedStat", "fit_stat_model", "fold_assignment",
            "distinguishing_features"]
@@ -144,8 +145,7 @@ def fit_stat_model(kind: str, ids: Sequence[str], docs: Sequence[str], y: Sequen
     """
     if kind not in STAT_KINDS:
         raise ConfigError("agents", f"unknown statistical agent kind {kind!r} (known: {', '.join(STAT_KINDS)})")
-    if not isinstance(rng, np.random.Generator):
-        raise ConfigError("rng", "pass a numpy.random.Generator")
+    check("rng", rng, Instance(np.random.Generator, msg="pass a numpy.random.Generator"))
     labels = np.asarray(y, dtype=np.int64)
     if len(ids) != len(docs) or len(docs) != len(labels) or not len(labels):
         raise ConfigError("cases", "need one document and one label per CAL case, and at least one case")

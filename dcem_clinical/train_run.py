@@ -14,6 +14,7 @@ from typing import Callable
 
 from clinical.datasets import ClinicalCase, load_dataset
 from common.errors import ConfigError
+from common.fields import Whole, check
 from training.config import TrainSettings
 from training.run import RunResult
 from training.store import StepRow, TrainingRecorder, TrainingStore
@@ -36,8 +37,7 @@ class DiagnosticianRun:
     def __post_init__(self) -> None:
         if self.dataset != "ddxplus8":
             raise ConfigError("dataset", f"diagnosticians are trained on ddxplus8 only, got {self.dataset!r}")
-        if isinstance(self.heldout, bool) or not isinstance(self.heldout, int) or not 0 <= self.heldout <= 10_000:
-            raise ConfigError("heldout", f"must be a whole number from 0 to 10,000, got {self.heldout!r}")
+        check("heldout", self.heldout, Whole(0, 10_000, msg="must be a whole number from 0 to 10,000, got {value!r}"))
         if self.settings.method != "grpo":
             raise ConfigError("method", "a single diagnostician is trained with grpo (ctde needs a panel)")
 

@@ -42,7 +42,7 @@ def _at_least(low: int) -> Whole:
 
 _FINITE = (Number(finite=True), ToFloat())
 _SPEC = Spec({
-    "seeds": Seq(Whole(0), min_len=1, msg="need at least one non-negative integer seed"),
+    "seeds": Seq(Whole(0), min_len=1, types=(list, tuple, range, set, frozenset), msg="need at least one non-negative integer seed"),
     "xi": Number(0, 1, msg="compliance must lie in [0, 1], got {value}"),
     "sharpness": (*_FINITE, Number(0, closed="neither", msg="must be > 0, got {value}")),
     "kappa": (*_FINITE, Number(0, msg="must be >= 0, got {value}")),
