@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from common.errors import ConfigError
+from common.fields import Field, Number, OneOf, Spec, Text, Whole, check
 
 __all__ = ["SAMPLINGS", "LoraSettings", "GrpoSettings", "RewardWeights", "TrainSettings", "CriticSettings", "ALL_LINEAR", "METHODS", "SPEED_ONLY", "BUDGET",
            "DEVICE_FORM", "check_device_name"]
@@ -33,24 +33,39 @@ fewer (but at least the steps done) ends it early."""
 def check_device_name(name: object) -> str:
     """``name`` if it is a torch device name training accepts (whether the machine has it
     is :func:`training.device.resolve_device`'s question)."""
-    if not isinstance(name, str) or not _DEVICE.match(name):
-        raise ConfigError("device", f"must be {DEVICE_FORM}, got {name!r}")
-    return name
+    return check("device", name, _DEVICE_NAME)
 
 
-def _whole(name: str, value: object, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ConfigError(name, f"must be a whole number from {low:,} to {high:,}, got {value!r}")
-    return value
+_DEVICE_NAME = Text(nonempty=False, pattern=_DEVICE, msg=f"must be {DEVICE_FORM}, got {{value!r}}")
 
 
-def _number(name: str, value: object, low: float, high: float, *, open_low: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ConfigError(name, f"must be a finite number, got {value!r}")
-    if value > high or value < low or (open_low and value == low):
-        side = f"above {low:g}" if open_low else f"from {low:g}"
-        raise ConfigError(name, f"must be {side} to {high:g}, got {value!r}")
-    return float(value)
+def _whole(label: str, low: int, high: int) -> Field:
+    return Field((Whole(low, high, msg="must be a whole number from {low:,} to {high:,}, got {value!r}"),), label=label)
+
+
+def _number(label: str, low: float, high: float, *, open_low: bool = False) -> Field:
+    side = f"above {low:g}" if open_low else f"from {low:g}"
+    return Field((Number(finite=True), Number(low, high, closed="right" if open_low else "both",
+                                              msg=f"must be {side} to {high:g}, got {{value!r}}")), label=label)
+
+
+_LORA = Spec({"r": _whole("lora_r", 1, 512), "layers": _whole("lora_layers", 0, 4096),
+              "alpha": _number("lora_alpha", 0.0, 4096.0, open_low=True)})
+_GRPO = Spec({"eps": _number("eps", 0.0, 1.0, open_low=True), "beta": _number("beta", 0.0, 100.0),
+              "group_size": _whole("group_size", 0, 64)})
+_REWARDS = Spec({**{name: _number(f"{name}_weight", 0.0, 100.0) for name in ("accuracy", "safety", "fairness")},
+                 **{name: _number(f"reward_{name}", -100.0, 100.0) for name in ("correct", "wrong", "refusal",
+                                                                                "compliance")}})
+_TRAIN = Spec({"sampling": OneOf(SAMPLINGS), "method": OneOf(METHODS), "steps": _whole("steps", 1, 1_000_000),
+               "batch_size": _whole("batch_size", 1, 4096),
+               "learning_rate": _number("learning_rate", 0.0, 1.0, open_low=True),
+               "updates_per_batch": _whole("updates_per_batch", 1, 64),
+               "checkpoint_every": _whole("checkpoint_every", 1, 1_000_000), "seed": _whole("seed", 0, 2**32 - 1),
+               "threads": Field(_whole("threads", 1, 1024).rules, optional=True),
+               "device": _DEVICE_NAME,
+               "max_prompt_tokens": _whole("max_prompt_tokens", *PROMPT_TOKENS)})
+_CRITIC = Spec({"hidden": _whole("critic_hidden", 1, 65_536), "learning_rate": _number("critic_lr", 0.0, 1.0, open_low=True),
+                "epochs": _whole("critic_epochs", 1, 10_000), "warmup": _whole("critic_warmup", 0, 1_000_000)})
 
 
 @dataclass(frozen=True)
@@ -66,9 +81,7 @@ class LoraSettings:
     layers: int = 0
 
     def __post_init__(self) -> None:
-        _whole("lora_r", self.r, 1, 512)
-        _whole("lora_layers", self.layers, 0, 4096)
-        _number("lora_alpha", self.alpha, 0.0, 4096.0, open_low=True)
+        _LORA.apply(self)
         if not self.targets or any(t not in ALL_LINEAR for t in self.targets) or len(set(self.targets)) != len(self.targets):
             raise ConfigError("lora_targets", f"must be distinct names among {', '.join(ALL_LINEAR)}, got {self.targets!r}")
 
@@ -83,9 +96,7 @@ class GrpoSettings:
     group_size: int = 0
 
     def __post_init__(self) -> None:
-        _number("eps", self.eps, 0.0, 1.0, open_low=True)
-        _number("beta", self.beta, 0.0, 100.0)
-        _whole("group_size", self.group_size, 0, 64)
+        _GRPO.apply(self)
         if self.group_size == 1:
             raise ConfigError("group_size", "a group needs at least two rollouts (or 0 for the exact expectation)")
 
@@ -104,10 +115,7 @@ class RewardWeights:
     compliance: float = -5.0
 
     def __post_init__(self) -> None:
-        for name in ("accuracy", "safety", "fairness"):
-            _number(f"{name}_weight", getattr(self, name), 0.0, 100.0)
-        for name in ("correct", "wrong", "refusal", "compliance"):
-            _number(f"reward_{name}", getattr(self, name), -100.0, 100.0)
+        _REWARDS.apply(self)
         if self.correct <= self.wrong:
             raise ConfigError("reward_correct", "a right answer must earn more than a wrong one")
 
@@ -136,20 +144,7 @@ class TrainSettings:
     sampling: str = "uniform"
 
     def __post_init__(self) -> None:
-        if self.sampling not in SAMPLINGS:
-            raise ConfigError("sampling", f"must be one of {', '.join(SAMPLINGS)}, got {self.sampling!r}")
-        if self.method not in METHODS:
-            raise ConfigError("method", f"must be one of {', '.join(METHODS)}, got {self.method!r}")
-        _whole("steps", self.steps, 1, 1_000_000)
-        _whole("batch_size", self.batch_size, 1, 4096)
-        _number("learning_rate", self.learning_rate, 0.0, 1.0, open_low=True)
-        _whole("updates_per_batch", self.updates_per_batch, 1, 64)
-        _whole("checkpoint_every", self.checkpoint_every, 1, 1_000_000)
-        _whole("seed", self.seed, 0, 2**32 - 1)
-        if self.threads is not None:
-            _whole("threads", self.threads, 1, 1024)
-        check_device_name(self.device)
-        _whole("max_prompt_tokens", self.max_prompt_tokens, *PROMPT_TOKENS)
+        _TRAIN.apply(self)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -184,10 +179,7 @@ class CriticSettings:
     warmup: int = 5
 
     def __post_init__(self) -> None:
-        _whole("critic_hidden", self.hidden, 1, 65_536)
-        _number("critic_lr", self.learning_rate, 0.0, 1.0, open_low=True)
-        _whole("critic_epochs", self.epochs, 1, 10_000)
-        _whole("critic_warmup", self.warmup, 0, 1_000_000)
+        _CRITIC.apply(self)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
