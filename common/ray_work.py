@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from common.errors import ConfigError
+from common.fields import Whole, check
 from common.work import Cancel, Failure, Job, Unit, Worker, failure_of
 
 __all__ = ["RayExecutor", "UnitActor", "EXECUTORS", "check_executor", "check_address", "CONNECT_TIMEOUT_S"]
@@ -141,8 +142,7 @@ class RayExecutor:
     def __init__(self, *, workers: int = 2, threads: int = 1, gpus: float = 0.0, address: str | None = None,
                  retries: int = 2) -> None:
         for name, value, low in (("workers", workers, 1), ("threads", threads, 1), ("retries", retries, 0)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise ConfigError(name, f"must be a whole number >= {low}, got {value!r}")
+            check(name, value, Whole(low))
         if not gpus >= 0:
             raise ConfigError("gpus", f"must be >= 0, got {gpus!r}")
         if address:

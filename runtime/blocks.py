@@ -25,6 +25,7 @@ from typing import Callable, Protocol, Sequence
 import numpy as np
 
 from common.errors import ConfigError
+from common.fields import Whole, check
 
 __all__ = ["BlockSplit", "FixedSplit", "ParagraphSplit", "SPLITS", "check_split", "floor_start", "make_split", "spans"]
 
@@ -40,8 +41,7 @@ class BlockSplit(Protocol):
 
 
 def _check_size(size: int) -> int:
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
-        raise ConfigError("block size", f"must be a whole number >= 1, got {size!r}")
+    check("block size", size, Whole(1, numpy=True))
     return int(size)
 
 

@@ -27,13 +27,14 @@ every error is a :class:`~common.errors.ConfigError` naming the field.
 """
 from __future__ import annotations
 
-import math
 import os
+import re
 import urllib.parse
 from dataclasses import dataclass
 from typing import Mapping
 
 from common.errors import ConfigError
+from common.fields import Number, OneOf, Seq, Spec, Text, Whole, check
 
 __all__ = ["FleetConfig", "parse_openai_key", "normalise_url", "HTTP_PREFIX", "DEFAULT_CONCURRENCY",
            "CONCURRENCY_ENV", "ATTEMPTS_ENV", "PER_SERVER_ENV", "MAX_CONCURRENCY", "MAX_ATTEMPTS"]
@@ -75,14 +76,14 @@ def normalise_url(raw: str, field: str = "urls") -> str:
     return url
 
 
-def _number(value: float, field: str, low: float, high: float = math.inf) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
-        raise ConfigError(field, f"must be a number in [{low:g}, {high:g}], got {value!r}")
-
-
-def _whole(value: int, field: str, low: int, high: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ConfigError(field, f"must be a whole number in [{low}, {high}], got {value!r}")
+_URLS = Seq(min_len=1, types=(list, tuple, set, frozenset), msg=f"give one or more server URLs as a tuple ({_FORM})")
+_FLEET = Spec({
+    "model": Text(pattern=re.compile(r"[^#]*"), msg="must be a non-empty model name without '#', got {value!r}"),
+    "concurrency": Whole(1, MAX_CONCURRENCY), "per_server": Whole(0, MAX_CONCURRENCY),
+    "max_attempts": Whole(1, MAX_ATTEMPTS), "backoff_s": Number(0.0, 60.0),
+})
+_TIMES = Spec({"down_for_s": Number(0.0, 3600.0), "timeout_s": Number(1e-3, 3600.0),
+               "json_mode": OneOf(("json_object", "json_schema"), msg="must be 'json_object' or 'json_schema', got {value!r}")})
 
 
 @dataclass(frozen=True)
@@ -120,24 +121,15 @@ class FleetConfig:
 
     def __post_init__(self) -> None:
         """Normalise the URLs and check every field."""
-        if isinstance(self.urls, str) or not self.urls:
-            raise ConfigError("urls", f"give one or more server URLs as a tuple ({_FORM})")
+        check("urls", self.urls, _URLS)
         urls = tuple(normalise_url(u) for u in self.urls)
         twice = sorted({u for u in urls if urls.count(u) > 1})
         if twice:
             raise ConfigError("urls", f"{', '.join(twice)} is listed more than once")
         object.__setattr__(self, "urls", urls)
-        if not isinstance(self.model, str) or not self.model.strip() or "#" in self.model:
-            raise ConfigError("model", f"must be a non-empty model name without '#', got {self.model!r}")
-        _whole(self.concurrency, "concurrency", 1, MAX_CONCURRENCY)
-        _whole(self.per_server, "per_server", 0, MAX_CONCURRENCY)
-        _whole(self.max_attempts, "max_attempts", 1, MAX_ATTEMPTS)
-        _number(self.backoff_s, "backoff_s", 0.0, 60.0)
-        _number(self.backoff_max_s, "backoff_max_s", self.backoff_s, 600.0)
-        _number(self.down_for_s, "down_for_s", 0.0, 3600.0)
-        _number(self.timeout_s, "timeout_s", 1e-3, 3600.0)
-        if self.json_mode not in ("json_object", "json_schema"):
-            raise ConfigError("json_mode", f"must be 'json_object' or 'json_schema', got {self.json_mode!r}")
+        _FLEET.apply(self)
+        check("backoff_max_s", self.backoff_max_s, Number(self.backoff_s, 600.0))
+        _TIMES.apply(self)
 
     @property
     def capacity(self) -> int:

@@ -29,6 +29,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from common.errors import ConfigError
+from common.fields import Number, check
 from runtime.blocks import BlockSplit, FixedSplit, floor_start
 
 __all__ = ["KvSnapshots", "Snapshot", "DEFAULT_MB", "ENV", "kv_cache_mb", "common_length", "reusable_length",
@@ -50,8 +51,7 @@ def kv_cache_mb(value: int | None = None, env: Mapping[str, str] | None = None) 
             value = int(raw)
         except ValueError:
             raise ConfigError(ENV, f"must be a whole number of megabytes, got {raw!r}") from None
-    if isinstance(value, bool) or not 0 <= int(value) <= MAX_MB:
-        raise ConfigError("kv_cache_mb", f"must lie in [0, {MAX_MB}] (0 = off), got {value!r}")
+    check("kv_cache_mb", value, Number(0, MAX_MB, msg="must lie in [0, {high}] (0 = off), got {value!r}"))
     return int(value)
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import time
 from dataclasses import dataclass
 from typing import Protocol, Sequence
@@ -28,6 +29,7 @@ from typing import Protocol, Sequence
 import numpy as np
 
 from common.errors import ConfigError
+from common.fields import Number, Seq, Spec, Text, Whole, check
 from runtime.backends import Backend, BackendError
 from runtime.messages import GenerationOptions, Message
 
@@ -35,6 +37,11 @@ __all__ = ["TurnRequest", "TurnResult", "TurnRunner", "SequentialTurns", "runner
            "option_logprobs", "error_result"]
 
 log = logging.getLogger(__name__)
+
+
+_SOME = re.compile(r".+", re.DOTALL)
+_SAMPLING = Spec({"max_tokens": Whole(1), "temperature": Number(0.0, 5.0, msg="must lie in [0, 5], got {value}"),
+                  "top_p": Number(0.0, 1.0, closed="right", msg="must lie in (0, 1], got {value}")})
 
 
 @dataclass(frozen=True)
@@ -61,16 +68,11 @@ class TurnRequest:
         object.__setattr__(self, "options", tuple(self.options))
         if not self.messages:
             raise ConfigError("messages", "a turn needs at least one message")
-        if any(not isinstance(o, str) or not o for o in self.options):
-            raise ConfigError("options", f"must be non-empty strings, got {self.options!r}")
+        check("options", self.options, Seq(Text(nonempty=False, pattern=_SOME)),
+              msg="must be non-empty strings, got {value!r}")
         if len(set(self.options)) < 2:
             raise ConfigError("options", f"need at least 2 distinct options, got {self.options!r}")
-        if isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int) or self.max_tokens < 1:
-            raise ConfigError("max_tokens", f"must be a whole number >= 1, got {self.max_tokens!r}")
-        if not 0.0 <= self.temperature <= 5.0:
-            raise ConfigError("temperature", f"must lie in [0, 5], got {self.temperature}")
-        if not 0.0 < self.top_p <= 1.0:
-            raise ConfigError("top_p", f"must lie in (0, 1], got {self.top_p}")
+        _SAMPLING.apply(self)
 
 
 @dataclass(frozen=True)

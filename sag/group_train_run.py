@@ -22,6 +22,7 @@ import numpy as np
 
 from clinical.questions import QuestionItem
 from common.errors import ConfigError
+from common.fields import Flag, Number, Spec, Whole
 from sag.config import AgentRole, GroupConfig
 from sag.group_training import (GROUP_METHODS, Tokenizer, adapter_names_for, play_reward, play_rollouts,
                                 state_size, to_rollout, twin_of)
@@ -33,6 +34,15 @@ __all__ = ["GroupPlay", "GroupRun", "GroupResult", "run_group_training", "GROUP_
 log = logging.getLogger(__name__)
 
 GROUP_FILE = "group.json"
+
+
+_FROM_TO = "must be a whole number from {low} to {high}, got {value!r}"
+_PLAY = Spec({
+    "rounds": Whole(1, 10, msg=_FROM_TO), "rationale_tokens": Whole(1, 512, msg=_FROM_TO),
+    "temperature": Number(0.0, 5.0, closed="right", msg="rollouts need sampled letters: a temperature above 0 and "
+                                                        "at most 5, got {value!r}"),
+    "rationale_actions": Flag(),
+})
 
 
 @dataclass(frozen=True)
@@ -55,15 +65,7 @@ class GroupPlay:
         return values
 
     def __post_init__(self) -> None:
-        for name, value, low, high in (("rounds", self.rounds, 1, 10), ("rationale_tokens", self.rationale_tokens, 1, 512)):
-            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-                raise ConfigError(name, f"must be a whole number from {low} to {high}, got {value!r}")
-        if isinstance(self.temperature, bool) or not isinstance(self.temperature, (int, float)) \
-                or not 0.0 < self.temperature <= 5.0:
-            raise ConfigError("temperature", f"rollouts need sampled letters: a temperature above 0 and at most 5, "
-                                             f"got {self.temperature!r}")
-        if not isinstance(self.rationale_actions, bool):
-            raise ConfigError("rationale_actions", f"must be true or false, got {self.rationale_actions!r}")
+        _PLAY.apply(self)
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ import numpy as np
 from clinical.corpora import CORPORA, Passage, corpus_digest, load_corpus
 from common.bm25 import STOPWORDS_EN_PLUS, bm25s
 from common.errors import ConfigError, InputError
+from common.fields import Instance, Whole, check
 
 __all__ = ["Hit", "Retriever", "retrievers", "query_for", "tokenize", "default_cache_dir",
            "CACHE_ENV", "MAX_QUERY_CHARS", "TOKENIZER_VERSION"]
@@ -249,10 +250,8 @@ class Retriever:
         ``k`` hits (or none) come back when few passages share a word with the query; an
         empty or whitespace-only query, or one made only of stopwords, gives ``[]``.
         """
-        if not isinstance(query, str):
-            raise InputError("query", f"must be a string, got {type(query).__name__}")
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise InputError("k", f"must be a whole number >= 1, got {k!r}")
+        check("query", query, Instance(str, msg="must be a string, got {type}"), error=InputError)
+        check("k", k, Whole(1), error=InputError)
         excluded = {exclude_sources} if isinstance(exclude_sources, str) else {str(s) for s in exclude_sources}
         token_ids = self._model.get_tokens_ids(tokenize(query))
         if not token_ids:
@@ -299,8 +298,7 @@ def query_for(question: str, options: Mapping[str, str], *, max_chars: int = MAX
     vignette states the findings), the option texts the rest; cuts fall between words.
     Pass ``dict(item.options)`` for a :class:`~clinical.questions.QuestionItem`.
     """
-    if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 20:
-        raise InputError("max_chars", f"must be a whole number >= 20, got {max_chars!r}")
+    check("max_chars", max_chars, Whole(20), error=InputError)
     stem = " ".join(str(question).split())
     choices = " ".join(" ".join(str(text).split()) for text in options.values())
     if len(stem) + len(choices) + 1 <= max_chars:

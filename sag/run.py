@@ -23,6 +23,7 @@ import numpy as np
 from clinical.questions import BENCHMARKS, QuestionItem, is_file, load_benchmark, load_jsonl_items, sample_items
 from clinical.training_split import drop_train
 from common.errors import ConfigError
+from common.fields import Field, Spec, Whole
 from common.work import Executor, Failure, InProcess, Progress, Unit, WorkSummary, run_units
 from runtime.call_shipping import logged_calls
 from runtime.turns import TurnRunner
@@ -83,6 +84,9 @@ def load_items(benchmark: str) -> tuple[QuestionItem, ...]:
                                    "or a path to a .jsonl question file")
 
 
+_RUN_SPEC = Spec({"n_items": Field((Whole(1),), label="items"), "seed": Whole(0)})
+
+
 @dataclass(frozen=True)
 class SagRunSpec:
     """What to run: ``n_items`` items of ``benchmark`` drawn with ``seed``, with the group ``cfg``.
@@ -101,10 +105,7 @@ class SagRunSpec:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if isinstance(self.n_items, bool) or not isinstance(self.n_items, int) or self.n_items < 1:
-            raise ConfigError("items", f"must be a whole number >= 1, got {self.n_items!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise ConfigError("seed", f"must be a whole number >= 0, got {self.seed!r}")
+        _RUN_SPEC.apply(self)
 
     def split(self, items: tuple[QuestionItem, ...]) -> tuple[tuple[QuestionItem, ...], tuple[QuestionItem, ...]]:
         """(evaluation items, calibration items) drawn from ``items`` outside TRAIN; calibration

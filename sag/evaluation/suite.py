@@ -36,6 +36,7 @@ import numpy as np
 
 from clinical.questions import QuestionItem
 from common.errors import ConfigError
+from common.fields import Field, Spec, Whole
 from sag.evaluation.subsets import ACCURACY_BENCHMARKS, SEED, Subsets, items_by_id
 
 __all__ = ["METRICS", "SuiteSpec", "Part", "build_parts", "CONSISTENCY_SETTINGS", "RACES_B", "item_rng"]
@@ -52,6 +53,11 @@ def item_rng(item_id: str, tag: str) -> np.random.Generator:
     """The generator of one item's perturbation ``tag`` (independent of everything else)."""
     digest = hashlib.sha256(f"{item_id}|{tag}".encode()).digest()
     return np.random.default_rng([SEED, int.from_bytes(digest[:8], "big")])
+
+
+_COUNT = Whole(1, 100)
+_SUITE = Spec({"n_items": Field((_COUNT,), label="items"), "k_runs": _COUNT, "k_cr": _COUNT,
+               "consistency_items": Field((_COUNT,), optional=True)})
 
 
 @dataclass(frozen=True)
@@ -71,13 +77,7 @@ class SuiteSpec:
     k_cr: int = 10
 
     def __post_init__(self) -> None:
-        for name in ("n_items", "k_runs", "k_cr"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 100:
-                raise ConfigError(name.replace("n_", ""), f"must be a whole number in [1, 100], got {value!r}")
-        c = self.consistency_items
-        if c is not None and (isinstance(c, bool) or not isinstance(c, int) or not 1 <= c <= 100):
-            raise ConfigError("consistency_items", f"must be a whole number in [1, 100], got {c!r}")
+        _SUITE.apply(self)
         if self.k_cr < self.k_runs:
             raise ConfigError("k_cr", f"must be at least k_runs ({self.k_runs})")
         self.metrics()
