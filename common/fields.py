@@ -1,30 +1,26 @@
 """Declared validation: what a field accepts is said once; one validator writes the error.
 
 In the spirit of scikit-learn's parameter constraints: a field lists the rules its value
-must pass, and :func:`check` (one value) or :class:`Spec` (the fields of a frozen
-dataclass, in order) applies them.  The first rule a value fails raises
-``error(name, message)`` -- :class:`~common.errors.ConfigError` unless told otherwise,
-so the message names the field -- with a one-line message.
+must pass; :func:`check` (one value) or :class:`Spec` (a frozen dataclass's fields, in
+order) applies them, and the first rule a value fails raises ``error(name, message)``
+(:class:`~common.errors.ConfigError` unless told otherwise) with a one-line message.
 
-Rules: :class:`Whole` (an integer, never a bool), :class:`Number` (an int or float,
-never a bool; ``finite=True`` refuses NaN and infinities), both with an interval whose
-ends are closed or open (``closed="both" | "left" | "right" | "neither"``);
-:class:`OneOf` (one of a set of options); :class:`Flag` (True or False); :class:`Text`
-(a string: non-empty, at most so long, printable, matching a pattern);
-:class:`Instance` (of given types); :class:`Seq` (a list or tuple, its length bounded,
-each item passing a rule); :class:`Either` (any of several rules); :class:`Satisfies` (a
-test no other rule states); :class:`ToFloat` (converts, refusing a whole number beyond a
-float).  ``optional=True`` lets None through.
+Rules: :class:`Whole` (an integer, never a bool) and :class:`Number` (int or float, never
+a bool; ``finite=True`` refuses NaN and infinities) in an interval whose ends are closed
+or open (``closed="both" | "left" | "right" | "neither"``); :class:`OneOf`; :class:`Flag`
+(True or False); :class:`Text` (not blank, length, printable, pattern); :class:`Instance`;
+:class:`Seq` (a list or tuple, its length bounded, each item passing a rule);
+:class:`Either`; :class:`Satisfies` (a test no other rule states); :class:`ToFloat`
+(converts, refusing a whole number beyond a float).  ``optional=True`` lets None through.
 
-A message is the rule's template, else the field's, else ``"must be {must}, got {got}"``;
-a template may also be a function of the value.
-Templates are ``str.format`` strings over ``value``; ``got`` (the value as the caller's
-``show`` prints it, ``repr`` unless told); ``short`` (``reprlib.repr``); ``shown`` (ASCII,
-at most 40 characters, a whole number of more than 128 bits described by its size);
-``type`` (the name of the value's type); ``must`` (what the rule accepts, in words:
-``a whole number in [1, 10]``), ``len`` (the value's length) and the rule's own parameters (``low``, ``high``,
-``options``, ``choices``, ``min_len``, ``max_len``).  Only the words a template names are
-computed, so a value too long to print costs nothing unless printed.
+A message is the rule's template, else the field's, else ``"must be {must}, got {got}"``
+(or a function of the value).  Templates are ``str.format`` strings over ``value``;
+``got`` (the value as the caller's ``show`` prints it, ``repr`` unless told); ``short``
+(``reprlib.repr``); ``shown`` (ASCII, 40 characters, a whole number of over 128 bits
+described by its size); ``type`` (its type's name); ``len``; ``must`` (what the rule
+accepts, in words: ``a whole number in [1, 10]``) and the rule's parameters (``low``,
+``high``, ``options``, ``choices``, ``min_len``, ``max_len``).  Only the words a template
+names are computed: a value too long to print costs nothing unless printed.
 """
 from __future__ import annotations
 
@@ -209,7 +205,7 @@ class Flag(Rule):
 
 @dataclass(frozen=True)
 class Text(Rule):
-    """A string: with ``nonempty``, not blank; at most ``max_len`` characters; with
+    """A string: with ``nonempty``, not blank; ``min_len`` to ``max_len`` characters; with
     ``printable``, no control character; with ``pattern``, matching it whole."""
 
     nonempty: bool = True
@@ -217,18 +213,19 @@ class Text(Rule):
     printable: bool = False
     pattern: re.Pattern[str] | None = None
     msg: Msg = None
+    min_len: int = 0
 
     def ok(self, value: Any) -> bool:
         return isinstance(value, str) and (not self.nonempty or bool(value.strip())) \
-            and (self.max_len is None or len(value) <= self.max_len) \
+            and self.min_len <= len(value) and (self.max_len is None or len(value) <= self.max_len) \
             and (not self.printable or value.isprintable()) \
             and (self.pattern is None or self.pattern.fullmatch(value) is not None)
 
     def must(self) -> str:
-        return "a non-empty text" if self.nonempty else "text"
+        return "a non-empty text" if self.nonempty or self.min_len else "text"
 
     def params(self) -> dict[str, Any]:
-        return {"max_len": self.max_len}
+        return {"min_len": self.min_len, "max_len": self.max_len}
 
 
 @dataclass(frozen=True)

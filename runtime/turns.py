@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 import time
 from dataclasses import dataclass
 from typing import Protocol, Sequence
@@ -39,7 +38,6 @@ __all__ = ["TurnRequest", "TurnResult", "TurnRunner", "SequentialTurns", "runner
 log = logging.getLogger(__name__)
 
 
-_SOME = re.compile(r".+", re.DOTALL)
 _SAMPLING = Spec({"max_tokens": Whole(1), "temperature": Number(0.0, 5.0, msg="must lie in [0, 5], got {value}"),
                   "top_p": Number(0.0, 1.0, closed="right", msg="must lie in (0, 1], got {value}")})
 
@@ -68,7 +66,7 @@ class TurnRequest:
         object.__setattr__(self, "options", tuple(self.options))
         if not self.messages:
             raise ConfigError("messages", "a turn needs at least one message")
-        check("options", self.options, Seq(Text(nonempty=False, pattern=_SOME)),
+        check("options", self.options, Seq(Text(nonempty=False, min_len=1)),
               msg="must be non-empty strings, got {value!r}")
         if len(set(self.options)) < 2:
             raise ConfigError("options", f"need at least 2 distinct options, got {self.options!r}")

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import asdict, dataclass, replace
 from enum import Enum
 from pathlib import Path
@@ -38,7 +39,7 @@ from typing import Any, Mapping
 
 from common import strict_json
 from common.errors import ConfigError, InputError
-from common.fields import Field, Instance, Number, OneOf, Satisfies, Seq, Spec, Text, Whole, check, shown
+from common.fields import Field, Instance, Number, OneOf, Seq, Spec, Text, Whole, check, shown
 from dcem.core.panel import MAX_LOSS
 
 __all__ = ["AgentRole", "ROLES", "SIZES", "METHODS", "DEFAULT_MODEL", "MIXED_MODEL", "AgentSpec", "GroupConfig",
@@ -84,8 +85,7 @@ def _printable(limit: int) -> Text:
 
 _LIST = Seq(to_tuple=True, msg="must be a list, got {type}")
 _MODEL_KEY = Field((Text(msg="must be a non-empty text"), _printable(1000)))
-_AGENT_ID = Satisfies(lambda a: isinstance(a, str) and len(a) >= 2 and a[0] in "RKSJ" and a[1:].isdigit(),
-                      msg="{shown} is not an agent id (R1, K2, S1, J1 ...)")
+_AGENT_ID = Text(nonempty=False, pattern=re.compile(r"[RKSJ][0-9]+"), msg="{shown} is not an agent id (R1, K2, S1, J1 ...)")
 _PAIR = Seq(min_len=2, max_len=2, msg="must map agent ids (R1, K2, S1, J1 ...) to model keys")
 _SQUARE = ("must be a square matrix over the option letters: a list of 2 to 26 rows, "
            "each a list of as many numbers")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from common.errors import InputError
+from common.fields import Whole, check
 from dcem.calibration.fitting import ALPHA
 from dcem.calibration.label_free_sets import AUTO, UNKNOWN, choose_estimator, usable_estimate
 from dcem.calibration.sets import CalibrationSet, from_matrix
@@ -36,10 +37,8 @@ def synthetic_calibration_set(scenario: str, seed: int, n: int = 2000) -> Calibr
     ``"<scenario>-s<seed>-cal-<i>"``.
     """
     scen = build_scenario(scenario)
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise InputError("seed", f"must be a non-negative integer, got {seed!r}")
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 10:
-        raise InputError("n", f"must be an integer >= 10, got {n!r}")
+    check("seed", seed, Whole(0, numpy=True, msg="must be a non-negative integer, got {value!r}"), error=InputError)
+    check("n", n, Whole(10, numpy=True, msg="must be an integer >= 10, got {value!r}"), error=InputError)
     streams = seed_streams(int(seed))
     train = generate(int(n), np.random.default_rng(streams["data"]))
     n_est = int(n) - min(N_TUNE, int(n) // 5)

@@ -15,12 +15,12 @@ reports, tables and pages derive the charged risk from the stored ``system_risk`
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Mapping
 
 import pandas as pd
 
 from common.errors import InputError
+from common.fields import Number, check
 from dcem.calibration.fitting import C_ESC
 
 __all__ = ["CHARGED", "DEFAULT_COST", "MAX_COST", "SYSTEM_WORDS", "check_escalation_cost", "charged_words",
@@ -36,10 +36,9 @@ SYSTEM_WORDS = "System risk (escalation free)"
 def check_escalation_cost(value: Any) -> float:
     """``value`` as a cost: a finite number from 0 to :data:`MAX_COST` (InputError naming
     ``escalation_cost`` otherwise)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or not 0.0 <= value <= MAX_COST:
-        raise InputError("escalation_cost", f"must be a number from 0 to {MAX_COST:g}, got {value!r}")
-    return float(value)
+    return float(check("escalation_cost", value, Number(0.0, MAX_COST, finite=True,
+                                                       msg="must be a number from 0 to {high:g}, got {value!r}"),
+                       error=InputError))
 
 
 def charged_words(cost: float = DEFAULT_COST) -> str:

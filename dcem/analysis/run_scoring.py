@@ -31,6 +31,7 @@ from dcem.core.replay_kernel import Targets, certify, challenge_codes, policy_ov
 from dcem.core.state import RoundState, assess_probabilities, assess_reports
 from dcem.core.vocabulary import mediated_methods
 from common.errors import InputError
+from common.fields import Instance, check
 
 __all__ = ["THRESHOLD_FIELDS", "ROUND_ACTIONS", "RunOutcomes", "check_loss", "cell_configs",
            "cell_losses", "score_run", "pooled_metrics"]
@@ -84,8 +85,7 @@ def check_loss(replay: RunReplay, loss: object) -> np.ndarray | None:
 def cell_configs(replay: RunReplay, config: MediatorConfig | None,
                   per_cell_thresholds: bool) -> list[MediatorConfig]:
     """Each cell's effective configuration (see :func:`dcem.analysis.whatif.rescore`)."""
-    if config is not None and not isinstance(config, MediatorConfig):
-        raise InputError("config", f"expected a MediatorConfig, got {type(config).__name__}")
+    check("config", config, Instance(MediatorConfig, msg="expected a MediatorConfig, got {type}"), optional=True, error=InputError)
     escalation = mediated_methods()[replay.method]
     out = []
     for cell in replay.cells:

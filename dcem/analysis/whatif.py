@@ -63,6 +63,7 @@ from dcem.analysis.whatif_controls import changed_configs
 from dcem.core.config import MediatorConfig
 from dcem.core.policy import Action
 from common.errors import ConfigError, InputError
+from common.fields import Instance, check
 
 __all__ = ["ReplayCell", "RunReplay", "WhatIfResult", "THRESHOLD_FIELDS", "SWEEP_PARAMETERS",
            "SWEEP_COLUMNS", "PAIR_GAP", "load_run_replay", "rescore", "baseline_metrics", "sweep", "sweep_grid",
@@ -248,8 +249,8 @@ def sweep(replay: RunReplay, *, parameter: str, values: Sequence[float], config:
         raise InputError("parameter", f"cannot sweep {parameter!r} (choose one of {', '.join(SWEEP_PARAMETERS)})")
     if config is not None and changes is not None:
         raise InputError("changes", "give either a configuration for every cell or changes, not both")
-    if changes is None and not isinstance(config, MediatorConfig):
-        raise InputError("config", f"expected a MediatorConfig, got {type(config).__name__}")
+    if changes is None:
+        check("config", config, Instance(MediatorConfig, msg="expected a MediatorConfig, got {type}"), error=InputError)
     loss_arr = check_loss(replay, loss)
     losses = cell_losses(replay, loss_arr)
     rows = []

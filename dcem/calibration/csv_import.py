@@ -49,6 +49,7 @@ from typing import Sequence
 import numpy as np
 
 from common.errors import InputError
+from common.fields import Whole, check
 
 from dcem.calibration.csv_limits import (CSV_COLUMNS, MAX_AGENTS, MAX_BYTES, MAX_LABELS, MAX_LISTED_WARNINGS,
                                          MAX_ROWS, MAX_TABLE_CELLS, check_table_size, validate_label_list)
@@ -83,9 +84,8 @@ class ParsedCsv:
 
 
 def _positive_int(value: object, field: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise InputError(field, f"must be a positive integer, got {value!r}")
-    return int(value)
+    return int(check(field, value, Whole(1, numpy=True, msg="must be a positive integer, got {value!r}"),
+                     error=InputError))
 
 
 def _decode(data: bytes | str, max_bytes: int) -> str:

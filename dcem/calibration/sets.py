@@ -36,6 +36,7 @@ from dcem.calibration.fitting import ALPHA, estimate_prior
 from dcem.calibration.label_free_sets import AUTO, ESTIMATORS, choose_estimator, usable_estimate
 from dcem.core.panel import Panel
 from common.errors import InputError
+from common.fields import Instance, Number, Satisfies, check
 
 
 __all__ = ["CSV_COLUMNS", "CalibrationSet", "parse_calibration_csv", "rows_to_set", "from_matrix",
@@ -245,8 +246,7 @@ class CalibrationSet:
         name; agents new in ``other`` are appended.  A (case, agent) pair present in
         both, or a case with different true labels, raises :class:`InputError`.
         """
-        if not isinstance(other, CalibrationSet):
-            raise InputError("other", f"expected a CalibrationSet, got {type(other).__name__}")
+        check("other", other, Instance(CalibrationSet, msg="expected a CalibrationSet, got {type}"), error=InputError)
         if other.labels != self.labels:
             raise InputError("labels", f"cannot merge sets with different labels: "
                              f"{', '.join(self.labels)} vs {', '.join(other.labels)}")
@@ -265,9 +265,8 @@ def smoothed_confusion(counts: np.ndarray, alpha: float = ALPHA) -> np.ndarray:
     """Smoothed confusion matrices (A, K, K) from count tables (A, K, K) (the formula of
     :meth:`CalibrationSet.confusion`); one float table the size of ``counts``."""
     k = counts.shape[-1]
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.integer, np.floating)) \
-            or not np.isfinite(alpha * (k + 1.0)) or alpha <= 0:
-        raise InputError("alpha", f"smoothing must be a finite number > 0, got {alpha!r}")
+    check("alpha", alpha, Number(0, closed="neither", numpy=True), Satisfies(lambda a: np.isfinite(a * (k + 1.0))),
+          msg="smoothing must be a finite number > 0, got {value!r}", error=InputError)
     out = counts.astype(float)
     denominator = out.sum(axis=2, keepdims=True) + alpha * (k + 1)
     out += alpha

@@ -14,6 +14,7 @@ import numpy as np
 
 from common.loss import three_level_loss
 from common.errors import InputError
+from common.fields import Seq, Text, check
 
 __all__ = ["Panel", "validate_confusion", "validate_loss", "validate_prior", "three_level_loss", "MAX_LOSS"]
 
@@ -122,8 +123,8 @@ class Panel:
         labels = tuple(self.labels)
         if len(labels) < 2:
             raise InputError("labels", "at least two labels are required")
-        if not all(isinstance(x, str) and x for x in labels):
-            raise InputError("labels", "labels must be non-empty strings")
+        check("labels", labels, Seq(Text(nonempty=False, min_len=1)), msg="labels must be non-empty strings",
+              error=InputError)
         if len(set(labels)) != len(labels):
             raise InputError("labels", "labels must be unique")
         k = len(labels)

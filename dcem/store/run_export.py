@@ -33,6 +33,7 @@ import pandas as pd
 
 from dcem import strict_json
 from common.errors import InputError
+from common.fields import Text, check
 from dcem.store.database import Store
 from dcem.store.export_manifest import FORMAT, MANIFEST, TABLES, check_manifest, check_models, check_runs
 from common.table_export import copy_query
@@ -157,8 +158,7 @@ def write_run_export(store: Store, run_ids: Sequence[str], directory: str | os.P
     ids = list(dict.fromkeys(str(r) for r in run_ids))
     if not ids:
         raise InputError("run", "give at least one run id to export")
-    if not isinstance(command, str) or not command.strip():
-        raise InputError("command", "give the command that made the runs")
+    check("command", command, Text(msg="give the command that made the runs"), error=InputError)
     entries, model_rows = _run_entries(store, ids), check_models(list(models))
     check_runs(entries)  # a run this format cannot carry is refused before any file is written
     target = Path(directory)

@@ -63,13 +63,13 @@ identical across sharpness values.
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
 from common.errors import InputError
+from common.fields import Instance, Number, Whole, check
 from dcem.synthetic.generator import generate, synthetic_loss
 from dcem.synthetic.rule_agents import SCENARIO_NAMES, RuleAgents
 from dcem.synthetic.rule_agents import scenario as build_scenario
@@ -238,14 +238,11 @@ def _validate(scenario_name: str, n: int, sharpness: float) -> tuple[int, float]
     if scenario_name not in SCENARIO_NAMES:
         raise InputError("scenario", f"unknown scenario {scenario_name!r} "
                          f"(known: {', '.join(SCENARIO_NAMES)})")
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise InputError("n", f"must be an integer number of cases, got {n!r}")
-    if n < MIN_CASES:
-        raise InputError("n", f"need at least {MIN_CASES} cases for a usable ceiling, got {n}")
-    if isinstance(sharpness, bool) or not isinstance(sharpness, (int, float, np.integer, np.floating)):
-        raise InputError("sharpness", f"must be a positive number, got {sharpness!r}")
-    if not (math.isfinite(float(sharpness)) and float(sharpness) > 0):
-        raise InputError("sharpness", f"must be a positive finite number, got {sharpness}")
+    check("n", n, Whole(numpy=True, msg="must be an integer number of cases, got {value!r}"),
+          Whole(MIN_CASES, numpy=True, msg="need at least {low} cases for a usable ceiling, got {value}"), error=InputError)
+    check("sharpness", sharpness, Number(numpy=True, msg="must be a positive number, got {value!r}"),
+          Number(0, closed="neither", finite=True, numpy=True, msg="must be a positive finite number, got {value}"),
+          error=InputError)
     return int(n), float(sharpness)
 
 
@@ -264,8 +261,7 @@ def _setup(scenario: str, n: int, rng: np.random.Generator, sharpness: float
     :func:`accuracy_ceilings` and :func:`multi_round_ceilings`.
     """
     n, sharpness = _validate(scenario, n, sharpness)
-    if not isinstance(rng, np.random.Generator):
-        raise InputError("rng", f"must be a numpy.random.Generator, got {type(rng).__name__}")
+    check("rng", rng, Instance(np.random.Generator, msg="must be a numpy.random.Generator, got {type}"), error=InputError)
     scen = build_scenario(scenario)
     data = generate(n, rng)
     fold = np.zeros(n, dtype=bool)

@@ -38,6 +38,7 @@ from dcem.core.results import METHODS, MethodRun, ScenarioResult
 from dcem.core.steering import SteeringConfig, contrastive_template
 from dcem.core.vocabulary import mediated_methods
 from common.errors import InputError
+from common.fields import Whole, check
 from dcem.synthetic.free_discussion import free_discussion
 from dcem.synthetic.generator import HIGH_RISK, LABELS, generate, rule_activations, synthetic_loss
 from dcem.synthetic.rule_agents import AGENT_SHARPNESS, COMPLIANCE_MODELS, KAPPA, SCENARIO_NAMES, RuleAgents, agent_accuracy
@@ -102,8 +103,7 @@ def _ablation(panel: Panel, cfg: MediatorConfig, make_agents: Callable[[float], 
 def _check_cell(scenario: str, seed: int, xi: float, n_train: int, n_eval: int) -> None:
     if scenario not in SCENARIO_NAMES:
         raise InputError("scenario", f"unknown scenario {scenario!r} (known: {', '.join(SCENARIO_NAMES)})")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise InputError("seed", f"must be a non-negative integer, got {seed!r}")
+    check("seed", seed, Whole(0, numpy=True, msg="must be a non-negative integer, got {value!r}"), error=InputError)
     if not 0.0 <= xi <= 1.0:
         raise InputError("xi", f"compliance must lie in [0, 1], got {xi}")
     if n_train < 10 or n_eval < 1:

@@ -18,6 +18,7 @@ from dcem.core.panel import Panel
 from dcem.core.results import MethodRun, decided_run
 from dcem.core.state import assess_reports
 from common.errors import InputError
+from common.fields import Whole, check
 from dcem.synthetic.rule_agents import RuleAgents
 
 __all__ = ["free_discussion"]
@@ -32,8 +33,7 @@ def free_discussion(panel: Panel, agents: RuleAgents, cfg: MediatorConfig, *, ro
     the same seed); later rounds are the agents' exchange rounds, with their own
     generator and ``agents.kappa``.  Returns reports of shape (N, rounds, A).
     """
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-        raise InputError("rounds", f"must be an integer >= 1, got {rounds!r}")
+    check("rounds", rounds, Whole(1, msg="must be an integer >= 1, got {value!r}"), error=InputError)
     n, a = agents.n_cases, agents.n_agents
     reports = np.empty((n, rounds, a), dtype=np.int64)
     for i in range(rounds):

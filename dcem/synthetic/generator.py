@@ -26,6 +26,7 @@ import numpy as np
 
 from dcem.core.panel import three_level_loss
 from common.errors import InputError
+from common.fields import Whole, check
 
 __all__ = [
     "N_FEATURES", "LABELS", "HIGH_RISK", "L_HIGH", "Rule", "GROUND_TRUTH_RULES",
@@ -150,9 +151,7 @@ class SyntheticData:
 
 
 def _validate_n(n: int) -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-        raise InputError("n", f"must be a non-negative integer, got {n!r}")
-    return int(n)
+    return int(check("n", n, Whole(0, numpy=True, msg="must be a non-negative integer, got {value!r}"), error=InputError))
 
 
 def generate(n: int, rng: np.random.Generator, *, batch: int | None = None,
