@@ -31,6 +31,7 @@ import duckdb
 import pandas as pd
 
 from common.errors import InputError
+from common.fields import Instance, Seq, Text, Whole, check
 
 __all__ = ["Schema", "file_sha256", "NULL_TYPE", "TABLE_NAME", "refuse", "check_entries", "check_unlisted",
            "check_file", "parquet_columns", "check_columns", "select_sql", "check_rows", "read_frame", "quote"]
@@ -64,8 +65,13 @@ def _show(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _whole(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+_FILES = Seq(min_len=1, types=(list,), msg="files must be a non-empty list, got {got}")
+_OBJECT = Instance(dict, msg="must be an object, got {got}")
+_TABLE = Text(nonempty=False, pattern=TABLE_NAME, msg="must be a plain table name (lowercase letters, digits and _), "
+                                                      "got {got}")
+_FILE_NAME = Text(nonempty=False, printable=True, pattern=re.compile(r"(?!\.\.?\Z)[^/\\\0:]+"),
+                  msg="must be a plain file name inside the export folder, got {got}")
+_SHA = Text(nonempty=False, pattern=_SHA256, msg="must be 64 lowercase hex digits, got {got}")
 
 
 def check_entries(files: Any, where: str, tables: Sequence[str] | None = None,
@@ -73,13 +79,11 @@ def check_entries(files: Any, where: str, tables: Sequence[str] | None = None,
     """The manifest's ``files`` (read from ``where``) by table, each entry checked (see the
     module docstring); ``tables``: exactly these, once each; ``allowed``: which table
     names this kind of export may hold.  No file is read here."""
-    if not isinstance(files, list) or not files:
-        raise refuse(f"{where}:", f"files must be a non-empty list, got {_show(files)}")
+    check(f"{where}:", files, _FILES, error=refuse, show=_show)
     listed: dict[str, dict[str, Any]] = {}
     for i, entry in enumerate(files):
         field = f"{where}: files[{i}]"
-        if not isinstance(entry, dict):
-            raise refuse(field, f"must be an object, got {_show(entry)}")
+        check(field, entry, _OBJECT, error=refuse, show=_show)
         unknown = [k for k in entry if k not in _ENTRY]
         if unknown:
             raise refuse(field, f"has an unknown field {_show(unknown[0])}")
@@ -89,25 +93,18 @@ def check_entries(files: Any, where: str, tables: Sequence[str] | None = None,
         table = entry["table"]
         if tables is not None and table not in tables:
             raise refuse(f"{field}.table", f"must be one of {', '.join(tables)}, got {_show(table)}")
-        if not isinstance(table, str) or not TABLE_NAME.fullmatch(table):
-            raise refuse(f"{field}.table", f"must be a plain table name (lowercase letters, digits and _), "
-                                           f"got {_show(table)}")
+        check(f"{field}.table", table, _TABLE, error=refuse, show=_show)
         if allowed is not None and not allowed(table):
             raise refuse(f"{field}.table", f"is not a table of this export, got {_show(table)}")
         if table in listed:
             raise refuse(f"{field}.table", f"lists the table {table!r} twice")
-        name = entry["name"]
-        if not isinstance(name, str) or name in ("", ".", "..") or any(c in name for c in "/\\\0:") \
-                or not name.isprintable():
-            raise refuse(f"{field}.name", f"must be a plain file name inside the export folder, got {_show(name)}")
+        name = check(f"{field}.name", entry["name"], _FILE_NAME, error=refuse, show=_show)
         if name != f"{table}.parquet":
             raise refuse(f"{field}.name", f"must be {table}.parquet for the table {table!r}, "
                                           f"got {_show(entry['name'])}")
         for key in ("rows", "size_bytes"):
-            if not _whole(entry[key]):
-                raise refuse(f"{field}.{key}", f"must be a whole number >= 0, got {_show(entry[key])}")
-        if not isinstance(entry["sha256"], str) or not _SHA256.fullmatch(entry["sha256"]):
-            raise refuse(f"{field}.sha256", f"must be 64 lowercase hex digits, got {_show(entry['sha256'])}")
+            check(f"{field}.{key}", entry[key], Whole(0), error=refuse, show=_show)
+        check(f"{field}.sha256", entry["sha256"], _SHA, error=refuse, show=_show)
         listed[table] = entry
     absent = [t for t in tables or () if t not in listed]
     if absent:

@@ -20,6 +20,7 @@ from dcem.calibration.risk_control import MAX_LAMBDAS, RiskTarget
 from dcem.core.config import MediatorConfig
 from dcem.core.vocabulary import SCENARIOS
 from common.errors import InputError, ProjectError
+from common.fields import Flag, Instance, Number, OneOf, Rule, Satisfies, Seq, Text, Whole, check
 from common.export_schema import check_entries
 
 __all__ = ["FORMAT", "MANIFEST", "TABLES", "KINDS", "STATUSES", "check_manifest", "check_models", "check_runs",
@@ -36,6 +37,12 @@ _TOP = ("format", "created_at", "command", "runs", "models", "files")
 _RUN = ("run_id", "kind", "status", "spec", "config", "seeds", "git_revision", "created_at", "finished_at")
 _MODEL = ("key", "file", "size_bytes", "sha256", "run_sha256", "note")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+_OBJECT = Instance(dict, msg="must be an object, got {got}")
+_TEXT, _ANY_TEXT = Text(msg="must be non-empty text, got {got}"), Text(nonempty=False, msg="must be text, got {got}")
+_NON_EMPTY_LIST = Seq(min_len=1, types=(list,))
+_PLAIN = Instance((str, int, float, bool, type(None)), msg="must be a plain value, got {got}")
 
 
 def _show(value: Any) -> str:
@@ -55,9 +62,12 @@ class _Fields:
             return InputError(field, problem)
         return InputError("export", f"{self.source}: {field} {problem}")
 
+    def check(self, field: str, value: Any, *rules: Rule, optional: bool = False, msg: str | None = None) -> Any:
+        """``value`` checked against ``rules`` (:func:`common.fields.check`), refused as :meth:`fail` says."""
+        return check(field, value, *rules, optional=optional, msg=msg, error=self.fail, show=_show)
+
     def keys(self, value: Any, field: str, allowed: tuple[str, ...], required: tuple[str, ...]) -> dict[str, Any]:
-        if not isinstance(value, dict):
-            raise self.fail(field, f"must be an object, got {_show(value)}")
+        self.check(field, value, _OBJECT)
         unknown = [k for k in value if k not in allowed]
         if unknown:
             raise self.fail(field, f"has an unknown field {_show(unknown[0])}")
@@ -67,10 +77,8 @@ class _Fields:
         return value
 
     def text(self, value: Any, field: str, *, optional: bool = False, empty: bool = False) -> str | None:
-        if value is None and optional:
+        if self.check(field, value, _ANY_TEXT if empty else _TEXT, optional=optional) is None:
             return None
-        if not isinstance(value, str) or (not empty and not value.strip()):
-            raise self.fail(field, f"must be {'' if empty else 'non-empty '}text, got {_show(value)}")
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
@@ -79,36 +87,20 @@ class _Fields:
 
     def whole(self, value: Any, field: str, *, low: int = 0, high: int | None = None,
               optional: bool = False) -> int | None:
-        if value is None and optional:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
-            bound = f" in [{low}, {high}]" if high is not None else f" >= {low}"
-            raise self.fail(field, f"must be a whole number{bound}, got {_show(value)}")
-        return value
+        return self.check(field, value, Whole(low, high), optional=optional)
 
     def number(self, value: Any, field: str, low: float, high: float = math.inf) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-                or not low <= value <= high:
-            raise self.fail(field, f"must be a finite number in [{low:g}, {high:g}], got {_show(value)}")
-        return float(value)
+        return float(self.check(field, value, Number(low, high, finite=True)))
 
     def flag(self, value: Any, field: str) -> bool:
-        if not isinstance(value, bool):
-            raise self.fail(field, f"must be true or false, got {_show(value)}")
-        return value
+        return self.check(field, value, Flag())
 
     def choice(self, value: Any, field: str, options: tuple[str, ...]) -> str:
-        if not isinstance(value, str) or value not in options:
-            raise self.fail(field, f"must be one of {', '.join(options)}, got {_show(value)}")
-        return value
+        return self.check(field, value, OneOf(options))
 
     def sha(self, value: Any, field: str, *, optional: bool = False) -> str | None:
-        if value is None and optional:
-            return None
-        if not isinstance(value, str) or not _SHA256.fullmatch(value):
-            raise self.fail(field, f"must be 64 lowercase hex digits{' or null' if optional else ''}, "
-                                   f"got {_show(value)}")
-        return value
+        return self.check(field, value, Text(nonempty=False, pattern=_SHA256, msg="must be 64 lowercase hex digits"
+                                             + (" or null" if optional else "") + ", got {got}"), optional=optional)
 
     def when(self, value: Any, field: str, *, optional: bool = False) -> None:
         if value is None and optional:
@@ -120,8 +112,7 @@ class _Fields:
 
     def strings(self, value: Any, field: str, options: tuple[str, ...] | None = None, *,
                 unique: bool = True) -> list[str]:
-        if not isinstance(value, list) or not value:
-            raise self.fail(field, f"must be a non-empty list, got {_show(value)}")
+        self.check(field, value, _NON_EMPTY_LIST)
         for i, item in enumerate(value):
             if options is None:
                 self.text(item, f"{field}[{i}]")
@@ -132,8 +123,7 @@ class _Fields:
         return value
 
     def config(self, value: Any, field: str) -> None:
-        if not isinstance(value, dict):
-            raise self.fail(field, f"must be an object, got {_show(value)}")
+        self.check(field, value, _OBJECT)
         try:
             MediatorConfig.from_mapping(value)
         except ProjectError as exc:
@@ -147,8 +137,7 @@ def check_models(models: Any, source: str | None = None) -> list[dict[str, Any]]
     ``run_sha256``, ``note`` optional), each checked; InputError naming the entry
     (``source``: the manifest they were read from, None for a writer's argument)."""
     f = _Fields(source)
-    if not isinstance(models, list):
-        raise f.fail("models", f"must be a list, got {_show(models)}")
+    f.check("models", models, Instance(list))
     out = []
     for i, entry in enumerate(models):
         name = f"models[{i}]"
@@ -198,10 +187,8 @@ def _risk_target(f: Any, value: Any, name: str) -> None:
     """A Learn-then-Test run's target (:meth:`RiskTarget.to_dict`): exactly its keys, a
     target :class:`RiskTarget` accepts, written back as it was read."""
     f.keys(value, name, _RISK_TARGET_KEYS, _RISK_TARGET_KEYS)
-    lambdas = value["lambdas"]
-    if not isinstance(lambdas, list) or len(lambdas) > MAX_LAMBDAS or any(
-            isinstance(v, bool) or not isinstance(v, (int, float)) for v in lambdas):
-        raise f.fail(f"{name}.lambdas", f"must be a list of at most {MAX_LAMBDAS} numbers, got {_show(lambdas)}")
+    lambdas = f.check(f"{name}.lambdas", value["lambdas"], Seq(Number(), max_len=MAX_LAMBDAS, types=(list,), msg=(
+        f"must be a list of at most {MAX_LAMBDAS} numbers, got {{got}}")))
     try:
         target = RiskTarget(**{**value, "lambdas": tuple(lambdas)})
     except ProjectError as exc:
@@ -212,8 +199,8 @@ def _risk_target(f: Any, value: Any, name: str) -> None:
 
 def _plain_settings(f: Any, value: Any, name: str, keys: tuple[str, ...]) -> None:
     """A small settings object: known keys, each a number or a flag."""
-    if not isinstance(value, dict) or set(value) - set(keys):
-        raise f.fail(name, f"must be an object with keys among {', '.join(keys)}, got {_show(value)}")
+    f.check(name, value, Instance(dict), Satisfies(lambda v: not set(v) - set(keys)),
+            msg=f"must be an object with keys among {', '.join(keys)}, got {{got}}")
     for key, item in value.items():
         if isinstance(item, bool):
             continue
@@ -231,8 +218,8 @@ def _check_spec(f: _Fields, spec: Any, name: str, kind: str, seeds: list[int]) -
             continue
         if check is not None:
             check(f, value, f"{name}.{key}")
-        elif not isinstance(value, (str, int, float, bool, type(None))):
-            raise f.fail(f"{name}.{key}", f"must be a plain value, got {_show(value)}")
+        else:
+            f.check(f"{name}.{key}", value, _PLAIN)
     same = isinstance(spec["seeds"], list) and len(spec["seeds"]) == len(seeds) and all(
         type(a) is int and a == b for a, b in zip(spec["seeds"], seeds))  # noqa: E721 (no bool, no float)
     if not same:
@@ -248,9 +235,7 @@ def _check_run(f: _Fields, entry: Any, i: int) -> str:
         raise f.fail(f"{name}.run_id", f"must be printable text of at most 200 characters, got {_show(run_id)}")
     kind = f.choice(entry["kind"], f"{name}.kind", KINDS)
     f.choice(entry["status"], f"{name}.status", STATUSES)
-    seeds = entry["seeds"]
-    if not isinstance(seeds, list) or not seeds:
-        raise f.fail(f"{name}.seeds", f"must be a non-empty list, got {_show(seeds)}")
+    seeds = f.check(f"{name}.seeds", entry["seeds"], _NON_EMPTY_LIST)
     for j, seed in enumerate(seeds):
         f.whole(seed, f"{name}.seeds[{j}]", high=MAX_SEED)
     if len(set(seeds)) != len(seeds):
@@ -266,16 +251,14 @@ def _check_run(f: _Fields, entry: Any, i: int) -> str:
 def _check_files(f: _Fields, files: Any) -> dict[str, dict[str, Any]]:
     """The file entries by table: the check every export reader makes of them
     (:func:`common.export_schema.check_entries`)."""
-    if not isinstance(files, list):
-        raise f.fail("files", f"must be a list, got {_show(files)}")
+    f.check("files", files, Instance(list))
     return check_entries(files, str(f.source), TABLES)
 
 
 def check_runs(runs: Any, source: str | None = None) -> list[str]:
     """The run entries, each checked (kind, status, spec, config, seeds, dates); their ids."""
     f = _Fields(source)
-    if not isinstance(runs, list) or not runs:
-        raise f.fail("runs", f"must be a non-empty list, got {_show(runs)}")
+    f.check("runs", runs, _NON_EMPTY_LIST)
     ids = [_check_run(f, entry, i) for i, entry in enumerate(runs)]
     if len(set(ids)) != len(ids):
         twice = next(r for r in ids if ids.count(r) > 1)
