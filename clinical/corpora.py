@@ -43,7 +43,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from clinical.data_files import read_json, read_jsonl
-from common.errors import ConfigError, InputError
+from common.errors import InputError
+from common.fields import OneOf, check
 
 __all__ = ["Passage", "CORPORA", "DEFAULT_DATA_DIR", "load_corpus", "corpus_digest"]
 
@@ -166,9 +167,8 @@ _READERS: dict[str, Callable[[Path], list[Passage]]] = {
 
 
 def _check_name(name: object) -> str:
-    if not isinstance(name, str) or name not in _READERS:
-        raise ConfigError("corpus", f"unknown corpus {name!r} (known: {', '.join(CORPORA)})")
-    return name
+    return check("corpus", name, OneOf(tuple(_READERS),
+                                       msg=f"unknown corpus {{value!r}} (known: {', '.join(CORPORA)})"))
 
 
 @lru_cache(maxsize=None)

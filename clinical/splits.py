@@ -22,6 +22,7 @@ from typing import Callable, Sequence, TypeVar
 import numpy as np
 
 from common.errors import InputError
+from common.fields import Instance, Whole, check
 
 __all__ = ["stratified_split", "equal_allocation", "apportion"]
 
@@ -67,11 +68,10 @@ def stratified_split(items: Sequence[T], label_of: Callable[[T], int], label_nam
     ``label_of(item)`` must return an index into ``label_names``.  See the module
     docstring for the allocation rule.
     """
-    if not isinstance(rng, np.random.Generator):
-        raise InputError("rng", "pass a numpy.random.Generator, e.g. numpy.random.default_rng(seed)")
+    check("rng", rng, Instance(np.random.Generator, msg="pass a numpy.random.Generator, e.g. "
+                                                       "numpy.random.default_rng(seed)"), error=InputError)
     for field, value in (("n_cal", n_cal), ("n_test", n_test)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-            raise InputError(field, f"must be a whole number >= 0, got {value!r}")
+        check(field, value, Whole(0, numpy=True), error=InputError)
     k_count = len(label_names)
     by_class: list[list[int]] = [[] for _ in range(k_count)]
     for i, item in enumerate(items):

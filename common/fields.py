@@ -36,7 +36,7 @@ import numpy as np
 from common.errors import ConfigError
 
 __all__ = ["Rule", "Whole", "Number", "OneOf", "Flag", "Text", "Instance", "Seq", "Either", "Satisfies", "ToFloat",
-           "Field", "Spec", "check", "shown", "bare", "DEFAULT_MESSAGE"]
+           "Field", "Spec", "check", "shown", "bare", "fixed", "DEFAULT_MESSAGE"]
 
 DEFAULT_MESSAGE = "must be {must}, got {got}"
 Error = Callable[[str, str], BaseException]
@@ -54,6 +54,11 @@ def shown(value: Any) -> str:
 def bare(kind: Callable[[str], BaseException] = ValueError) -> Error:
     """An ``error`` for exceptions that take the message alone (the field is not named)."""
     return lambda field, message: kind(message)
+
+
+def fixed(text: str) -> Callable[[Any], str]:
+    """A message that is ``text`` as it stands (read data in it may hold braces)."""
+    return lambda _value: text
 
 
 def _inside(value: Any, low: Any, high: Any, closed: str) -> bool:
@@ -356,12 +361,6 @@ class Field:
         return value
 
 
-def _field(declared: Field | Rule | Iterable[Rule]) -> Field:
-    if isinstance(declared, Field):
-        return declared
-    return Field((declared,)) if isinstance(declared, Rule) else Field(tuple(declared))
-
-
 def check(name: str, value: Any, *rules: Rule, error: Error = ConfigError, msg: Msg = None,
           optional: bool = False, show: Callable[[Any], str] = repr) -> Any:
     """Check one value against ``rules`` (see :class:`Field`); the value as kept."""
@@ -377,7 +376,8 @@ class Spec:
 
     def __init__(self, fields: Mapping[str, Field | Rule | Iterable[Rule]], *, error: Error = ConfigError,
                  show: Callable[[Any], str] = repr) -> None:
-        self.fields = {name: _field(f) for name, f in fields.items()}
+        self.fields = {name: f if isinstance(f, Field) else Field((f,) if isinstance(f, Rule) else tuple(f))
+                       for name, f in fields.items()}
         self.error, self.show = error, show
 
     def check(self, name: str, value: Any) -> Any:

@@ -35,6 +35,7 @@ from typing import Any
 import pandas as pd
 
 from common.errors import InputError
+from common.fields import Text, check
 from common.export_schema import Schema, check_file
 from common.table_export import (MANIFEST, file_sha256, make_out_folder, read_manifest, read_tables, writable_folder,
                                   write_manifest, write_table)
@@ -98,10 +99,9 @@ class TrainingExport:
 def check_name(name: str) -> str:
     """``name`` if it can name an export and its adapter: letters, digits, '.', '_' or '-',
     starting with a letter or digit (no path, no ``..``); InputError otherwise."""
-    if not isinstance(name, str) or not _NAME.fullmatch(name):
-        raise InputError("name", f"must be letters, digits, '.', '_' or '-' (up to 128, starting with a letter or "
-                                 f"digit; no folder), got {name!r}")
-    return name
+    return check("name", name, Text(nonempty=False, pattern=_NAME, msg="must be letters, digits, '.', '_' or '-' "
+                                    "(up to 128, starting with a letter or digit; no folder), got {value!r}"),
+                 error=InputError)
 
 
 def _iso(value: Any) -> str | None:

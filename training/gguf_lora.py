@@ -30,7 +30,6 @@ reader never sees half an adapter.
 from __future__ import annotations
 
 import logging
-import math
 import os
 import re
 from dataclasses import dataclass
@@ -40,6 +39,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from common.errors import ConfigError, InputError
+from common.fields import Number, check
 from runtime.gguf_info import GgufHeader, read_gguf_header
 
 __all__ = ["export_lora_gguf", "SUPPORTED_ARCHITECTURES", "permute_rows", "LoraPair"]
@@ -149,9 +149,8 @@ def _order(name: str) -> tuple[int, str]:
 def _alpha(model: Any, alpha: float | None) -> float:
     if alpha is None:
         alpha = float(model.peft_config[model.active_adapter].lora_alpha)
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not math.isfinite(alpha) or alpha <= 0:
-        raise ConfigError("alpha", f"must be a positive number, got {alpha!r}")
-    return float(alpha)
+    return float(check("alpha", alpha, Number(0, closed="neither", finite=True,
+                                              msg="must be a positive number, got {value!r}")))
 
 
 def export_lora_gguf(model: Any, base_gguf: Path, out: Path, *, alpha: float | None = None) -> Path:

@@ -19,6 +19,7 @@ from common.transactions import cursor, run_in_transaction
 from dcem.core.config import MediatorConfig
 from dcem.core.panel import validate_loss
 from common.errors import InputError
+from common.fields import Instance, Seq, Text, check
 from dcem.store.database import Store
 
 __all__ = ["MAX_NAME", "MAX_NOTE", "save_preset", "list_presets", "load_preset", "preset_history"]
@@ -29,9 +30,7 @@ _LIST_COLUMNS = ["name", "preset_id", "created_at", "note", "config_json", "has_
 
 
 def _check_name(name: object) -> str:
-    if not isinstance(name, str) or not name.strip():
-        raise InputError("name", "give the preset a name")
-    name = name.strip()
+    name = check("name", name, Text(msg="give the preset a name"), error=InputError).strip()
     if len(name) > MAX_NAME:
         raise InputError("name", f"is {len(name)} characters long; at most {MAX_NAME} are allowed")
     return name
@@ -42,9 +41,8 @@ def _check_labels(labels: Sequence[str] | None) -> list[str] | None:
         return None
     if isinstance(labels, str):
         raise InputError("labels", "give a list of labels, not one string")
-    out = list(labels)
-    if len(out) < 2 or not all(isinstance(x, str) and x for x in out):
-        raise InputError("labels", "need at least two non-empty label names")
+    out = check("labels", list(labels), Seq(Text(nonempty=False, min_len=1), min_len=2),
+                msg="need at least two non-empty label names", error=InputError)
     if len(set(out)) != len(out):
         raise InputError("labels", "labels must be unique")
     return out
@@ -72,13 +70,11 @@ def save_preset(store: Store, name: str, config: MediatorConfig, loss: object | 
     to; note : free text (at most :data:`MAX_NOTE` characters).
     """
     name = _check_name(name)
-    if not isinstance(config, MediatorConfig):
-        raise InputError("config", f"expected a MediatorConfig, got {type(config).__name__}")
+    check("config", config, Instance(MediatorConfig, msg="expected a MediatorConfig, got {type}"), error=InputError)
     label_list = _check_labels(labels)
     loss_rows = _check_loss(loss, label_list)
     note = "" if note is None else note
-    if not isinstance(note, str):
-        raise InputError("note", "must be text")
+    check("note", note, Instance(str, msg="must be text"), error=InputError)
     if len(note) > MAX_NOTE:
         raise InputError("note", f"is {len(note):,} characters long; at most {MAX_NOTE:,} are allowed")
     preset_id = uuid.uuid4().hex

@@ -41,6 +41,7 @@ from dcem.store.case_reads import TURN_COLUMNS, agent_turns, case_agents
 from dcem.core.config import MediatorConfig
 from dcem.core.vocabulary import mediated_methods
 from common.errors import InputError
+from common.fields import Instance, Satisfies, Text, check
 from dcem.store.database import Store, StoreError
 
 __all__ = ["MAX_COMMENT", "MAX_REVIEWER", "REVIEW_COLUMNS", "QUEUE_COLUMNS", "CALIBRATION_COLUMNS",
@@ -61,9 +62,7 @@ _LATEST = "row_number() OVER (PARTITION BY {part} ORDER BY created_at DESC, revi
 
 
 def _text(value: object, field: str) -> str:
-    if not isinstance(value, str):
-        raise InputError(field, f"must be text, got {type(value).__name__}")
-    return value
+    return check(field, value, Instance(str, msg="must be text, got {type}"), error=InputError)
 
 
 def case_labels(store: Store, run_id: str, case_id: str) -> tuple[str, ...]:
@@ -104,8 +103,9 @@ def record_review(store: Store, *, run_id: str, case_id: str, method: str, final
         raise InputError("comment", f"is {len(comment):,} characters long; at most {MAX_COMMENT:,} are allowed")
     if review_id is None:
         review_id = uuid.uuid4().hex
-    elif not isinstance(review_id, str) or not review_id.isalnum() or len(review_id) > 64:
-        raise InputError("review_id", "must be 1-64 letters and digits")
+    else:
+        check("review_id", review_id, Text(nonempty=False, max_len=64), Satisfies(str.isalnum),
+              msg="must be 1-64 letters and digits", error=InputError)
 
     def write(cur: duckdb.DuckDBPyConnection) -> None:
         if cur.execute("SELECT 1 FROM reviews WHERE review_id = ?", [review_id]).fetchone() is not None:

@@ -25,6 +25,7 @@ import pandas as pd
 
 from common.db import StoreError
 from common.errors import InputError
+from common.fields import Instance, Seq, Text, Whole, check, fixed
 from common.work import Progress
 from dcem.store.database import Store
 from dcem.store.run_export import TABLES, RunExport, load_run_export
@@ -49,14 +50,14 @@ def _timestamp(value: object, field: str, run_id: str) -> _dt.datetime:
 
 def _run_row(entry: object) -> dict[str, Any]:
     """One manifest run entry as a ``runs`` row; InputError when a field is missing or malformed."""
-    if not isinstance(entry, dict) or not isinstance(entry.get("run_id"), str) or not entry["run_id"]:
-        raise InputError("export", f"a run entry of the manifest has no run id: {str(entry)[:80]}")
-    run_id = entry["run_id"]
+    no_id = fixed(f"a run entry of the manifest has no run id: {str(entry)[:80]}")
+    check("export", entry, Instance(dict), msg=no_id, error=InputError)
+    run_id = check("export", entry.get("run_id"), Text(nonempty=False, min_len=1), msg=no_id, error=InputError)
     for name, kind in (("kind", str), ("status", str), ("spec", dict), ("config", dict), ("seeds", list)):
-        if not isinstance(entry.get(name), kind):
-            raise InputError("export", f"run {run_id}: the manifest's {name!r} is missing or not a {kind.__name__}")
-    if not all(isinstance(s, int) and not isinstance(s, bool) for s in entry["seeds"]):
-        raise InputError("export", f"run {run_id}: seeds must be whole numbers")
+        check("export", entry.get(name), Instance(kind), error=InputError,
+              msg=fixed(f"run {run_id}: the manifest's {name!r} is missing or not a {kind.__name__}"))
+    check("export", entry["seeds"], Seq(Whole()), msg=fixed(f"run {run_id}: seeds must be whole numbers"),
+          error=InputError)
     created = _timestamp(entry.get("created_at"), "created_at", run_id)
     finished = entry.get("finished_at")
     return {"run_id": run_id, "kind": entry["kind"], "spec_json": json.dumps(entry["spec"], sort_keys=True),

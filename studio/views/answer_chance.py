@@ -17,6 +17,7 @@ from typing import Iterable
 import pandas as pd
 
 from common.errors import InputError
+from common.fields import Number, check
 
 __all__ = ["CHANCE_MARGIN", "AnswerChance", "answer_chance", "chance_caveat", "ranked_probabilities"]
 
@@ -67,8 +68,7 @@ def answer_chance(probabilities: Iterable[object], *, margin: float = CHANCE_MAR
     """Compare one answer's probabilities (normalised to sum 1) with chance 1/K.
     :class:`InputError` for fewer than 2 values or values that are not finite, not
     negative numbers with a positive sum, or a margin outside [0, 1)."""
-    if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 <= margin < 1:
-        raise InputError("margin", f"must be a number in [0, 1), got {margin!r}")
+    check("margin", margin, Number(0, 1, closed="left"), error=InputError)
     probs = _probabilities(probabilities)
     k = len(probs)
     return AnswerChance(k=k, chance=1.0 / k, top=max(probs), spread=max(probs) - min(probs), margin=float(margin))

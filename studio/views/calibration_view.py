@@ -25,6 +25,7 @@ import numpy as np
 from dcem.calibration.fitting import ALPHA
 from dcem.calibration.sets import CalibrationSet, parse_calibration_csv, recall_from_counts, smoothed_confusion
 from common.errors import InputError
+from common.fields import Instance, Number, check
 # names its page imports from here (pages import from studio only)
 from dcem.calibration.csv_import import MAX_AGENTS, MAX_LABELS
 from dcem.analysis.calibration_sources import (
@@ -119,8 +120,7 @@ def label_order(text: str | None) -> list[str] | None:
     """The comma-separated label order typed on the page, or None when it is blank."""
     if text is None:
         return None
-    if not isinstance(text, str):
-        raise InputError("labels", f"expected comma-separated label names, got {type(text).__name__}")
+    check("labels", text, Instance(str, msg="expected comma-separated label names, got {type}"), error=InputError)
     labels = [x.strip() for x in text.split(",") if x.strip()]
     return labels or None
 
@@ -171,18 +171,14 @@ class CalibrationView:
 
 
 def _alpha(value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise InputError("alpha", f"must be a number, got {value!r}")
-    alpha = float(value)
-    if not ALPHA_MIN <= alpha <= ALPHA_MAX:  # also refuses NaN
-        raise InputError("alpha", f"smoothing must lie in {ALPHA_MIN}..{ALPHA_MAX}, got {value!r}")
-    return alpha
+    return float(check("alpha", value, Number(numpy=True, msg="must be a number, got {value!r}"),
+                       Number(ALPHA_MIN, ALPHA_MAX, numpy=True, msg=f"smoothing must lie in {ALPHA_MIN}..{ALPHA_MAX}, "
+                                                                    "got {value!r}"), error=InputError))
 
 
 def _calibration_set(calib: object) -> CalibrationSet:
-    if not isinstance(calib, CalibrationSet):
-        raise InputError("calibration set", f"expected a CalibrationSet, got {type(calib).__name__}")
-    return calib
+    return check("calibration set", calib, Instance(CalibrationSet, msg="expected a CalibrationSet, got {type}"),
+                 error=InputError)
 
 
 def set_caption(calib: CalibrationSet) -> str:
