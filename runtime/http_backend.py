@@ -62,6 +62,7 @@ import urllib.request
 from typing import Any, Callable, Sequence, TypeVar
 
 from common.errors import ConfigError
+from common.fields import Either, Instance, Number, Satisfies, Seq, Whole, bare, check, fixed
 from runtime.backends import BackendError
 from runtime.messages import GenerationOptions, Message, OptionScores, Reply
 
@@ -98,6 +99,10 @@ def _snippet(value: Any, limit: int = _DETAIL_CHARS) -> str:
     return _one_line(text[:limit * 4], limit)
 
 
+_REPLY = bare(BackendError)  # a reply's shape errors name the call, not a field
+_NON_EMPTY = Seq(min_len=1, types=(list,))
+
+
 def _error_detail(body: bytes) -> str:
     """The server's error message from an error body (OpenAI, FastAPI or plain text)."""
     text = body.decode("utf-8", errors="replace")
@@ -117,15 +122,14 @@ def _token_count(usage: Any, key: str, where: str) -> int:
     """A usage token count: missing or null is 0, else a non-negative whole number."""
     if usage is None:
         return 0
-    if not isinstance(usage, dict):
-        raise BackendError(f"{where} has 'usage' as a JSON {type(usage).__name__}, not an object")
+    check("usage", usage, Instance(dict, msg=lambda v: f"{where} has 'usage' as a JSON {type(v).__name__}, not an "
+                                                       "object"), error=_REPLY)
     value = usage.get(key)
     if value is None:
         return 0
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise BackendError(f"{where} has usage.{key} {_snippet(value, 40)!s} that is not a number")
-    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
-        raise BackendError(f"{where} has usage.{key} {value!r} that is not a whole number")
+    check(key, value, Number(msg=lambda v: f"{where} has usage.{key} {_snippet(v, 40)!s} that is not a number"),
+          Either((Whole(), Satisfies(lambda v: math.isfinite(v) and v.is_integer())),
+                 msg=lambda v: f"{where} has usage.{key} {v!r} that is not a whole number"), error=_REPLY)
     if not 0 <= value <= MAX_TOKEN_COUNT:
         shown = f"{value:.3g}" if isinstance(value, float) or abs(value) < 10**15 else "a huge integer"
         raise BackendError(f"{where} has usage.{key} out of range ({shown})")
@@ -231,17 +235,14 @@ class OpenAICompatBackend:
             raise BackendError(f"{method} {url} returned HTTP {status} with malformed JSON "
                                f"({_one_line(str(exc)[:400], 80)}): "
                                f"{_one_line(body[:400].decode('utf-8', 'replace'), 80)}") from None
-        if not isinstance(out, dict):
-            raise BackendError(f"{method} {url} returned HTTP {status} with a JSON {type(out).__name__}, "
-                               "not an object")
-        return out
+        return check("reply", out, Instance(dict, msg=lambda v: f"{method} {url} returned HTTP {status} with a JSON "
+                                                              f"{type(v).__name__}, not an object"), error=_REPLY)
 
     def list_models(self) -> list[str]:
         """Model ids listed by ``GET /v1/models``."""
         out = self.request("/v1/models")
-        data = out.get("data")
-        if not isinstance(data, list):
-            raise BackendError(f"GET {self.base_url}/v1/models returned HTTP 200 without a 'data' list")
+        data = check("data", out.get("data"), Instance(list), error=_REPLY,
+                     msg=fixed(f"GET {self.base_url}/v1/models returned HTTP 200 without a 'data' list"))
         return [m["id"] for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)]
 
     def _chat(self, messages: Sequence[Message], **fields: Any) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -249,11 +250,12 @@ class OpenAICompatBackend:
         payload: dict[str, Any] = {"model": self.model_id, "messages": [m.to_dict() for m in messages]}
         payload.update(fields)
         out = self.request("/v1/chat/completions", payload)
-        choices = out.get("choices")
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            raise BackendError(f"POST {self.base_url}/v1/chat/completions returned HTTP 200 without choices: "
-                               f"{_snippet(out)}")
-        return choices[0], out
+
+        def no_choice(_: Any) -> str:
+            return f"POST {self.base_url}/v1/chat/completions returned HTTP 200 without choices: {_snippet(out)}"
+
+        choices = check("choices", out.get("choices"), Seq(min_len=1, types=(list,)), msg=no_choice, error=_REPLY)
+        return check("choices", choices[0], Instance(dict), msg=no_choice, error=_REPLY), out
 
     def response_format(self, schema: dict[str, Any]) -> dict[str, Any]:
         """The ``response_format`` field for a JSON schema in this backend's ``json_mode``."""
@@ -287,15 +289,13 @@ class OpenAICompatBackend:
         start = time.perf_counter()
         choice, out = self._chat(messages, **fields)
         where = f"POST {self.base_url}/v1/chat/completions"
-        message = choice.get("message")
-        if not isinstance(message, dict):
-            raise BackendError(f"{where} returned HTTP 200 without choices[0].message: {_snippet(choice)}")
+        message = check("message", choice.get("message"), Instance(dict), error=_REPLY,
+                        msg=lambda _: f"{where} returned HTTP 200 without choices[0].message: {_snippet(choice)}")
         content = message.get("content")
         if content is None:
             content = ""
-        if not isinstance(content, str):
-            raise BackendError(f"{where} returned non-text content (a JSON {type(content).__name__}): "
-                               f"{_snippet(content)}")
+        check("content", content, Instance(str), error=_REPLY, msg=lambda v: (
+            f"{where} returned non-text content (a JSON {type(v).__name__}): {_snippet(v)}"))
         usage = out.get("usage")
         return Reply(text=content, prompt_tokens=_token_count(usage, "prompt_tokens", where),
                      completion_tokens=_token_count(usage, "completion_tokens", where),
@@ -305,24 +305,21 @@ class OpenAICompatBackend:
     def _top_logprobs(self, choice: dict[str, Any]) -> list[tuple[str, float]]:
         """(token, logprob) pairs of the first generated position."""
         url = f"{self.base_url}/v1/chat/completions"
-        logprobs = choice.get("logprobs")
-        if logprobs is not None and not isinstance(logprobs, dict):
-            raise BackendError(f"POST {url} returned 'logprobs' as a JSON {type(logprobs).__name__}, "
-                               f"not an object: {_snippet(logprobs)}")
-        content = (logprobs or {}).get("content")
-        if not isinstance(content, list) or not content:
-            raise BackendError(f"POST {url} returned HTTP 200 without logprobs "
-                               "(does the server support 'logprobs'/'top_logprobs'?)")
+        logprobs = check("logprobs", choice.get("logprobs"), Instance(dict), optional=True, error=_REPLY, msg=lambda v: (
+            f"POST {url} returned 'logprobs' as a JSON {type(v).__name__}, not an object: {_snippet(v)}"))
+        content = check("logprobs", (logprobs or {}).get("content"), _NON_EMPTY, error=_REPLY, msg=fixed(
+            f"POST {url} returned HTTP 200 without logprobs (does the server support 'logprobs'/'top_logprobs'?)"))
         first = content[0]
-        tops = first.get("top_logprobs") if isinstance(first, dict) else None
-        if not isinstance(tops, list) or not tops:
-            raise BackendError(f"POST {url} returned HTTP 200 without top_logprobs at the first position")
+        tops = check("top_logprobs", first.get("top_logprobs") if isinstance(first, dict) else None, _NON_EMPTY,
+                     msg=fixed(f"POST {url} returned HTTP 200 without top_logprobs at the first position"), error=_REPLY)
         pairs = []
         for item in tops:
             token = item.get("token") if isinstance(item, dict) else None
             value = item.get("logprob") if isinstance(item, dict) else None
-            if not isinstance(token, str) or isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise BackendError(f"POST {url} returned a malformed top_logprobs entry: {_snippet(item)}")
+            def malformed(_: Any, item: Any = item) -> str:
+                return f"POST {url} returned a malformed top_logprobs entry: {_snippet(item)}"
+            check("token", token, Instance(str), msg=malformed, error=_REPLY)
+            check("logprob", value, Number(), msg=malformed, error=_REPLY)
             try:
                 number = float(value)
             except OverflowError:  # an integer too large for a float
