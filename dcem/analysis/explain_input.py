@@ -9,9 +9,6 @@ walk is iterative, so arbitrarily nested input cannot exhaust the stack.
 """
 from __future__ import annotations
 
-import math
-import numbers
-import reprlib
 from typing import Any, Mapping
 
 import numpy as np
@@ -20,22 +17,22 @@ from dcem.calibration.csv_limits import MAX_AGENTS, MAX_LABELS, MAX_TABLE_CELLS
 from dcem.core.config import MAX_ROUNDS, MediatorConfig
 from dcem.core.panel import Panel
 from common.errors import InputError
+from common.fields import Field, Instance, Number, OneOf, Seq, ToFloat, check, fixed
 
 __all__ = ["parse_episode", "number_array", "MAX_ROUNDS"]
 
 _KEYS = ("labels", "confusion", "prior", "loss", "reports", "params")
 
 
+_NUMBER = Field((Number(numpy=True, msg="must contain numbers only, got {short}"),
+                 ToFloat(msg="contains a number too large for a float"),
+                 Number(finite=True, msg="contains a non-finite number ({value})")))
+_LABELS = Seq(Instance(str), types=(list,), msg="must be an array of strings")
+_OBJECT = Instance(Mapping, msg="must be a JSON object")
+
+
 def _number(x: Any, field: str) -> float:
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
-        raise InputError(field, f"must contain numbers only, got {reprlib.repr(x)}")
-    try:
-        value = float(x)
-    except OverflowError:
-        raise InputError(field, "contains a number too large for a float") from None
-    if not math.isfinite(value):
-        raise InputError(field, f"contains a non-finite number ({value})")
-    return value
+    return _NUMBER.check(field, x, error=InputError)
 
 
 def number_array(value: Any, field: str, ndim: int, shape_hint: str) -> np.ndarray:
@@ -46,8 +43,7 @@ def number_array(value: Any, field: str, ndim: int, shape_hint: str) -> np.ndarr
     """
     level, shape = [value], []
     for _ in range(ndim):
-        if not all(isinstance(x, list) for x in level):
-            raise InputError(field, f"must be {shape_hint}")
+        check(field, level, Seq(Instance(list)), msg=fixed(f"must be {shape_hint}"), error=InputError)
         lengths = {len(x) for x in level}
         if len(lengths) != 1 or 0 in lengths:
             raise InputError(field, f"must be {shape_hint} (a rectangular, non-empty array)")
@@ -60,9 +56,7 @@ def number_array(value: Any, field: str, ndim: int, shape_hint: str) -> np.ndarr
 
 
 def _labels(doc: Mapping[str, Any]) -> list[str]:
-    labels = doc["labels"]
-    if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
-        raise InputError("labels", "must be an array of strings")
+    labels = check("labels", doc["labels"], _LABELS, error=InputError)
     if len(labels) < 2:
         raise InputError("labels", "at least two labels are required")
     return labels
@@ -70,36 +64,34 @@ def _labels(doc: Mapping[str, Any]) -> list[str]:
 
 def _prior(doc: Mapping[str, Any], k: int) -> np.ndarray:
     prior_doc = doc.get("prior", "uniform")
-    if isinstance(prior_doc, str) and prior_doc == "uniform":
+    if isinstance(prior_doc, str):  # a name: only "uniform" is known
+        check("prior", prior_doc, OneOf(("uniform",), msg=f'must be "uniform" or an array of {k} numbers, got {{short}}'),
+              error=InputError)
         return np.full(k, 1.0 / k)
-    if isinstance(prior_doc, str):
-        raise InputError("prior", f'must be "uniform" or an array of {k} numbers, got {reprlib.repr(prior_doc)}')
     return number_array(prior_doc, "prior", 1, f'"uniform" or an array of {k} numbers')
 
 
 def _config(doc: Mapping[str, Any]) -> MediatorConfig:
-    params = doc.get("params", {})
-    if not isinstance(params, Mapping):
-        raise InputError("params", "must be a JSON object")
+    params = check("params", doc.get("params", {}), _OBJECT, error=InputError)
     if "prior" in params:
         raise InputError("params.prior", "give the prior at the top level")
     return MediatorConfig.from_mapping(params)
 
 
 def _reports(doc: Mapping[str, Any], panel: Panel) -> np.ndarray:
-    rounds = doc["reports"]
-    if not isinstance(rounds, list) or not rounds:
-        raise InputError("reports", "must be a non-empty array of rounds")
+    rounds = check("reports", doc["reports"], Seq(min_len=1, types=(list,), msg="must be a non-empty array of rounds"),
+                   error=InputError)
     if len(rounds) > MAX_ROUNDS:
         raise InputError("reports", f"has {len(rounds)} rounds; at most {MAX_ROUNDS} are supported")
     index = {label: i for i, label in enumerate(panel.labels)}
     out = np.empty((len(rounds), panel.n_agents), dtype=np.int64)
+    row_rule = Seq(min_len=panel.n_agents, max_len=panel.n_agents, types=(list,))
+    label_rule = Field((OneOf(frozenset(index), msg="unknown label {short}"),))
     for t, row in enumerate(rounds):
-        if not isinstance(row, list) or len(row) != panel.n_agents:
-            raise InputError("reports", f"round {t + 1} must list one label for each of the {panel.n_agents} agents")
+        check("reports", row, row_rule, error=InputError,
+              msg=fixed(f"round {t + 1} must list one label for each of the {panel.n_agents} agents"))
         for a, label in enumerate(row):
-            if not isinstance(label, str) or label not in index:
-                raise InputError("reports", f"round {t + 1} agent {a}: unknown label {reprlib.repr(label)}")
+            label_rule.check("reports", label, error=lambda f, m: InputError(f, f"round {t + 1} agent {a}: {m}"))
             out[t, a] = index[label]
     return out
 
@@ -120,8 +112,7 @@ def _check_size(confusion: Any, k: int) -> None:
 
 def parse_episode(doc: Any) -> tuple[Panel, MediatorConfig, np.ndarray]:
     """Validate an explain document; return the panel, the config and reports (T, A)."""
-    if not isinstance(doc, Mapping):
-        raise InputError("input", "must be a JSON object")
+    check("input", doc, _OBJECT, error=InputError)
     unknown = sorted(str(key) for key in doc if key not in _KEYS)
     if unknown:
         raise InputError(unknown[0], f"unknown key (expected {', '.join(_KEYS)})")
