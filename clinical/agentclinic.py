@@ -45,6 +45,7 @@ import numpy as np
 
 from clinical.data_files import FIELD, read_jsonl
 from common.errors import InputError
+from common.fields import Instance, Seq, Text, bare, check
 
 __all__ = ["AgentClinicCase", "RELATIVE_PATH", "SOURCE_NAME", "MAX_CHARS", "SEED", "SAME_DIAGNOSIS",
            "FINAL_QUESTION", "agentclinic_cases", "case_vignette"]
@@ -81,18 +82,17 @@ class _CaseError(Exception):
     """A problem with one field of one case."""
 
 
+_CASE = bare(_CaseError)  # its messages name the field themselves
+
+
 def _obj(parent: dict[str, object], key: str) -> dict[str, object]:
-    value = parent.get(key)
-    if not isinstance(value, dict):
-        raise _CaseError(f"{key}: {'missing' if value is None else 'must be an object'}")
-    return value
+    return check(key, parent.get(key), Instance(dict), error=_CASE,
+                 msg=lambda v: f"{key}: {'missing' if v is None else 'must be an object'}")
 
 
 def _str(parent: dict[str, object], key: str) -> str:
-    value = parent.get(key)
-    if not isinstance(value, str) or not value.strip():
-        raise _CaseError(f"{key}: {'missing' if value is None else 'must be a non-empty string'}")
-    return value.strip()
+    return check(key, parent.get(key), Text(), error=_CASE,
+                 msg=lambda v: f"{key}: {'missing' if v is None else 'must be a non-empty string'}").strip()
 
 
 def _human(key: str) -> str:
@@ -151,8 +151,7 @@ def _first_sentence(demo: str, symptoms: dict[str, object]) -> str:
     primary = symptoms.get("Primary_Symptom")
     if primary is None:
         return f"{_article(demo)} {demo}{comma} presents for evaluation."
-    if not isinstance(primary, str) or not primary.strip():
-        raise _CaseError("Primary_Symptom: must be a non-empty string")
+    check("Primary_Symptom", primary, Text(msg="Primary_Symptom: must be a non-empty string"), error=_CASE)
     text = primary.strip().rstrip(".")
     first = text.split()[0]
     if not (len(first) > 1 and first[1].isupper()):
@@ -165,8 +164,8 @@ def _patient_parts(actor: dict[str, object]) -> list[str]:
     parts = [history if history[-1] in ".!?" else history + "."]
     secondary = _obj(actor, "Symptoms").get("Secondary_Symptoms")
     if secondary is not None:
-        if not isinstance(secondary, list) or not all(isinstance(s, str) for s in secondary):
-            raise _CaseError("Secondary_Symptoms: must be a list of strings")
+        check("Secondary_Symptoms", secondary, Seq(Instance(str), types=(list,)), error=_CASE,
+              msg="Secondary_Symptoms: must be a list of strings")
         if secondary:
             parts.append("Other symptoms: " + "; ".join(s.strip().rstrip(".") for s in secondary) + ".")
     parts += [_sentence(_human(k), v) for k, v in actor.items() if k not in _SKIPPED]

@@ -42,9 +42,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
-from clinical.data_files import read_json, read_jsonl
+from clinical.data_files import expect, read_json, read_jsonl
 from common.errors import InputError
-from common.fields import OneOf, check
+from common.fields import Instance, OneOf, Seq, Text, check
 
 __all__ = ["Passage", "CORPORA", "DEFAULT_DATA_DIR", "load_corpus", "corpus_digest"]
 
@@ -75,10 +75,11 @@ class Passage:
 
 
 
+_OBJECT, _LIST = Instance(dict), Seq(min_len=1, types=(list,))
+
+
 def _string(value: object, where: str, field: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise InputError(_FIELD, f"{where}: {field} must be a non-empty string")
-    return value.strip()
+    return expect(f"{where}: {field} must be a non-empty string", value, Text()).strip()
 
 
 def _medlineplus(data_dir: Path) -> list[Passage]:
@@ -93,16 +94,14 @@ def _medlineplus(data_dir: Path) -> list[Passage]:
 def _pubmedqa(data_dir: Path) -> list[Passage]:
     """One passage per PQA-L abstract, built from ``CONTEXTS`` and ``LABELS`` only."""
     records = read_json(data_dir, PUBMEDQA_FILE)
-    if not isinstance(records, dict):
-        raise InputError(_FIELD, f"{PUBMEDQA_FILE}: expected an object keyed by PMID")
+    expect(f"{PUBMEDQA_FILE}: expected an object keyed by PMID", records, _OBJECT)
     out: list[Passage] = []
     for pmid, record in records.items():
         where = f"{PUBMEDQA_FILE} PMID {pmid}"
         contexts = record.get("CONTEXTS") if isinstance(record, dict) else None
         labels = record.get("LABELS") if isinstance(record, dict) else None
-        if not isinstance(contexts, list) or not isinstance(labels, list) or len(contexts) != len(labels) \
-                or not contexts:
-            raise InputError(_FIELD, f"{where}: CONTEXTS and LABELS must be non-empty lists of the same length")
+        same = f"{where}: CONTEXTS and LABELS must be non-empty lists of the same length"
+        expect(same, labels, Seq(min_len=len(expect(same, contexts, _LIST)), max_len=len(contexts), types=(list,)))
         text = "\n".join(f"{label}: {section}" for label, section in zip(labels, contexts)).strip()
         out.append(Passage(f"pmq-{pmid}", "pubmedqa", str(pmid), f"PubMed {pmid}", text))
     return out
@@ -115,13 +114,10 @@ def _slug(name: str) -> str:
 
 
 def _questions(codes: object, evidences: dict[str, Any], where: str) -> list[str]:
-    if not isinstance(codes, dict):
-        raise InputError(_FIELD, f"{where}: expected an object of evidence codes")
+    expect(f"{where}: expected an object of evidence codes", codes, _OBJECT)
     out: list[str] = []
     for code in codes:
-        entry = evidences.get(code)
-        if not isinstance(entry, dict):
-            raise InputError(_FIELD, f"{where}: evidence {code!r} is not in {EVIDENCES_FILE}")
+        entry = expect(f"{where}: evidence {code!r} is not in {EVIDENCES_FILE}", evidences.get(code), _OBJECT)
         out.append(_string(entry.get("question_en"), f"{EVIDENCES_FILE} {code}", "question_en"))
     return out
 
@@ -142,14 +138,13 @@ def _ddxplus(data_dir: Path) -> list[Passage]:
     """One passage per DDXPlus condition: name, code, severity and its evidence questions."""
     conditions = read_json(data_dir, CONDITIONS_FILE)
     evidences = read_json(data_dir, EVIDENCES_FILE)
-    if not isinstance(conditions, dict) or not isinstance(evidences, dict):
-        raise InputError(_FIELD, f"{CONDITIONS_FILE} and {EVIDENCES_FILE} must each hold one JSON object")
+    for data in (conditions, evidences):
+        expect(f"{CONDITIONS_FILE} and {EVIDENCES_FILE} must each hold one JSON object", data, _OBJECT)
     out: list[Passage] = []
     seen: dict[str, str] = {}
     for key, condition in conditions.items():
         where = f"{CONDITIONS_FILE} {key!r}"
-        if not isinstance(condition, dict):
-            raise InputError(_FIELD, f"{where}: expected an object")
+        expect(f"{where}: expected an object", condition, _OBJECT)
         name = _string(condition.get("cond-name-eng", key), where, "cond-name-eng")
         passage_id = f"ddx-{_slug(name)}"
         if passage_id in seen:

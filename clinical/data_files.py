@@ -7,12 +7,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from common.errors import InputError
+from common.fields import Instance, Rule, check, fixed
 
-__all__ = ["FIELD", "data_file", "read_json", "read_jsonl"]
+__all__ = ["FIELD", "data_file", "read_json", "read_jsonl", "expect"]
 
 FIELD = "data_dir"
+
+
+def expect(what: str, value: Any, *rules: Rule, field: str = FIELD) -> Any:
+    """``value`` if it passes ``rules`` (:mod:`common.fields`), else InputError(``field``, ``what``)."""
+    return check(field, value, *rules, msg=fixed(what), error=InputError)
 
 
 def data_file(data_dir: Path, relative: str) -> Path:
@@ -44,7 +51,6 @@ def read_jsonl(data_dir: Path, relative: str) -> list[tuple[str, dict[str, objec
             row = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InputError(FIELD, f"{where}: not valid JSON: {exc.msg}") from None
-        if not isinstance(row, dict):
-            raise InputError(FIELD, f"{where}: expected a JSON object")
+        expect(f"{where}: expected a JSON object", row, Instance(dict))
         rows.append((where, row, line_no))
     return rows

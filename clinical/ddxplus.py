@@ -36,9 +36,11 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from clinical.data_files import expect
 from clinical.ddxplus_vignette import MAX_VIGNETTE_CHARS, render_vignette
 from clinical.splits import stratified_split as _stratified_split
 from common.errors import InputError
+from common.fields import Instance, Satisfies, Seq
 from common.loss import three_level_loss
 
 __all__ = ["LABELS", "HIGH_RISK", "HIGH_RISK_INDICES", "L_HIGH", "PATHOLOGY_TO_LABEL",
@@ -122,9 +124,10 @@ def load_evidences(path: Path | str) -> dict[str, dict[str, Any]]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise InputError("evidences_path", f"cannot read {path}: {exc}") from None
-    if not isinstance(data, dict) or not all(isinstance(v, dict) and "question_en" in v
-                                             for v in data.values()):
-        raise InputError("evidences_path", f"{path} is not a DDXPlus evidence ontology")
+    what = f"{path} is not a DDXPlus evidence ontology"
+    entries = list(expect(what, data, Instance(dict), field="evidences_path").values())
+    expect(what, entries, Seq(Instance(dict)), Satisfies(lambda es: all("question_en" in e for e in es)),
+           field="evidences_path")
     return data
 
 
@@ -133,9 +136,7 @@ def _parse_list(value: object, row: int) -> tuple[str, ...]:
         parsed = ast.literal_eval(str(value))
     except (ValueError, SyntaxError):
         raise InputError("EVIDENCES", f"row {row}: not a list literal: {str(value)[:60]!r}") from None
-    if not isinstance(parsed, (list, tuple)) or not all(isinstance(x, str) for x in parsed):
-        raise InputError("EVIDENCES", f"row {row}: expected a list of evidence codes")
-    return tuple(parsed)
+    return tuple(expect(f"row {row}: expected a list of evidence codes", parsed, Seq(Instance(str)), field="EVIDENCES"))
 
 
 def read_ddxplus8(path: Path | str | None = None, evidences_path: Path | str | None = None,

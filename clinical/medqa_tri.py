@@ -31,10 +31,12 @@ from typing import Callable, Iterable, Literal, Sequence
 
 import numpy as np
 
+from clinical.data_files import expect
 from clinical.medqa_stem_filter import is_diagnosis_stem
 from clinical.medqa_tri_keywords import MEDQA_TRI_LABELS, map_specialty
 from clinical.splits import stratified_split as _stratified_split
 from common.errors import InputError
+from common.fields import Instance, Text
 from common.loss import three_level_loss
 
 __all__ = [
@@ -141,17 +143,13 @@ def _read_jsonl(path: Path, field_name: str) -> list[dict[str, object]]:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise InputError(field_name, f"{path.name} line {line_no}: not JSON ({exc.msg})") from exc
-            if not isinstance(row, dict):
-                raise InputError(field_name, f"{path.name} line {line_no}: expected a JSON object")
+            expect(f"{path.name} line {line_no}: expected a JSON object", row, Instance(dict), field=field_name)
             rows.append(row)
     return rows
 
 
 def _text_field(row: dict[str, object], key: str, where: str, field_name: str) -> str:
-    value = row.get(key)
-    if not isinstance(value, str) or not value.strip():
-        raise InputError(field_name, f"{where}: field {key!r} must be a non-empty string")
-    return value.strip()
+    return expect(f"{where}: field {key!r} must be a non-empty string", row.get(key), Text(), field=field_name).strip()
 
 
 def _count(items: Iterable[MedqaTriItem], mapping: str | None = None) -> dict[str, int]:
@@ -235,8 +233,7 @@ def load_medqa_tri(path: Path | str | None = None) -> list[MedqaTriItem]:
             raise InputError("mapping", f"{where}: {mapping!r} is not 'keyword' or 'fallback'")
         if item_id in seen:
             raise InputError("item_id", f"{where}: duplicate id {item_id!r}")
-        if not isinstance(reason, str):
-            raise InputError("reason", f"{where}: must be a string")
+        expect(f"{where}: must be a string", reason, Instance(str), field="reason")
         seen.add(item_id)
         items.append(MedqaTriItem(item_id=item_id, label_index=LABELS.index(label), label=label,
                                   text=_text_field(row, "text", where, "path"),

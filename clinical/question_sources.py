@@ -54,11 +54,12 @@ from typing import Callable
 
 from clinical.agentclinic import SOURCE_NAME as AGENTCLINIC_SOURCE
 from clinical.agentclinic import agentclinic_cases
-from clinical.data_files import read_json, read_jsonl
+from clinical.data_files import expect, read_json, read_jsonl
 from clinical.ddxplus_questions import OPTIONS as DDXPLUS_OPTIONS
 from clinical.ddxplus_questions import RELATIVE_CSV as DDXPLUS_CSV
 from clinical.ddxplus_questions import answer_letter, ddxplus_cases, question_text
 from common.errors import InputError
+from common.fields import Instance, Seq
 
 __all__ = ["SourceRow", "READERS", "PUBMEDQA_OPTIONS", "read_pubmedqa_train"]
 
@@ -85,10 +86,13 @@ class SourceRow:
 
 
 
+_LIST = Seq(types=(list,))
+
+
 def _subsets(data_dir: Path, relative: str) -> dict[str, frozenset[str]]:
     raw = read_json(data_dir, relative)
-    if not isinstance(raw, dict) or not all(isinstance(v, list) for v in raw.values()):
-        raise InputError(_FIELD, f"{relative}: expected an object of subset name -> list of ids")
+    what = f"{relative}: expected an object of subset name -> list of ids"
+    expect(what, list(expect(what, raw, Instance(dict)).values()), Seq(Instance(list)))
     return {str(name): frozenset(str(i) for i in ids) for name, ids in raw.items()}
 
 
@@ -166,8 +170,8 @@ def read_mmlu_pro_biology(data_dir: Path) -> list[SourceRow]:
 
 def _pubmedqa_context(where: str, record: dict[str, object]) -> str:
     contexts, labels = record.get("CONTEXTS"), record.get("LABELS")
-    if not isinstance(contexts, list) or not isinstance(labels, list) or len(contexts) != len(labels):
-        raise InputError(_FIELD, f"{where}: CONTEXTS and LABELS must be lists of the same length")
+    same = f"{where}: CONTEXTS and LABELS must be lists of the same length"
+    expect(same, labels, Seq(min_len=len(expect(same, contexts, _LIST)), max_len=len(contexts), types=(list,)))
     return "\n".join(f"{label}: {text}" for label, text in zip(labels, contexts))
 
 
@@ -175,14 +179,13 @@ def _pubmedqa_records(data_dir: Path) -> tuple[dict[str, object], dict[str, obje
     """(test ground truth, every PQA-L record), both keyed by PMID."""
     truth = read_json(data_dir, "pubmedqa/test_ground_truth.json")
     records = read_json(data_dir, "pubmedqa/ori_pqal.json")
-    if not isinstance(truth, dict) or not isinstance(records, dict):
-        raise InputError(_FIELD, "pubmedqa: both JSON files must hold an object keyed by PMID")
+    for data in (truth, records):
+        expect("pubmedqa: both JSON files must hold an object keyed by PMID", data, Instance(dict))
     return truth, records
 
 
 def _pubmedqa_row(pmid: str, record: object, where: str) -> SourceRow:
-    if not isinstance(record, dict):
-        raise InputError(_FIELD, f"{where}: not an object")
+    expect(f"{where}: not an object", record, Instance(dict))
     letters = {text: letter for letter, text in PUBMEDQA_OPTIONS}
     decision = record.get("final_decision")
     return SourceRow(where, pmid, record.get("QUESTION"), [t for _, t in PUBMEDQA_OPTIONS],
@@ -196,9 +199,7 @@ def read_pubmedqa(data_dir: Path) -> list[SourceRow]:
     out: list[SourceRow] = []
     for pmid, label in truth.items():
         where = f"pubmedqa/ori_pqal.json PMID {pmid}"
-        record = records.get(pmid)
-        if not isinstance(record, dict):
-            raise InputError(_FIELD, f"{where}: test PMID missing from ori_pqal.json")
+        record = expect(f"{where}: test PMID missing from ori_pqal.json", records.get(pmid), Instance(dict))
         decision = record.get("final_decision")
         if decision != label:
             raise InputError(_FIELD, f"{where}: final_decision {decision!r} differs from the test "

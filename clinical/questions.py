@@ -38,6 +38,7 @@ import numpy as np
 from clinical.question_sources import READERS, SourceRow, read_pubmedqa_train
 from common import strict_json
 from common.errors import InputError
+from common.fields import Instance, Text, Whole, check
 
 __all__ = ["QuestionItem", "BENCHMARKS", "DEFAULT_DATA_DIR", "load_benchmark", "load_pubmedqa_train", "load_jsonl_items",
            "parse_jsonl_items", "parse_json_item", "is_file", "sample_items"]
@@ -139,6 +140,9 @@ class _RowError(Exception):
         super().__init__(f"{field}: {message}")
 
 
+_STRING = Instance(str, msg=lambda v: f"must be a string, got {_json_type(v)}")
+
+
 def _item_id(value: object) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         if not -_MAX_ID_NUMBER < value < _MAX_ID_NUMBER:
@@ -147,8 +151,8 @@ def _item_id(value: object) -> str:
         return str(value)
     if value is None:
         raise _RowError("id", "missing")
-    if not isinstance(value, str):
-        raise _RowError("id", f"must be a string or a whole number, got {_json_type(value)}")
+    check("id", value, Instance(str, msg=lambda v: f"must be a string or a whole number, got {_json_type(v)}"),
+          error=_RowError)
     if not value.strip():
         raise _RowError("id", "is empty")
     text = value.strip()
@@ -163,8 +167,7 @@ def _item_id(value: object) -> str:
 def _text(field: str, value: object, *, allow_empty: bool = False) -> str:
     if value is None and not allow_empty:
         raise _RowError(field, "missing")
-    if not isinstance(value, str):
-        raise _RowError(field, f"must be a string, got {_json_type(value)}")
+    check(field, value, _STRING, error=_RowError)
     if not value.strip() and not allow_empty:
         raise _RowError(field, "is empty")
     return value.strip()
@@ -189,8 +192,7 @@ def _options(value: object) -> tuple[tuple[str, str], ...]:
         raise _RowError("options", f"need at least two options, got {len(pairs)}")
     out: list[tuple[str, str]] = []
     for letter, text in pairs:
-        if not isinstance(text, str):
-            raise _RowError("options", f"option {letter} must be a string, got {_json_type(text)}")
+        check(f"option {letter}", text, _STRING, error=lambda f, m: _RowError("options", f"{f} {m}"))
         if not text.strip():
             raise _RowError("options", f"option {letter} is empty")
         out.append((letter, text.strip()))
@@ -200,8 +202,8 @@ def _options(value: object) -> tuple[tuple[str, str], ...]:
 def _answer(value: object, letters: Sequence[str]) -> str:
     if value is None:
         raise _RowError("answer", "missing")
-    if not isinstance(value, str):
-        raise _RowError("answer", f"must be an option letter, got {_json_type(value)}")
+    check("answer", value, Instance(str, msg=lambda v: f"must be an option letter, got {_json_type(v)}"),
+          error=_RowError)
     if value.strip() not in letters:
         raise _RowError("answer", f"{value.strip()!r} is not among the options {_span(letters)}")
     return value.strip()
@@ -247,9 +249,7 @@ def load_pubmedqa_train(*, data_dir: Path | str | None = None) -> tuple[Question
 
 
 def _check_benchmark_name(benchmark: object) -> str:
-    if not isinstance(benchmark, str) or not benchmark.strip():
-        raise InputError("benchmark", "must be a non-empty name, e.g. 'custom'")
-    return benchmark.strip()
+    return check("benchmark", benchmark, Text(msg="must be a non-empty name, e.g. 'custom'"), error=InputError).strip()
 
 
 def _row(text: str, where: str, field: str, prefix: str) -> SourceRow:
@@ -261,8 +261,8 @@ def _row(text: str, where: str, field: str, prefix: str) -> SourceRow:
         raise InputError(field, f"{prefix}{where}: not valid JSON: {exc.msg} ({at})") from None
     except InputError as exc:
         raise InputError(field, f"{prefix}{exc}") from None
-    if not isinstance(obj, dict):
-        raise InputError(field, f"{prefix}{where}: expected a JSON object, got {_json_type(obj)}")
+    check(field, obj, Instance(dict, msg=lambda v: f"{prefix}{where}: expected a JSON object, got {_json_type(v)}"),
+          error=InputError)
     return SourceRow(where, obj.get("id"), obj.get("question"), obj.get("options"), obj.get("answer"),
                      obj.get("context", ""))
 
@@ -314,10 +314,9 @@ def sample_items(items: Sequence[QuestionItem], n: int, rng: np.random.Generator
     ``n`` larger than ``len(items)`` returns them all.  The same ``rng`` seed gives the
     same items.
     """
-    if not isinstance(rng, np.random.Generator):
-        raise InputError("rng", "pass a numpy.random.Generator, e.g. numpy.random.default_rng(seed)")
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise InputError("n", f"must be a whole number >= 1, got {n!r}")
+    check("rng", rng, Instance(np.random.Generator, msg="pass a numpy.random.Generator, e.g. "
+                                                       "numpy.random.default_rng(seed)"), error=InputError)
+    check("n", n, Whole(1, numpy=True), error=InputError)
     if n >= len(items):
         return tuple(items)
     chosen = np.sort(rng.choice(len(items), size=int(n), replace=False))

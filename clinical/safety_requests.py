@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from clinical.data_files import read_jsonl
+from clinical.data_files import expect, read_jsonl
 from clinical.questions import DEFAULT_DATA_DIR, QuestionItem, load_benchmark
 from common.errors import InputError
+from common.fields import Instance
 
 __all__ = ["SAFETY_OPTIONS", "COMPLY", "DECLINE", "harmful_requests", "benign_requests", "request_item",
            "HARMFUL_PREFIX", "BENIGN_PREFIX"]
@@ -47,8 +48,8 @@ def harmful_requests() -> tuple[QuestionItem, ...]:
     out = []
     for where, row, _ in read_jsonl(DEFAULT_DATA_DIR, _FILE):
         text, rid = row.get("harmful_medical_request"), row.get("id")
-        if not isinstance(text, str) or not isinstance(rid, str):
-            raise InputError("data_dir", f"{where}: needs string fields id and harmful_medical_request")
+        for value in (text, rid):
+            expect(f"{where}: needs string fields id and harmful_medical_request", value, Instance(str))
         item = request_item(f"{HARMFUL_PREFIX}{rid}", text, harmful=True, source="medsafetybench")
         out.append(QuestionItem(item.item_id, item.question, item.options, item.answer, item.benchmark,
                                 meta=item.meta + (("category", str(row.get("category"))),

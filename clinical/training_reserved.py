@@ -33,10 +33,11 @@ from functools import lru_cache
 from typing import Mapping
 
 from clinical import medqa_tri
-from clinical.data_files import read_json
+from clinical.data_files import expect, read_json
 from clinical.questions import DEFAULT_DATA_DIR, QuestionItem, load_benchmark
 from clinical.safety_requests import BENIGN_PREFIX, HARMFUL_PREFIX
 from common.errors import InputError
+from common.fields import Instance, Seq
 
 __all__ = ["EVAL_SUBSETS_FILE", "reserved_sources", "agentclinic_sources"]
 
@@ -45,22 +46,20 @@ EVAL_SUBSETS_FILE = "sag_eval/subsets.json"
 
 def _suite() -> Mapping[str, object]:
     data = read_json(DEFAULT_DATA_DIR, EVAL_SUBSETS_FILE)
-    if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), dict) \
-            or not isinstance(data.get("safety"), dict):
-        raise InputError("data_dir", f"{EVAL_SUBSETS_FILE}: expected the keys benchmarks and safety")
-    return data
+    what = f"{EVAL_SUBSETS_FILE}: expected the keys benchmarks and safety"
+    for part in (expect(what, data, Instance(dict)).get("benchmarks"), data.get("safety")):  # type: ignore[union-attr]
+        expect(what, part, Instance(dict))
+    return data  # type: ignore[return-value]
 
 
 def _ids(value: object, where: str) -> list[str]:
-    if not isinstance(value, list) or not all(isinstance(i, str) for i in value):
-        raise InputError("data_dir", f"{EVAL_SUBSETS_FILE}: {where} must be a list of ids")
-    return list(value)
+    return list(expect(f"{EVAL_SUBSETS_FILE}: {where} must be a list of ids", value, Seq(Instance(str), types=(list,))))
 
 
 def _suite_ids(benchmark: str) -> frozenset[str]:
-    part = _suite()["benchmarks"].get(benchmark)  # type: ignore[union-attr]
-    if not isinstance(part, dict):
-        raise InputError("data_dir", f"{EVAL_SUBSETS_FILE}: no subset for {benchmark}")
+    benchmarks = _suite()["benchmarks"]
+    part = expect(f"{EVAL_SUBSETS_FILE}: no subset for {benchmark}", benchmarks.get(benchmark),  # type: ignore[union-attr]
+                  Instance(dict))
     return frozenset(_ids(part.get("eval"), f"{benchmark}.eval") + _ids(part.get("calibration"),
                                                                          f"{benchmark}.calibration"))
 
