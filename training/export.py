@@ -35,7 +35,7 @@ from typing import Any
 import pandas as pd
 
 from common.errors import InputError
-from common.fields import Text, check
+from common.fields import Instance, Satisfies, Seq, Text, check, fixed
 from common.export_schema import Schema, check_file
 from common.table_export import (MANIFEST, file_sha256, make_out_folder, read_manifest, read_tables, writable_folder,
                                   write_manifest, write_table)
@@ -163,9 +163,8 @@ def read_training_export(folder: Path, adapters: Path) -> TrainingExport:
     folder = Path(folder)
     where = folder / MANIFEST
     manifest = read_manifest(folder, FORMAT)
-    run = manifest.get("run")
-    if not isinstance(run, dict) or any(k not in run for k in _RUN_FIELDS):
-        raise InputError("export", f"{where}: run must hold {', '.join(_RUN_FIELDS)}")
+    check("export", manifest.get("run"), Instance(dict), Satisfies(lambda run: all(k in run for k in _RUN_FIELDS)),
+          msg=fixed(f"{where}: run must hold {', '.join(_RUN_FIELDS)}"), error=InputError)
     entries = _adapter_entries(manifest, where)
     frames = read_tables(folder, manifest, SCHEMAS, required={t: [c for c, _ in s] for t, s in SCHEMAS.items()})
     files_of = tuple(_checked(Path(adapters) / e["file"], e.get("sha256"), "the adapter ") for e in entries)
@@ -174,27 +173,31 @@ def read_training_export(folder: Path, adapters: Path) -> TrainingExport:
     return TrainingExport(folder, manifest, frames["steps"], frames["evals"], frames["answers"], files_of, group_file)
 
 
+def _names_its_file(entry: dict[str, Any]) -> bool:
+    """Whether an adapter entry's ``file`` is ``<name>.gguf`` for a plain ``name``."""
+    return _NAME.fullmatch(str(entry.get("name", ""))) is not None and entry.get("file") == f"{entry.get('name')}.gguf"
+
+
 def _adapter_entries(manifest: dict[str, Any], where: Path) -> list[dict[str, Any]]:
     """The adapter entries of a manifest: its ``adapter``, or a group's ``adapters`` (with
     its ``group`` file), each naming a file ``<name>.gguf``."""
     if "group" in manifest:
         group, entries = manifest.get("group"), manifest.get("adapters")
-        if not isinstance(group, dict) or group.get("file") != GROUP_FILE:
-            raise InputError("export", f"{where}: group must name the file {GROUP_FILE}")
-        if not isinstance(entries, list) or not entries:
-            raise InputError("export", f"{where}: a group's export must list its adapters")
+        check("export", group, Instance(dict), Satisfies(lambda g: g.get("file") == GROUP_FILE),
+              msg=fixed(f"{where}: group must name the file {GROUP_FILE}"), error=InputError)
+        check("export", entries, Seq(min_len=1, types=(list,)), error=InputError,
+              msg=fixed(f"{where}: a group's export must list its adapters"))
     else:
         entries = [manifest.get("adapter")]
     for entry in entries:
-        if not isinstance(entry, dict) or not _NAME.fullmatch(str(entry.get("name", ""))) \
-                or entry.get("file") != f"{entry.get('name')}.gguf":
-            raise InputError("export", f"{where}: adapter must name a file <name>.gguf")
+        check("export", entry, Instance(dict), Satisfies(_names_its_file), error=InputError,
+              msg=fixed(f"{where}: adapter must name a file <name>.gguf"))
     return entries
 
 
 def _checked(path: Path, sha256: object, what: str) -> Path:
     """The adapter or group file ``path``, checked as every export file is (not a link,
     present, the manifest's sha256)."""
-    if not isinstance(sha256, str):
-        raise InputError("export", f"{what}{path}: the manifest gives no sha256 for it")
+    check("export", sha256, Instance(str), msg=fixed(f"{what}{path}: the manifest gives no sha256 for it"),
+          error=InputError)
     return check_file(path.parent, {"name": path.name, "sha256": sha256, "size_bytes": None}, f"{what}{path}")

@@ -35,6 +35,7 @@ import numpy as np
 
 from clinical.questions import DEFAULT_DATA_DIR, QuestionItem
 from common.errors import InputError
+from common.fields import Instance, Number, Satisfies, Seq, Text, check, fixed
 
 __all__ = ["KEYBOARD", "UNITS", "REWORD_RULES_FILE", "DISTRACTOR_TEMPLATES_FILE", "RewordRules",
            "add_typos", "reword", "load_reword_rules", "load_distractor_templates", "insert_distractor",
@@ -97,10 +98,9 @@ def _typo(word: str, rng: np.random.Generator) -> str:
 
 def add_typos(text: str, rng: np.random.Generator, rate: float = 0.05) -> str:
     """``text`` with each eligible word misspelt with probability ``rate`` (module docstring)."""
-    if not isinstance(rng, np.random.Generator):
-        raise InputError("rng", "pass a numpy.random.Generator, e.g. numpy.random.default_rng(seed)")
-    if not 0.0 <= rate <= 1.0:
-        raise InputError("rate", f"must be between 0 and 1, got {rate!r}")
+    check("rng", rng, Instance(np.random.Generator, msg="pass a numpy.random.Generator, e.g. "
+                                                       "numpy.random.default_rng(seed)"), error=InputError)
+    check("rate", rate, Number(0.0, 1.0, msg="must be between 0 and 1, got {value!r}"), error=InputError)
     pieces: list[str] = []
     last = 0
     for match in _WORD.finditer(text):
@@ -113,6 +113,9 @@ def add_typos(text: str, rng: np.random.Generator, rate: float = 0.05) -> str:
     return "".join(pieces) + text[last:]
 
 
+_PAIR = Seq(Text(), min_len=2, max_len=2, msg="each rule is a pair of non-empty strings, got {value!r}")
+
+
 @dataclass(frozen=True)
 class RewordRules:
     """``(phrase, replacement)`` pairs applied in order by :func:`reword`."""
@@ -121,8 +124,7 @@ class RewordRules:
 
     def __post_init__(self) -> None:
         for pair in self.rules:
-            if len(pair) != 2 or not all(isinstance(s, str) and s.strip() for s in pair):
-                raise InputError("rules", f"each rule is a pair of non-empty strings, got {pair!r}")
+            check("rules", pair, _PAIR, error=InputError)
 
 
 @lru_cache(maxsize=None)
@@ -150,24 +152,19 @@ def read_rules_object(path: Path) -> dict[str, object]:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, RecursionError) as exc:
         raise InputError("path", f"{path.name}: not valid JSON: {getattr(exc, 'msg', exc)}") from None
-    if not isinstance(raw, dict):
-        raise InputError("path", f"{path.name}: expected a JSON object")
-    return raw
+    return check("path", raw, Instance(dict), msg=fixed(f"{path.name}: expected a JSON object"), error=InputError)
 
 
 def _read_object(path: Path, key: str) -> list[object]:
     raw = read_rules_object(path)
-    value = raw.get(key)
-    if not isinstance(value, list) or not value:
-        raise InputError("path", f"{path.name}: expected an object with a non-empty list {key!r}")
-    return value
+    return check("path", raw.get(key), Seq(min_len=1, types=(list,)), error=InputError,
+                 msg=fixed(f"{path.name}: expected an object with a non-empty list {key!r}"))
 
 
 def load_reword_rules(path: Path | str | None = None) -> RewordRules:
     """The rules file (default ``data/sag_eval/reword_rules.json``): ``{"about", "rules"}``."""
     rows = _read_object(REWORD_RULES_FILE if path is None else Path(path), "rules")
-    if not all(isinstance(row, list) for row in rows):
-        raise InputError("path", "each rule must be a [phrase, replacement] list")
+    check("path", rows, Seq(Instance(list)), msg="each rule must be a [phrase, replacement] list", error=InputError)
     return RewordRules(tuple(tuple(row) for row in rows))  # type: ignore[misc]
 
 
@@ -175,8 +172,8 @@ def load_distractor_templates(path: Path | str | None = None) -> tuple[str, ...]
     """Sentence templates with one ``{option}`` slot (default
     ``data/sag_eval/distractor_templates.json``: ``{"about", "templates"}``)."""
     rows = _read_object(DISTRACTOR_TEMPLATES_FILE if path is None else Path(path), "templates")
-    if not all(isinstance(t, str) and t.count("{option}") == 1 for t in rows):
-        raise InputError("path", "each template must be a string with exactly one {option}")
+    check("path", rows, Seq(Instance(str)), Satisfies(lambda ts: all(t.count("{option}") == 1 for t in ts)),
+          msg=fixed("each template must be a string with exactly one {option}"), error=InputError)
     return tuple(str(t) for t in rows)
 
 
