@@ -7,7 +7,6 @@ keeps (:meth:`Rule.convert`).  Import them from :mod:`common.fields`.
 from __future__ import annotations
 
 import math
-import numbers
 import re
 from dataclasses import dataclass
 from typing import Any, Callable, Union
@@ -20,6 +19,14 @@ __all__ = ["Rule", "Whole", "Number", "OneOf", "Flag", "Text", "Instance", "Seq"
 Msg = Union[str, Callable[[Any], str], None]  # a template, or a function of the value
 _CLOSED = ("both", "left", "right", "neither")
 _REALS, _NUMPY_REALS = (int, float), (int, float, np.integer, np.floating)
+
+
+def _finite(value: Any) -> bool:
+    """Whether a number is finite as a float (a whole number beyond a float's range is not)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _inside(value: Any, low: Any, high: Any, closed: str) -> bool:
@@ -97,7 +104,8 @@ class Whole(_Interval):
 @dataclass(frozen=True)
 class Number(_Interval):
     """An int or float in the interval (numpy scalars with ``numpy=True``); a bool is
-    refused, and with ``finite=True`` NaN and infinities (NaN lies in no interval anyway)."""
+    refused, and with ``finite=True`` NaN, infinities and whole numbers beyond a float's
+    range (NaN lies in no interval anyway)."""
 
     finite: bool = False
     numpy: bool = False
@@ -106,7 +114,7 @@ class Number(_Interval):
     def ok(self, value: Any) -> bool:
         if isinstance(value, bool) or not isinstance(value, _NUMPY_REALS if self.numpy else _REALS):
             return False
-        if self.finite and not (isinstance(value, numbers.Integral) or math.isfinite(value)):
+        if self.finite and not _finite(value):
             return False
         return (self.low is None and self.high is None) or _inside(value, self.low, self.high, self.closed)
 

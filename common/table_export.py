@@ -22,6 +22,7 @@ import pandas as pd
 from common import strict_json
 from common.errors import InputError
 from common.export_schema import Schema, check_entries, file_sha256, quote, read_frame
+from common.fields import Instance, Satisfies, check, fixed
 
 __all__ = ["MANIFEST", "export_format", "file_sha256", "export_folders", "write_table", "copy_query", "write_manifest",
            "read_manifest", "read_tables", "check_out_folder", "make_out_folder", "writable_folder"]
@@ -158,9 +159,8 @@ def read_manifest(folder: Path, fmt: str) -> dict[str, Any]:
     """The manifest of the export in ``folder``, whose format must be ``fmt``."""
     where = Path(folder) / MANIFEST
     manifest = _load(where)
-    if not isinstance(manifest, dict) or manifest.get("format") != fmt:
-        raise InputError("export", f"{where}: format must be {fmt!r}")
-    return manifest
+    return check("export", manifest, Instance(dict), Satisfies(lambda m: m.get("format") == fmt),
+                 msg=fixed(f"{where}: format must be {fmt!r}"), error=InputError)
 
 
 def read_tables(folder: Path, manifest: dict[str, Any], schemas: Mapping[str, Schema], *,

@@ -34,6 +34,7 @@ from typing import Any, Sequence
 import pandas as pd
 
 from common.errors import InputError
+from common.fields import Instance, Satisfies, Seq, check, fixed
 from common.export_schema import Schema
 from common.scratch import scratch_folder
 from common.table_export import export_format, make_out_folder, read_manifest, read_tables, write_manifest, write_table
@@ -148,9 +149,9 @@ def read_run_export(folder: Path) -> RunExport:
     if export_format(folder) == STORE_FORMAT:
         return _from_store_export(folder)
     manifest = read_manifest(folder, FORMAT)
-    runs = manifest.get("runs")
-    if not isinstance(runs, list) or not runs or not all(isinstance(r, dict) and "run_id" in r for r in runs):
-        raise InputError("export", f"{folder / 'manifest.json'}: runs must list each run with its run_id")
+    runs = check("export", manifest.get("runs"), Seq(Instance(dict), min_len=1, types=(list,)),
+                 Satisfies(lambda rs: all("run_id" in r for r in rs)), error=InputError,
+                 msg=fixed(f"{folder / 'manifest.json'}: runs must list each run with its run_id"))
     frames = read_tables(folder, manifest, SCHEMAS)
     if sorted(map(str, frames["runs"]["run_id"])) != sorted(str(r["run_id"]) for r in runs):
         raise InputError("export", f"{folder / 'runs.parquet'} and the manifest list different runs")

@@ -18,6 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from common.errors import InputError
+from common.fields import Instance, Seq, Whole, check, fixed
 
 __all__ = ["Agreement", "compare_backends", "RECORD_NAME", "RECORD_FIELDS", "read_agreement_record",
            "recorded_agreement"]
@@ -61,6 +62,9 @@ def compare_backends(backend: Any, adapter: Path, base_gguf: Path, prompts: Sequ
                      tuple(int(x) for x in t.argmax(1)), tuple(int(x) for x in ll.argmax(1)))
 
 
+_KINDS = {str: Instance(str), int: Whole(), float: Instance(float)}  # a bool is none of them
+
+
 def read_agreement_record(path: Path) -> list[dict[str, Any]]:
     """The measurements of the record file at ``path``, each checked for its fields and types;
     :class:`InputError` naming the file and the field otherwise."""
@@ -69,14 +73,13 @@ def read_agreement_record(path: Path) -> list[dict[str, Any]]:
     except (OSError, ValueError) as exc:
         raise InputError("agreement record", f"{path} cannot be read: {exc}") from None
     rows = doc.get("measurements") if isinstance(doc, dict) else None
-    if not isinstance(rows, list) or not rows:
-        raise InputError("agreement record", f"{path} holds no list of measurements")
+    check("agreement record", rows, Seq(min_len=1, types=(list,)), msg=fixed(f"{path} holds no list of measurements"),
+          error=InputError)
     for i, row in enumerate(rows):
         for field, kind in RECORD_FIELDS.items():
             value = row.get(field) if isinstance(row, dict) else None
-            if not isinstance(value, kind) or isinstance(value, bool):
-                raise InputError("agreement record", f"{path}: measurement {i + 1}: {field!r} must be a "
-                                                     f"{kind.__name__}, got {value!r}")
+            check("agreement record", value, _KINDS[kind], error=InputError, msg=lambda v, i=i, field=field, kind=kind: (
+                f"{path}: measurement {i + 1}: {field!r} must be a {kind.__name__}, got {v!r}"))
         if not 0 <= row["same_letter"] <= row["items"]:
             raise InputError("agreement record", f"{path}: measurement {i + 1}: same_letter must be between 0 "
                                                  "and items")

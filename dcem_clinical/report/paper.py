@@ -9,13 +9,13 @@ Single, Free, Pool and D-CEM; ``table7``: D-CEM escalation rate and average roun
 from __future__ import annotations
 
 import json
-import math
 import os
 from pathlib import Path
 from typing import Any, Mapping
 
 from common.db import PROJECT_ROOT
 from common.errors import InputError
+from common.fields import Instance, Number, Seq, check, fixed
 
 __all__ = ["PAPER_TABLES", "TABLE_CELLS", "load_paper_tables", "paper_cell"]
 
@@ -31,25 +31,22 @@ TABLE_CELLS: dict[str, dict[str, tuple[str, ...]]] = {
 
 
 def _check_pair(where: str, pair: Any) -> None:
-    ok = isinstance(pair, list) and len(pair) == 2 and all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in pair)
-    if not ok:
-        raise InputError("paper", f"{where}: expected [mean, std], got {pair!r}")
+    check("paper", pair, Seq(Number(finite=True), min_len=2, max_len=2, types=(list,)), error=InputError,
+          msg=lambda v: f"{where}: expected [mean, std], got {v!r}")
 
 
 def _check(data: Any, path: Path) -> dict[str, Any]:
-    if not isinstance(data, dict) or not isinstance(data.get("datasets"), dict):
-        raise InputError("paper", f"{path} has no datasets")
-    scenarios = data.get("scenarios")
-    if not isinstance(scenarios, list) or not scenarios:
-        raise InputError("paper", f"{path} has no scenario list")
+    no_datasets = fixed(f"{path} has no datasets")
+    check("paper", check("paper", data, Instance(dict), msg=no_datasets, error=InputError).get("datasets"),
+          Instance(dict), msg=no_datasets, error=InputError)
+    check("paper", data.get("scenarios"), Seq(min_len=1, types=(list,)), msg=fixed(f"{path} has no scenario list"),
+          error=InputError)
     for key, tables in data["datasets"].items():
         for table, metrics in TABLE_CELLS.items():
             for metric, methods in metrics.items():
                 for method in methods:
-                    cells = tables.get(table, {}).get(metric, {}).get(method)
-                    if not isinstance(cells, dict):
-                        raise InputError("paper", f"{path}: {key} {table} lacks {metric} of {method}")
+                    cells = check("paper", tables.get(table, {}).get(metric, {}).get(method), Instance(dict),
+                                  msg=fixed(f"{path}: {key} {table} lacks {metric} of {method}"), error=InputError)
                     for scenario, pair in cells.items():
                         _check_pair(f"{key} {table} {metric} {method} {scenario}", pair)
     return data

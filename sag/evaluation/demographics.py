@@ -41,6 +41,7 @@ from pathlib import Path
 
 from clinical.questions import DEFAULT_DATA_DIR
 from common.errors import InputError
+from common.fields import Seq, Text, check, fixed
 from sag.evaluation.perturb import read_rules_object
 
 __all__ = ["DEMOGRAPHIC_RULES_FILE", "DemographicRules", "load_demographic_rules", "swap_gender", "set_race",
@@ -110,10 +111,12 @@ def _alternatives(phrases: tuple[str, ...]) -> list[str]:
     return [r"[\s-]+".join(re.escape(w) for w in re.split(r"[\s-]+", p)) for p in ordered]
 
 
+_PAIRS = Seq(Seq(Text(nonempty=False, min_len=1), min_len=2, max_len=2, types=(list,)), types=(list,))
+
+
 def _strings(raw: dict[str, object], key: str) -> list[str]:
-    value = raw.get(key)
-    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v.strip() for v in value):
-        raise InputError("path", f"demographic rules: {key!r} must be a non-empty list of strings")
+    value = check("path", raw.get(key), Seq(Text(), min_len=1, types=(list,)), error=InputError,
+                  msg=fixed(f"demographic rules: {key!r} must be a non-empty list of strings"))
     return [str(v) for v in value]
 
 
@@ -123,10 +126,8 @@ def load_demographic_rules(path: Path | str | None = None) -> DemographicRules:
     raw = read_rules_object(file)
     if any(key not in raw for key in _KEYS):
         raise InputError("path", f"{file.name}: expected an object with {', '.join(_KEYS)}")
-    pairs = raw["gender_pairs"]
-    if not isinstance(pairs, list) or not all(isinstance(p, list) and len(p) == 2
-                                              and all(isinstance(w, str) and w for w in p) for p in pairs):
-        raise InputError("path", "demographic rules: 'gender_pairs' must be a list of [male, female] pairs")
+    pairs = check("path", raw["gender_pairs"], _PAIRS, error=InputError,
+                  msg="demographic rules: 'gender_pairs' must be a list of [male, female] pairs")
     for pattern in _strings(raw, "sex_specific"):
         try:
             re.compile(pattern)
