@@ -12,7 +12,7 @@ import pytest
 
 from common.errors import ConfigError, InputError
 from common.fields import (
-    Either, Field, Flag, Instance, Number, OneOf, Satisfies, Seq, Spec, Text, ToFloat, Whole, check, shown,
+    Either, Field, Flag, Instance, Number, OneOf, Satisfies, Seq, Spec, Text, ToFloat, Whole, bare, check, fixed, shown,
 )
 
 
@@ -160,6 +160,15 @@ def test_message_words_and_the_error_class() -> None:
     with pytest.raises(ValueError, match="boom"):
         check("f", 0, Whole(1), error=lambda field, message: ValueError(f"boom: {field} {message}"))
     assert shown("a\x00b") == "'a\\x00b'" and shown("x" * 100) == ascii("x" * 100)[:40]
+
+
+def test_bare_errors_and_fixed_messages() -> None:
+    with pytest.raises(KeyError) as err:  # an exception that takes the message alone
+        check("f", 0, Whole(1), error=bare(KeyError))
+    assert err.value.args == ("must be a whole number >= 1, got 0",)
+    where = "file {x}.json"  # read data with braces is not a template
+    with pytest.raises(InputError, match=re.escape("data: file {x}.json: expected an object")):
+        check("data", [], Instance(dict), msg=fixed(f"{where}: expected an object"), error=InputError)
 
 
 def test_label_names_the_field_in_the_error() -> None:
