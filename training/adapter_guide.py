@@ -110,6 +110,15 @@ GUIDES: tuple[AdapterGuide, ...] = (
                    f"group file): its view of a DDXPlus-8 case as {_VIEW_INPUT}",
         (("data/results/training/ddx-views-debate", "the 130 CAL cases: each member's answer after reading the "
                                                     "others, before and after the debate stage"),)),
+    AdapterGuide(
+        "ddx-views-judge", ("ddx-views-judge",),
+        "The view group's judge (J1): reads the debate, not the case (each member's view name, its answers in "
+        "both rounds with two runner-up letters, and the safety agent's audit), and answers for the group with one "
+        "of the eight DDXPlus-8 diagnoses or REFUSE.",
+        VIEW_TURN, "The judge's turn in the view group (`data/groups/ddx-views-trained.json`) after the debate "
+                   "stage's members have played round 0 and round 1 of a DDXPlus-8 case",
+        (("data/results/training/ddx-views-judge", "the 130 CAL cases: the judge's answer before and after its "
+                                                   "stage, recall per diagnosis"),)),
 )
 
 

@@ -48,3 +48,28 @@ def test_the_debate_stage_sentences_are_the_record() -> None:
         sentence = (f"R1 {acc['R1']:.3f}, R2 {acc['R2']:.3f}, R3 {acc['R3']:.3f}, their plurality "
                     f"{acc['plurality']:.3f}")
         assert sentence in text, sentence
+
+
+def test_the_judge_stage_sentence_is_the_record() -> None:
+    """REPRODUCTION.md's judge-against-R2 sentence: both counts and the paired bootstrap
+    come from the two shipped records' CAL answers."""
+    import numpy as np
+
+    from common.intervals import paired_bootstrap
+    from training.report import BOOTSTRAP_SEED, RESAMPLES
+
+    judge = read_shipped("ddx-views-judge").answers
+    debate = read_shipped("ddx-views-debate").answers
+    j = judge[judge["step"] == judge["step"].max()].set_index("item_id").sort_index()
+    r2 = debate[(debate["step"] == debate["step"].max()) & (debate["split"] == "cal:R2")].set_index("item_id")
+    r2 = r2.reindex(j.index)
+    assert not r2["answer"].isna().any(), "the judge's CAL cases are not R2's"
+    jr = (j["answer"] == j["truth"]).to_numpy(dtype=float)
+    rr = (r2["answer"] == r2["truth"]).to_numpy(dtype=float)
+    diff, low, high = paired_bootstrap(rr, jr, np.random.default_rng(BOOTSTRAP_SEED), resamples=RESAMPLES)
+    n = len(j)
+    sentence = (f"it is right on {int(jr.sum())} of {n} ({jr.mean():.3f}), against R2's round-1 answer alone on the "
+                f"same cases {int(rr.sum())} of {n} ({rr.mean():.3f}): the paired difference, {diff:+.3f} with 95 % "
+                f"bootstrap interval [{low:+.3f}, {high:+.3f}], spans 0")
+    text = " ".join((ROOT / "REPRODUCTION.md").read_text(encoding="utf-8").split())
+    assert sentence in text, sentence
