@@ -17,6 +17,8 @@ STORE_MODULES = (
     "common/db.py",  # Database: opening the file, generic reads and Parquet loads
     "common/migrations.py",  # migrate()
     "common/transactions.py",  # cursors and retried transactions
+    "common/ledger.py",  # Ledger: the runs and units of every kind of run
+    "common/ledger_adopt.py",  # the old run tables copied into the ledger
     "common/table_export.py",  # an export's Parquet files written
     "common/export_schema.py",  # an export's Parquet files checked
     "common/store_merge.py",  # one store merged into another
