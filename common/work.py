@@ -22,18 +22,23 @@ in a row).  Progress is ``progress(done, total, label)`` in weighted units, call
 start and after each unit (and on each ``tick`` a unit reports in process); ``cancel()``
 is polled between units and stops the run cleanly.  A run killed at any moment keeps
 every finished unit and no half of one, and the same command resumes it.
+
+Given a ledger (:class:`common.ledger.Ledger`, with the run's ``kind`` and ``spec``),
+:func:`run_units` also keeps the run's record itself: start (or refused resume), skip
+the ledger's done units, each unit's rows and ledger row in one transaction (the sink is
+then a :class:`LedgerSink`), failures with their messages, finished or failed at the end.
 """
 from __future__ import annotations
 
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator, NamedTuple, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Protocol, Sequence, runtime_checkable
 
 from common.errors import ConfigError, ProjectError
 
 __all__ = ["Spec", "Unit", "Failure", "UnitFailure", "WorkSummary", "Job", "Worker", "Sink", "Executor", "InProcess", "run_units",
-           "Progress", "Cancel", "failure_of", "check_units"]
+           "Progress", "Cancel", "failure_of", "check_units", "LedgerSink", "RunLedger"]
 
 log = logging.getLogger(__name__)
 
@@ -131,6 +136,31 @@ class Sink(Protocol):
     def fail(self, unit: Unit, failure: Failure) -> None: ...
 
 
+class LedgerSink(Protocol):
+    """Where the results of a run kept in a ledger go: ``write`` puts a unit's rows on
+    ``cur``, inside the transaction that also marks the unit done in the ledger."""
+
+    def write(self, cur: Any, unit: Unit, result: Any) -> None: ...
+
+    def fail(self, unit: Unit, failure: Failure) -> None: ...
+
+
+class RunLedger(Protocol):
+    """What :func:`run_units` asks of a ledger (:class:`common.ledger.Ledger`)."""
+
+    def start(self, run_id: str, kind: str, spec: Mapping[str, Any]) -> bool: ...
+
+    def done_keys(self, run_id: str) -> set[str]: ...
+
+    def save_unit(self, run_id: str, key: str, write: Callable[[Any], None]) -> None: ...
+
+    def unit_failed(self, run_id: str, key: str, message: str) -> None: ...
+
+    def finish(self, run_id: str) -> None: ...
+
+    def mark_failed(self, run_id: str) -> None: ...
+
+
 class Executor(Protocol):
     """Computes units and yields each (unit, result or :class:`Failure`) as it finishes."""
 
@@ -205,12 +235,25 @@ class _Counter:
         self.report(unit.label)
 
 
-def run_units(sink: Sink, units: Sequence[Unit], job: Job, *, run_id: str, done: Iterable[str] = (),
+def run_units(sink: Sink | LedgerSink, units: Sequence[Unit], job: Job, *, run_id: str, done: Iterable[str] = (),
               resumed: bool = False, executor: Executor | None = None, progress: Progress | None = None,
-              cancel: Cancel | None = None, stop_after: int | None = None) -> WorkSummary:
-    """Compute and store every unit whose key is not in ``done``; see the module docstring."""
+              cancel: Cancel | None = None, stop_after: int | None = None, ledger: RunLedger | None = None,
+              kind: str | None = None, spec: Spec | Mapping[str, Any] | None = None) -> WorkSummary:
+    """Compute and store every unit whose key is not in ``done``; see the module docstring.
+
+    With a ``ledger`` (:class:`common.ledger.Ledger`), ``kind`` and ``spec`` the run keeps
+    its own record: the ledger starts the run (refusing a stored run of another kind or
+    spec before anything is written; ``resumed`` is then the ledger's answer), its done
+    units are skipped as well as ``done``, each unit's rows (``sink.write(cur, unit,
+    result)``, a :class:`LedgerSink`) and its ledger row commit in one transaction, each
+    failure is recorded with its message, and the run is marked finished when every unit
+    is stored, failed when a unit failed."""
     start = time.perf_counter()
     check_units(units)
+    if ledger is None:
+        save, fail = sink.save, sink.fail  # type: ignore[union-attr]
+    else:
+        resumed, done, save, fail = _with_ledger(ledger, sink, units, run_id=run_id, done=done, kind=kind, spec=spec)
     done = {k for k in done if any(u.key == k for u in units)}
     todo = [u for u in units if u.key not in done]
     counter = _Counter(units, done, progress)
@@ -221,7 +264,7 @@ def run_units(sink: Sink, units: Sequence[Unit], job: Job, *, run_id: str, done:
     try:
         for unit, result in results:
             if isinstance(result, Failure):
-                sink.fail(unit, result)
+                fail(unit, result)
                 failed.append(UnitFailure(unit.key, result.message))
                 in_a_row += 1
                 left = len(todo) - computed - len(failed)
@@ -229,7 +272,7 @@ def run_units(sink: Sink, units: Sequence[Unit], job: Job, *, run_id: str, done:
                     stopped = f"stopped after {in_a_row} units in a row failed; {left} units not tried"
                     break
             else:
-                sink.save(unit, result)
+                save(unit, result)
                 computed, in_a_row = computed + 1, 0
             counter.unit_done(unit)
     finally:
@@ -237,7 +280,35 @@ def run_units(sink: Sink, units: Sequence[Unit], job: Job, *, run_id: str, done:
         if close is not None:
             close()
     complete = computed == len(todo)
+    if ledger is not None and complete:
+        ledger.finish(run_id)
+    elif ledger is not None and failed:
+        ledger.mark_failed(run_id)
     if not complete:
         log.info("run %s stopped with %d of %d units stored", run_id, len(done) + computed, len(units))
     return WorkSummary(run_id, resumed, computed, len(done), len(units), complete, tuple(failed), stopped,
                        time.perf_counter() - start)
+
+
+def _with_ledger(ledger: RunLedger, sink: Sink | LedgerSink, units: Sequence[Unit], *, run_id: str,
+                 done: Iterable[str], kind: str | None,
+                 spec: Spec | Mapping[str, Any] | None) -> tuple[bool, set[str], Callable[[Unit, Any], None],
+                                                               Callable[[Unit, Failure], None]]:
+    """The run started in ``ledger``: (resumed, done keys, save, fail) for :func:`run_units`."""
+    if not kind or spec is None:
+        raise ConfigError("ledger", "a run kept in a ledger needs its kind and spec")
+    if not hasattr(sink, "write"):
+        raise ConfigError("ledger", f"{type(sink).__name__} has no write(cur, unit, result): a run kept in a "
+                                    "ledger writes each unit in the ledger's transaction")
+    given = spec.to_dict() if isinstance(spec, Spec) else dict(spec)
+    resumed = ledger.start(run_id, kind, given)
+    write = sink.write  # type: ignore[union-attr]
+
+    def save(unit: Unit, result: Any) -> None:
+        ledger.save_unit(run_id, unit.key, lambda cur: write(cur, unit, result))
+
+    def fail(unit: Unit, failure: Failure) -> None:
+        sink.fail(unit, failure)
+        ledger.unit_failed(run_id, unit.key, failure.message)
+
+    return resumed, set(done) | ledger.done_keys(run_id), save, fail
