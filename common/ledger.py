@@ -87,10 +87,18 @@ def _now() -> _dt.datetime:
     return _dt.datetime.now()
 
 
+def _json_value(value: Any) -> Any:
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=lambda v: json.dumps(v, sort_keys=True, default=_json_value))
+    raise TypeError(f"a run's spec holds a {type(value).__name__} ({value!r}), which JSON cannot keep; "
+                    "give its to_dict() plain values")
+
+
 def _spec_json(spec: Mapping[str, Any]) -> str:
+    """The spec as sorted JSON (tuples become lists, sets sorted lists)."""
     if not isinstance(spec, Mapping):
         raise TypeError(f"a run's spec is a mapping (its to_dict()), got {type(spec).__name__}")
-    return json.dumps(dict(spec), sort_keys=True, default=list)
+    return json.dumps(dict(spec), sort_keys=True, default=_json_value)
 
 
 class Ledger:

@@ -127,6 +127,8 @@ def test_bad_arguments_are_refused_before_anything_is_written(ledger: Ledger) ->
         ledger.start("r", "", SPEC)
     with pytest.raises(TypeError, match="mapping"):
         ledger.start("r", "toy", [1, 2])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"holds a PosixPath .*which JSON cannot keep"):
+        ledger.start("r", "toy", {"file": Path("a.jsonl")})
     assert ledger.runs().empty
 
 
@@ -139,3 +141,9 @@ def test_a_read_only_store_without_the_tables_reads_empty(tmp_path: Path) -> Non
         assert ledger.runs().empty and ledger.units("r").empty and ledger.done_keys("r") == set()
         with pytest.raises(StoreError, match="no run 'r'"):
             ledger.run("r")
+
+
+def test_a_set_in_a_spec_is_kept_sorted_so_it_resumes_in_any_order(ledger: Ledger) -> None:
+    ledger.start("r", "toy", {"tags": {"b", "c", "a"}})
+    assert ledger.run("r").spec == {"tags": ["a", "b", "c"]}
+    assert ledger.start("r", "toy", {"tags": frozenset({"c", "a", "b"})}) is True

@@ -154,3 +154,11 @@ def test_a_spec_may_be_given_as_its_dict(store: Database) -> None:
     summary = run_units(ToySink(), UNITS, ToyJob(10), run_id=RUN, ledger=Ledger(store), kind="toy",
                         spec=SPEC.to_dict())
     assert summary.complete and not summary.resumed and Ledger(store).run(RUN).spec == {"n": 5, "scale": 10}
+
+
+def test_a_cancelled_run_stays_running_with_what_it_stored(store: Database) -> None:
+    job = ToyJob(10)
+    summary = _run(store, job, cancel=lambda: len(job.computed) >= 2)
+    assert not summary.complete and summary.computed == 2 and not summary.failed
+    run = Ledger(store).run(RUN)
+    assert (run.status, run.done, run.failed) == ("running", 2, 0)
