@@ -162,9 +162,9 @@ class Ledger:
         run_in_transaction(self.store, work)
 
     def finish(self, run_id: str) -> None:
-        """Every unit is stored: the run is finished."""
-        self._set_status("UPDATE ledger_runs SET status = 'finished', finished_at = ? WHERE run_id = ?",
-                         [_now(), run_id], run_id)
+        """Every unit is stored: the run is finished (a finished run keeps when it first finished)."""
+        self._set_status("UPDATE ledger_runs SET status = 'finished', finished_at = ? WHERE run_id = ? "
+                         "AND status <> 'finished'", [_now(), run_id], run_id)
 
     def mark_failed(self, run_id: str) -> None:
         """The run ended with failed units: not finished; the same command retries them."""

@@ -92,6 +92,8 @@ def test_finish_mark_failed_and_a_resume(ledger: Ledger) -> None:
     ledger.finish("r1")
     finished = ledger.run("r1")
     assert finished.status == "finished" and finished.finished_at is not None
+    ledger.finish("r1")
+    assert ledger.run("r1").finished_at == finished.finished_at  # when it first finished
     ledger.mark_failed("r1")  # a finished run stays finished
     ledger.start("r1", "toy", SPEC)
     assert ledger.run("r1").status == "finished"
