@@ -15,8 +15,10 @@ the ledger lacks of
   "settings", "data_hash"}``, what :meth:`training.store.TrainingStore.check_start`
   compares), their optimiser steps (``train_steps``, key ``step <n>``).
 
-Only what is missing is added (a run the ledger has keeps its row; a unit stored since it
-failed becomes done; a newer failure replaces an older one), so a second open adds nothing.
+Only what is missing is added (a run the ledger has keeps its row, except its status and
+finish time, which follow its kind's table until the ledger holds it finished; a unit stored
+since it failed becomes done; a newer failure replaces an older one), so a second open adds
+nothing.
 A table that does not exist (a store of one kind only, or an older schema) is skipped.
 """
 from __future__ import annotations
@@ -32,7 +34,10 @@ OLD_RUN_TABLES = ("runs", "sag_runs", "train_runs")
 
 _INSERT_RUN = ("INSERT INTO ledger_runs (run_id, kind, spec_json, status, created_at, finished_at, revision) "
                "VALUES (?, ?, ?, ?, ?, ?, ?)")
-_MISSING = "WHERE run_id NOT IN (SELECT run_id FROM ledger_runs)"
+# a run the ledger has takes the status its kind's table gives it now (a run resumed, finished or
+# failed since the last open), unless the ledger holds it finished: finished stays finished
+_SYNC_STATUS = ("UPDATE ledger_runs SET status = ?, finished_at = ? WHERE run_id = ? AND status <> 'finished' "
+                "AND (status <> ? OR finished_at IS DISTINCT FROM ?)")
 _UPSERT = ("INSERT INTO ledger_units (run_id, unit_key, state, message, updated_at) {select} "
            "ON CONFLICT (run_id, unit_key) DO UPDATE SET state = excluded.state, message = excluded.message, "
            "updated_at = excluded.updated_at WHERE ledger_units.state = 'failed' AND "
@@ -80,11 +85,11 @@ def _training(row: tuple[Any, ...]) -> tuple[Any, ...]:
 
 _RUNS: tuple[tuple[str, str, Callable[[tuple[Any, ...]], tuple[Any, ...]]], ...] = (
     ("runs", "SELECT run_id, kind, spec_json, config_json, seeds, git_revision, created_at, finished_at, status "
-             f"FROM runs {_MISSING}", _dcem),
+             "FROM runs", _dcem),
     ("sag_runs", "SELECT run_id, benchmark, item_ids, config_json, seed, git_revision, created_at, finished_at, "
-                 f"status FROM sag_runs {_MISSING}", _sag),
+                 "status FROM sag_runs", _sag),
     ("train_runs", "SELECT run_id, kind, method, base_model, settings_json, data_hash, created_at, finished_at, "
-                   f"status FROM train_runs {_MISSING}", _training),
+                   "status FROM train_runs", _training),
 )
 
 
@@ -100,10 +105,15 @@ def adopt_old_runs(cur: duckdb.DuckDBPyConnection) -> dict[str, int]:
     present, changed = _tables(cur), {}
     for table, select, to_row in _RUNS:
         if table in present:
+            known = {str(r) for (r,) in cur.execute("SELECT run_id FROM ledger_runs").fetchall()}
             rows = [to_row(r) for r in cur.execute(select).fetchall()]
-            if rows:
-                cur.executemany(_INSERT_RUN, rows)
-            changed[table] = len(rows)
+            new = [r for r in rows if r[0] not in known]
+            if new:
+                cur.executemany(_INSERT_RUN, new)
+            synced = 0
+            for run_id, _kind, _spec, status, _created, finished, _rev in (r for r in rows if r[0] in known):
+                synced += _count(cur.execute(_SYNC_STATUS, [status, finished, run_id, status, finished]).fetchone())
+            changed[table] = len(new) + synced
     for tables, select in _UNITS:
         if present.issuperset(tables):
             changed[tables[-1]] = _count(cur.execute(_UPSERT.format(select=select)).fetchone())

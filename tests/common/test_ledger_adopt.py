@@ -161,3 +161,19 @@ def test_a_run_the_ledger_holds_keeps_its_row(tmp_path: Path) -> None:
         store.ensure_run("grid-1", kind="synthetic", spec={"other": 1}, config=MediatorConfig(), seeds=[0])
         Ledger(store)
         assert ledger.run("grid-1").spec == {"given": "through the ledger"}
+
+
+def test_a_run_finished_in_its_kinds_table_after_it_was_adopted_is_finished_in_the_ledger(tmp_path: Path) -> None:
+    """Until a kind writes the ledger itself, the ledger follows its table's status: a run
+    adopted while running shows finished after the kind finishes it (and a finished run is
+    not set back to running by a stale table)."""
+    with Store(tmp_path / "s.duckdb") as store:
+        store.ensure_run("grid-2", kind="synthetic", spec={"scenarios": ["S1"]}, config=MediatorConfig(), seeds=[0])
+        assert Ledger(store).run("grid-2").status == "running"
+        store.finish_run("grid-2")
+        run = Ledger(store).run("grid-2")
+        assert run.status == "finished" and run.finished_at is not None
+        before = _snapshot(store)
+        assert Ledger(store).run("grid-2").status == "finished" and _snapshot(store) == before
+        store.con.execute("UPDATE runs SET status = 'running', finished_at = NULL WHERE run_id = 'grid-2'")
+        assert Ledger(store).run("grid-2").status == "finished"
