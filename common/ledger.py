@@ -29,11 +29,12 @@ import pandas as pd
 
 from common.db import Database, StoreError, git_revision
 from common.ledger_adopt import adopt_old_runs
+from common.merge_checks import RowCheck, belongs, json_text, one_of, same_in_both
 from common.migrations import Migration, migrate
 from common.resume import check_resume
 from common.transactions import cursor, run_in_transaction
 
-__all__ = ["Ledger", "LedgerRun", "PACKAGE", "MIGRATIONS", "RUN_STATUSES", "UNIT_STATES"]
+__all__ = ["Ledger", "LedgerRun", "PACKAGE", "MIGRATIONS", "RUN_STATUSES", "UNIT_STATES", "ledger_checks"]
 
 PACKAGE = "ledger"
 RUN_STATUSES = ("running", "finished", "failed", "stopped")
@@ -99,6 +100,28 @@ def _spec_json(spec: Mapping[str, Any]) -> str:
     if not isinstance(spec, Mapping):
         raise TypeError(f"a run's spec is a mapping (its to_dict()), got {type(spec).__name__}")
     return json.dumps(dict(spec), sort_keys=True, default=_json_value)
+
+
+def ledger_checks() -> tuple[RowCheck, ...]:
+    """The rules a ledger row keeps when another store or an export is merged in
+    (:mod:`common.merge_checks`): a run has an id, a kind's name, a JSON spec and a known
+    status, a finish time when finished, and means the same in both files; a unit belongs
+    to a run and is done or failed (with its message)."""
+    return (
+        RowCheck("ledger_runs", "run_id", "r.run_id = ''", "must not be empty"),
+        RowCheck("ledger_runs", "kind", "NOT regexp_full_match(r.kind, '[a-z][a-z0-9-]*')",
+                 "must be a kind's name (lower-case letters, digits and '-')"),
+        json_text("ledger_runs", "spec_json"),
+        one_of("ledger_runs", "status", RUN_STATUSES),
+        RowCheck("ledger_runs", "finished_at", "r.status = 'finished' AND r.finished_at IS NULL",
+                 "must be set when the run is finished"),
+        *same_in_both("ledger_runs", "kind", "spec_json"),
+        RowCheck("ledger_units", "unit_key", "r.unit_key = ''", "must not be empty"),
+        one_of("ledger_units", "state", UNIT_STATES),
+        RowCheck("ledger_units", "message", "r.state = 'failed' AND r.message IS NULL", "must say why the unit failed"),
+        belongs("ledger_units", "ledger_runs", ("run_id",),
+                "must belong to a run of the ledger (in the target or among the merged rows)"),
+    )
 
 
 class Ledger:

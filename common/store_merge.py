@@ -69,6 +69,9 @@ PRECEDENCE: dict[str, Precedence] = {
                                 ("peak_rss_mb", "weights_json", "measured_at")),
     "sag_runs": _FINISHED,
     "runs": _FINISHED,
+    "ledger_runs": _FINISHED,
+    "ledger_units": Precedence("s.state = 'done' AND t.state <> 'done'", "done in the source",
+                               ("state", "message", "updated_at")),
 }
 
 

@@ -19,6 +19,7 @@ STORE_MODULES = (
     "common/transactions.py",  # cursors and retried transactions
     "common/ledger.py",  # Ledger: the runs and units of every kind of run
     "common/ledger_adopt.py",  # the old run tables copied into the ledger
+    "common/run_rows.py",  # the rows of chosen runs, for an export
     "common/table_export.py",  # an export's Parquet files written
     "common/export_schema.py",  # an export's Parquet files checked
     "common/store_merge.py",  # one store merged into another

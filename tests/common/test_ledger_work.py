@@ -6,11 +6,8 @@ records a failing unit's message, and refuses a resume with another spec.
 """
 from __future__ import annotations
 
-import hashlib
-import json
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import pytest
 
@@ -19,69 +16,12 @@ from common.errors import ConfigError
 from common.ledger import Ledger
 from common.resume import ResumeRefused
 from common.work import Failure, Unit, run_units
-
-
-@dataclass(frozen=True)
-class ToySpec:
-    n: int
-    scale: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def run_id(self) -> str:
-        return "toy-" + hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:8]
-
-
-@dataclass(frozen=True)
-class ToyJob:
-    """Computes ``payload * scale``; raises for ``fail_key``; ``stop_after`` units then a kill."""
-
-    scale: int
-    computed: list[str] = field(default_factory=list, compare=False)
-    fail_key: str | None = None
-    stop_after: int | None = None
-
-    @property
-    def key(self) -> str:
-        return f"toy-{self.scale}"
-
-    def open(self, here: Any = None) -> "ToyJob":
-        return self
-
-    def compute_unit(self, payload: tuple[str, int], tick: Callable[[], None]) -> int:
-        key, number = payload
-        if self.stop_after is not None and len(self.computed) >= self.stop_after:
-            raise KeyboardInterrupt  # the process is killed while computing this unit
-        self.computed.append(key)
-        if key == self.fail_key:
-            raise ValueError(f"no answer for {key}")
-        return number * self.scale
-
-
-class ToySink:
-    """The toy's rows, written on the ledger's transaction; failures kept here too."""
-
-    def __init__(self) -> None:
-        self.failures: list[tuple[str, str]] = []
-
-    def write(self, cur: Any, unit: Unit, result: int) -> None:
-        cur.execute("INSERT INTO toy_results VALUES (?, ?, ?)", [RUN, unit.key, result])
-
-    def fail(self, unit: Unit, failure: Failure) -> None:
-        self.failures.append((unit.key, failure.message))
-
-
-SPEC = ToySpec(n=5, scale=10)
-RUN = SPEC.run_id()
-UNITS = [Unit(f"u{i}", f"number {i}", (f"u{i}", i)) for i in range(SPEC.n)]
+from tests.common.toy_kind import RUN, SPEC, UNITS, ToyJob, ToySink, ToySpec, ToyStore
 
 
 @pytest.fixture()
 def store(tmp_path: Path) -> Iterator[Database]:
-    with Database(tmp_path / "toy.duckdb") as db:
-        db.con.execute("CREATE TABLE toy_results (run_id VARCHAR, unit_key VARCHAR, value INTEGER, "
-                       "PRIMARY KEY (run_id, unit_key))")
+    with ToyStore(tmp_path / "toy.duckdb") as db:
         yield db
 
 
