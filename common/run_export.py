@@ -40,7 +40,7 @@ from common.table_export import MANIFEST, export_format, make_out_folder, read_m
 from common.work import Progress
 
 __all__ = ["FORMAT", "write_runs_export", "read_runs_manifest", "import_runs_export", "reports_from_export",
-           "readable_formats"]
+           "readable_formats", "kind_checks"]
 
 FORMAT = "studio-run/1"
 Loader = Callable[[Path, Path, "Progress | None"], None]
@@ -179,7 +179,8 @@ def _unpacked(folder: Path, kinds: Mapping[str, RunKind], progress: Progress | N
         yield raw
 
 
-def _checks(kinds: Mapping[str, RunKind]) -> list[RowCheck]:
+def kind_checks(kinds: Mapping[str, RunKind]) -> list[RowCheck]:
+    """The merge rules of the ledger and of every kind in ``kinds``, each once."""
     seen: dict[tuple[str, str, str], RowCheck] = {}
     for rule in (*ledger_checks(), *(r for k in kinds.values() for r in k.checks())):
         seen.setdefault((rule.table, rule.column, str(rule.bad) if isinstance(rule.bad, str) else repr(rule.bad)),
@@ -202,7 +203,7 @@ def import_runs_export(store_path: str | Path | None, folder: str | Path, kinds:
                 kind.open_store(path).close()
             with Database(path) as store:
                 Ledger(store)
-                return merge_store(store, raw, _checks(kinds), progress)
+                return merge_store(store, raw, kind_checks(kinds), progress)
         except BaseException:
             if new:
                 for made in (path, path.with_name(path.name + ".wal")):

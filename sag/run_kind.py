@@ -1,0 +1,44 @@
+"""The ``sag`` kind of run (:mod:`common.run_kinds`): a Small Agent Group answering a
+benchmark's items (``python -m sag run``, and each group of ``python -m sag eval``), with
+every debate and its call log."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+from common.run_kinds import RunKind, register
+from sag.evaluation.store_export import FORMAT, import_store_export
+from sag.store.merge_checks import sag_store_checks
+from sag.store.tables import SagStore
+
+__all__ = ["SAG", "SAG_TABLES"]
+
+SAG_TABLES = ("sag_runs", "sag_items", "sag_messages", "sag_outcomes", "sag_mediator", "sag_failures",
+              "sag_eval_parts", "llm_calls")
+# an evaluation's costs go with the runs of its parts
+_EVAL_COST = ("EXISTS (SELECT 1 FROM sag_eval_parts p WHERE p.eval_id = r.eval_id AND p.group_name = r.group_name "
+              "AND p.run_id IN ({runs}))")
+
+
+def _load(folder: Path, raw: Path, progress: Any) -> None:
+    """A SAG store export (``sag-store-export/1``) into the new store ``raw``."""
+    with SagStore(raw) as store:
+        import_store_export(store, folder, progress=progress)
+
+
+def _describe(spec: Mapping[str, Any]) -> str:
+    config = spec.get("config") or {}
+    return f"{config.get('name', '?')} on {spec.get('benchmark', '?')}, {len(spec.get('items') or [])} items"
+
+
+def _report(path: Path, run_id: str) -> str:
+    from sag.report import sag_run_report_text
+
+    with SagStore(path, read_only=True) as store:
+        return sag_run_report_text(store, run_id)
+
+
+SAG = register(RunKind(
+    "sag", "a Small Agent Group debating a benchmark's items", "Agent group", SAG_TABLES, SagStore,
+    sag_store_checks, _report, describe=_describe, linked={"sag_eval_cost": _EVAL_COST},
+    imports={FORMAT: _load}))
