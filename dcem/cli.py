@@ -8,7 +8,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from dcem import strict_json
 from common.cli_args import MAX_SAMPLES, MAX_SCALE, MAX_SEED, MAX_SEEDS, name_text
@@ -18,6 +18,9 @@ from dcem.core.config import MAX_ROUNDS, MediatorConfig
 from dcem.fit_options import add_escalation_cost, add_fit_options, risk_target_from_args
 from common.bounded_read import JSON_FILE_LIMIT, read_at_most
 from common.errors import ProjectError
+
+if TYPE_CHECKING:
+    from dcem.analysis.run_report import SyntheticRun
 
 __all__ = ["main", "base_config"]
 
@@ -86,13 +89,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return report_failed_units(summary, "cell")
 
 
-def _clinical_elsewhere(what: str) -> ProjectError:
-    return ProjectError(f"{what}: report clinical runs with python -m dcem_clinical report")
-
-
 def _cmd_report(args: argparse.Namespace) -> int:
+    from dcem.analysis.run_report import read_synthetic_run
     from dcem.store.database import Store
-    from dcem.store.run_reads import run_kind, run_spec_text
 
     if args.from_export is not None:
         return _export_report(args)
@@ -102,18 +101,14 @@ def _cmd_report(args: argparse.Namespace) -> int:
         run_ids = args.run or [store.latest_run("synthetic")]
         if len(run_ids) > 1:
             raise ProjectError("give one synthetic run with --run")
-        run_id = run_ids[0]
-        store.check_run(run_id)
-        if run_kind(store, run_id) == "clinical":
-            raise _clinical_elsewhere(f"run {run_id} is a clinical run (python -m dcem_clinical report --run {run_id})")
-        metrics, ablation = store.metrics(run_id), store.ablation(run_id)
-        spec = json.loads(run_spec_text(store, run_id) or "{}")
-    return _synthetic_report(args, run_id, metrics, ablation, spec)
+        run = read_synthetic_run(store, run_ids[0])
+    return _synthetic_report(args, run)
 
 
 def _export_report(args: argparse.Namespace) -> int:
     """The synthetic tables of a run export (``--from-export DIR``): markdown (REPRODUCTION)
     or the usual report per run."""
+    from dcem.analysis.run_report import SyntheticRun, clinical_elsewhere
     from dcem.analysis.synthetic_markdown import render_synthetic_markdown
     from dcem.store.run_export import load_run_export
 
@@ -122,69 +117,29 @@ def _export_report(args: argparse.Namespace) -> int:
     export = load_run_export(args.from_export)
     kinds = {export.run(r)["kind"] for r in export.run_ids}
     if kinds != {"synthetic"}:
-        raise _clinical_elsewhere(f"{args.from_export} holds {' and '.join(sorted(kinds))} runs "
-                                  f"(python -m dcem_clinical report --from-export {args.from_export})")
+        raise clinical_elsewhere(f"{args.from_export} holds {' and '.join(sorted(kinds))} runs "
+                                 f"(python -m dcem_clinical report --from-export {args.from_export})")
     if args.markdown:
         sys.stdout.write(render_synthetic_markdown(export, escalation_cost=args.escalation_cost))
         return 0
     for run_id in export.run_ids:
         pick = lambda f: f[f["run_id"] == run_id].drop(columns="run_id").reset_index(drop=True)  # noqa: E731
-        _synthetic_report(args, run_id, pick(export.metrics), pick(export.ablation), export.run(run_id)["spec"])
+        _synthetic_report(args, SyntheticRun(run_id, pick(export.metrics), pick(export.ablation),
+                                             export.run(run_id)["spec"]))
         print()
     return 0
 
 
-def _threshold_line(spec: dict[str, Any]) -> str:
-    """How the run's thresholds were chosen, in one line."""
-    target = spec.get("risk_target")
-    if not target:
-        return "Thresholds: fitted on the tuning cases by the costed objective of eq. (1)"
-    return (f"Thresholds: Learn-then-Test on the tuning cases, {target['risk']} at most {target['alpha']:g} with "
-            f"probability at least {1 - target['delta']:.0%} ({target['fwer']}); a cell where no setting passed "
-            "escalates every case")
+def _synthetic_report(args: argparse.Namespace, run: SyntheticRun) -> int:
+    """Write one run's report: text (:func:`dcem.analysis.run_report.synthetic_run_text`) or ``--json``."""
+    from dcem.analysis.run_report import synthetic_run_dict, synthetic_run_text
 
-
-def _synthetic_report(args: argparse.Namespace, run_id: str, metrics: Any, ablation: Any,
-                      spec: dict[str, Any]) -> int:
-    from dcem.analysis.charged_risk import named_for_text
-    from dcem.analysis.report import (AT_T_METRICS, BY_T_METRICS, comparison_table, compliance_table,
-                                      escalation_table, format_table, report_dict)
-
-    cost = args.escalation_cost
     if args.json:
-        extra = {"risk_target": spec["risk_target"]} if spec.get("risk_target") else {}
-        json.dump({"run_id": run_id, **extra, **report_dict(metrics, ablation, escalation_cost=cost)}, sys.stdout,
-                  default=str)
+        json.dump(synthetic_run_dict(run, escalation_cost=args.escalation_cost), sys.stdout, default=str)
         sys.stdout.write("\n")
-        return 0
-    print(f"Run {run_id}: mean ± std over seeds")
-    print(_threshold_line(spec))
-    print(f"System risk (escalation free) counts an escalated case as 0; the risk with escalation at {cost:g} "
-          f"charges it {cost:g}.\n")
-    print("Comparison with baselines (Fig. 3)")
-    print(format_table(named_for_text(comparison_table(metrics, escalation_cost=cost), cost),
-                       index=["scenario", "metric"], columns="method"))
-    table5 = compliance_table(ablation)
-    print("\nPartial-compliance ablation (Table 5, App. F: the signal and decision AT round T)")
-    print(_compliance_text(table5, AT_T_METRICS))
-    print("\nSecond view: the outcome reached BY round T (first terminal signal up to T)")
-    print(_compliance_text(table5, BY_T_METRICS))
-    print("\nEscalation ablation (D-CEM vs without STOP_AND_ESCALATE)")
-    print(format_table(named_for_text(escalation_table(metrics, escalation_cost=cost), cost),
-                       index=["scenario", "metric"], columns="method"))
+    else:
+        sys.stdout.write(synthetic_run_text(run, escalation_cost=args.escalation_cost))
     return 0
-
-
-def _compliance_text(table: Any, metrics: tuple[str, ...]) -> str:
-    import pandas as pd
-
-    from dcem.analysis.report import format_table
-
-    if table.empty:
-        return "(no ablation results)"
-    core = table[table["metric"].isin(metrics)].copy()
-    core["metric"] = pd.Categorical(core["metric"], [m for m in metrics if m in set(core["metric"])])
-    return format_table(core, index=["scenario", "xi", "horizon"], columns="metric")
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
