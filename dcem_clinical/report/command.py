@@ -12,17 +12,20 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from common.errors import ProjectError
 from dcem.fit_options import add_escalation_cost
+
+if TYPE_CHECKING:
+    from dcem_clinical.report.run_report import ClinicalRuns
 
 __all__ = ["add_report_command"]
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from dcem.store.database import Store
-    from dcem.store.run_reads import run_kind, run_spec_text
+    from dcem_clinical.report.run_report import read_clinical_runs
 
     if args.from_export is not None:
         return _export_report(args)
@@ -30,16 +33,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
         raise ProjectError(f"{'--markdown' if args.markdown else '--paired'} prints from a run export: "
                            "give --from-export DIR")
     with Store(args.db, create=False) as store:
-        run_ids = args.run or [store.latest_run("clinical")]
-        specs: dict[str, dict[str, Any]] = {}
-        for run_id in run_ids:
-            store.check_run(run_id)
-            if run_kind(store, run_id) != "clinical":
-                raise ProjectError(f"run {run_id} is a {run_kind(store, run_id)} run: "
-                                   f"report it with python -m dcem report --run {run_id}")
-            specs[run_id] = json.loads(run_spec_text(store, run_id))
-        frames = [(run_id, store.metrics(run_id)) for run_id in run_ids]
-    return _print_tables(args, frames, specs)
+        runs = read_clinical_runs(store, args.run or [store.latest_run("clinical")])
+    return _print_tables(args, runs)
 
 
 def _export_report(args: argparse.Namespace) -> int:
@@ -47,6 +42,7 @@ def _export_report(args: argparse.Namespace) -> int:
     from dcem.store.run_export import load_run_export
     from dcem_clinical.report.agents import export_agent_rows
     from dcem_clinical.report.markdown import render_clinical_markdown
+    from dcem_clinical.report.run_report import ClinicalRuns
 
     if args.run or sum((args.markdown, args.json, args.paired)) > 1:
         raise ProjectError("--from-export takes no --run, and prints one of --markdown, --json or --paired")
@@ -65,27 +61,19 @@ def _export_report(args: argparse.Namespace) -> int:
                                                   escalation_cost=args.escalation_cost))
         return 0
     metrics = export.metrics.drop(columns="run_id")
-    frames = [(r, metrics[export.metrics["run_id"] == r].reset_index(drop=True)) for r in export.run_ids]
-    return _print_tables(args, frames, {r: export.run(r)["spec"] for r in export.run_ids})
+    frames = tuple((r, metrics[export.metrics["run_id"] == r].reset_index(drop=True)) for r in export.run_ids)
+    return _print_tables(args, ClinicalRuns(frames, {r: export.run(r)["spec"] for r in export.run_ids}))
 
 
-def _print_tables(args: argparse.Namespace, frames: list[tuple[str, Any]], specs: dict[str, dict[str, Any]]) -> int:
-    import pandas as pd
+def _print_tables(args: argparse.Namespace, runs: ClinicalRuns) -> int:
+    """Write the runs' tables: text (:func:`dcem_clinical.report.run_report.clinical_runs_text`) or ``--json``."""
+    from dcem_clinical.report.run_report import clinical_runs_dict, clinical_runs_text
 
-    from dcem_clinical.report.tables import clinical_dict, clinical_text
-
-    metrics = pd.concat([m.assign(dataset=specs[r].get("dataset", "?")) for r, m in frames], ignore_index=True)
     if args.json:
-        json.dump({"runs": [r for r, _ in frames], **clinical_dict(metrics, escalation_cost=args.escalation_cost)},
-                  sys.stdout, default=str)
+        json.dump(clinical_runs_dict(runs, escalation_cost=args.escalation_cost), sys.stdout, default=str)
         sys.stdout.write("\n")
-        return 0
-    for run_id, _ in frames:
-        spec = specs[run_id]
-        print(f"Run {run_id}: {spec.get('dataset')} {','.join(spec.get('scenarios', []))}, "
-              f"agents {' + '.join(spec.get('agents', []))}, seeds {spec.get('seeds')}")
-    print("mean ± std over seeds\n")
-    print(clinical_text(metrics, escalation_cost=args.escalation_cost))
+    else:
+        sys.stdout.write(clinical_runs_text(runs, escalation_cost=args.escalation_cost))
     return 0
 
 
