@@ -87,19 +87,20 @@ def _report_failures(summary: "WorkSummary") -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from sag.report import format_table, summarise
+    from sag.report import format_table, sag_run_report_text, summarise
     from sag.store.tables import SagStore
 
     if args.eval is not None or args.from_export is not None:
         return _report_eval(args)
     with SagStore(args.db, create=False) as store:  # a report creates no store
         if args.run is not None:
-            store.run_config(args.run)  # an unknown run id is an error
-        outcomes, failures = store.outcomes(args.run), store.failures(args.run)
-    if outcomes.empty and failures.empty:
-        raise StoreError(f"run {args.run} has no answered items yet" if args.run is not None
-                         else "the store holds no answered SAG items; run `python -m sag run` first")
-    print(format_table(summarise(outcomes, failures)))
+            text = sag_run_report_text(store, args.run)
+        else:
+            outcomes, failures = store.outcomes(), store.failures()
+            if outcomes.empty and failures.empty:
+                raise StoreError("the store holds no answered SAG items; run `python -m sag run` first")
+            text = format_table(summarise(outcomes, failures)) + "\n"
+    sys.stdout.write(text)
     return 0
 
 

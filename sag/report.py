@@ -4,16 +4,22 @@ Accuracy counts REFUSE and ESCALATE as not correct (the item was not answered); 
 interval is Wilson's score interval at 95 %.  Items whose model call failed have no answer
 at all: they are counted apart (``failed``) and in no rate.  Refusal and escalation rates are reported
 beside it, so a group that hands items to a human is not mistaken for one that errs.
+:func:`sag_run_report_text` is what ``python -m sag report --run RUN`` prints for one stored run.
 """
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from common.db import StoreError
 from common.intervals import Z95, wilson_interval
 
-__all__ = ["wilson_interval", "summarise", "format_table", "Z95"]
+if TYPE_CHECKING:
+    from sag.store.tables import SagStore
+
+__all__ = ["wilson_interval", "summarise", "format_table", "sag_run_report_text", "Z95"]
 
 _KEYS = ["benchmark", "group_name", "method", "run_id"]
 
@@ -64,3 +70,14 @@ def format_table(summary: pd.DataFrame) -> str:
         lines.append("items: answered items; failed: items with no answer because a model call failed (not counted "
                      "in any rate; run the same command again to retry them)")
     return "\n".join(lines)
+
+
+def sag_run_report_text(store: SagStore, run_id: str) -> str:
+    """What ``python -m sag report --run RUN_ID`` prints for the stored SAG run (the
+    :func:`format_table` of its :func:`summarise` row), final newline included; StoreError
+    for a run id the SAG tables do not hold and for a run with no item answered or failed yet."""
+    store.run_config(run_id)  # an unknown run id is an error
+    outcomes, failures = store.outcomes(run_id), store.failures(run_id)
+    if outcomes.empty and failures.empty:
+        raise StoreError(f"run {run_id} has no answered items yet")
+    return format_table(summarise(outcomes, failures)) + "\n"
