@@ -1,0 +1,101 @@
+"""``python -m studio runs``: shipped exports of every kind imported into one fresh store,
+listed, shown, exported again in the one format and reported from that export."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from common.run_export import FORMAT
+from studio.runs_cli import main
+from tests.common.toy_kind import RUN, ToyStore, registered, run_toy
+
+ROOT = Path(__file__).resolve().parents[2]
+# one shipped export of each kind, in each of the older formats the kinds still read
+SHIPPED = {"clinical": "data/results/dcem_clinical", "synthetic": "data/results/dcem_synthetic",
+           "sag": "data/results/sag_eval_core", "training": "data/results/training/ddx-views-judge"}
+
+
+def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> object:
+    capsys.readouterr()
+    assert main(list(argv)) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    db = tmp_path_factory.mktemp("runs") / "runs.duckdb"
+    for folder in SHIPPED.values():
+        assert main(["runs", "import", str(ROOT / folder), "--db", str(db)]) == 0
+    yield db
+
+
+def test_every_kind_is_listed_after_importing_its_shipped_export(store: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    runs = _json(capsys, "runs", "list", "--db", str(store), "--json")
+    assert isinstance(runs, list)
+    assert {r["kind"] for r in runs} == set(SHIPPED)
+    for folder in SHIPPED.values():
+        manifest = json.loads((ROOT / folder / "manifest.json").read_text(encoding="utf-8"))
+        listed = manifest.get("runs") or [{"run_id": manifest["run"]["run_id"]}]
+        ids = {r if isinstance(r, str) else r["run_id"] for r in listed}
+        assert ids <= {r["run_id"] for r in runs}, folder
+    assert all(r["status"] == "finished" and r["done"] > 0 and r["what"] for r in runs)
+    again = _json(capsys, "runs", "list", "--db", str(store), "--json", "--kind", "training")
+    assert [r["kind"] for r in again] == ["training"]  # type: ignore[union-attr]
+
+
+def test_importing_an_export_again_adds_nothing(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = _json(capsys, "runs", "list", "--db", str(store), "--json")
+    assert main(["runs", "import", str(ROOT / SHIPPED["training"]), "--db", str(store)]) == 0
+    assert "nothing was added" in capsys.readouterr().out
+    assert _json(capsys, "runs", "list", "--db", str(store), "--json") == before
+
+
+@pytest.mark.parametrize("kind", sorted(SHIPPED))
+def test_one_run_of_each_kind_exports_in_one_format_and_reports_from_it(
+        kind: str, store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    runs = _json(capsys, "runs", "list", "--db", str(store), "--json", "--kind", kind)
+    run_id = runs[-1]["run_id"]  # type: ignore[index]
+    shown = _json(capsys, "runs", "show", run_id, "--db", str(store), "--json")
+    assert shown["kind"] == kind and shown["units_done"] > 0 and shown["page"]  # type: ignore[index]
+    out = tmp_path / kind
+    assert main(["runs", "export", run_id, "--out", str(out), "--db", str(store), "--command", "a test"]) == 0
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["format"] == FORMAT and manifest["runs"][0]["run_id"] == run_id
+    capsys.readouterr()
+    assert main(["runs", "report", run_id, "--db", str(store)]) == 0
+    from_store = capsys.readouterr().out
+    assert main(["runs", "report", "--from-export", str(out)]) == 0
+    from_export = capsys.readouterr().out
+    assert from_store.strip() and from_export == from_store
+
+
+def test_bad_input_is_one_line(tmp_path: Path, store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cases = [(["runs", "list", "--db", str(tmp_path / "none.duckdb")], "no store"),
+             (["runs", "show", "nope", "--db", str(store)], "no run 'nope'"),
+             (["runs", "report", "--db", str(store)], "give a run id or --from-export"),
+             (["runs", "import", str(tmp_path), "--db", str(tmp_path / "new.duckdb")], "manifest.json")]
+    for argv, message in cases:
+        capsys.readouterr()
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1 and "Traceback" not in err, err
+    assert not (tmp_path / "new.duckdb").exists()
+
+
+def test_a_test_only_kind_goes_through_the_same_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with registered():
+        db = tmp_path / "toy.duckdb"
+        with ToyStore(db) as toy:
+            run_toy(toy)
+        capsys.readouterr()
+        assert main(["runs", "list", "--db", str(db)]) == 0
+        line = capsys.readouterr().out.strip()
+        assert line.startswith(RUN) and "toy" in line and "finished" in line and "5 numbers times 10" in line
+        assert main(["runs", "export", RUN, "--out", str(tmp_path / "e"), "--db", str(db)]) == 0
+        capsys.readouterr()
+        assert main(["runs", "report", "--from-export", str(tmp_path / "e")]) == 0
+        assert capsys.readouterr().out.strip() == f"toy run {RUN}: " + ", ".join(f"u{i}={10 * i}" for i in range(5))
