@@ -42,8 +42,8 @@ from common.table_export import (MANIFEST, file_sha256, make_out_folder, read_ma
 from training.export_group import GROUP_FILE, copy_atomically, file_entry, portable_group
 from training.store import TrainingStore
 
-__all__ = ["FORMAT", "MANIFEST", "TABLES", "SCHEMAS", "TrainingExport", "check_name", "write_training_export",
-           "read_training_export"]
+__all__ = ["FORMAT", "MANIFEST", "TABLES", "SCHEMAS", "TrainingExport", "check_name", "run_entry",
+           "write_training_export", "read_training_export"]
 
 FORMAT = "training-run-export/1"
 _S, _I, _D = "VARCHAR", "INTEGER", "DOUBLE"
@@ -110,6 +110,15 @@ def _iso(value: Any) -> str | None:
     return pd.Timestamp(value).isoformat()
 
 
+def run_entry(row: pd.Series, last_step: int) -> dict[str, Any]:
+    """The manifest's ``run`` of a ``train_runs`` row, its settings' ``steps`` the last step
+    recorded (the store keeps no step budget: it may change on a resume)."""
+    return {"run_id": str(row["run_id"]), "kind": str(row["kind"]), "method": str(row["method"]),
+            "base_model": str(row["base_model"]), "settings": {**json.loads(row["settings_json"]), "steps": last_step},
+            "data_name": str(row["data_name"]), "data_hash": str(row["data_hash"]), "n_train": int(row["n_train"]),
+            "status": str(row["status"]), "created_at": _iso(row["created_at"]), "finished_at": _iso(row["finished_at"])}
+
+
 def write_training_export(store: TrainingStore, run_id: str, out: Path, adapters: Path, name: str, *,
                           command: str) -> Path:
     """Write the export of the finished run ``run_id`` (see the module docstring); returns
@@ -136,11 +145,7 @@ def write_training_export(store: TrainingStore, run_id: str, out: Path, adapters
               "answers": store.answers(run_id).drop(columns=["run_id"])}
     files = [write_table(out, table, frame[[c for c, _ in SCHEMAS[table]]], SCHEMAS[table])
              for table, frame in tables.items()]
-    run = {"run_id": run_id, "kind": str(row["kind"]), "method": str(row["method"]),
-           "base_model": str(row["base_model"]), "settings": {**json.loads(row["settings_json"]),
-                                                               "steps": int(tables["steps"]["step"].max())},
-           "data_name": str(row["data_name"]), "data_hash": str(row["data_hash"]), "n_train": int(row["n_train"]),
-           "status": "finished", "created_at": _iso(row["created_at"]), "finished_at": _iso(row["finished_at"])}
+    run = run_entry(row, int(tables["steps"]["step"].max()))
     manifest = {"format": FORMAT, "created_at": _dt.datetime.now().replace(microsecond=0).isoformat(),
                 "command": command, "run": run, **made, "files": files}
     return write_manifest(out, manifest)
