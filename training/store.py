@@ -14,19 +14,28 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+import duckdb
 import pandas as pd
 
 import os
 from pathlib import Path
 from typing import Callable, Sequence, TypeVar
 
-from common.db import Database, default_db_path, retry_busy
+from common.db import Database, StoreError, default_db_path, retry_busy
+from common.transactions import run_in_transaction
 from common.migrations import Migration, migrate
 from common.resume import check_resume
 
-__all__ = ["TrainingStore", "TrainingRecorder", "StepRow", "MIGRATIONS", "PACKAGE", "RUN_STATUSES"]
+__all__ = ["TrainingStore", "TrainingRecorder", "StepRow", "MIGRATIONS", "PACKAGE", "RUN_STATUSES", "RUN_COLUMNS",
+           "TABLE_COLUMNS"]
 
 PACKAGE = "training"
+RUN_COLUMNS = ("run_id", "kind", "method", "base_model", "settings_json", "data_name", "data_hash", "n_train",
+               "status", "created_at", "finished_at", "adapter_file", "adapter_sha256")
+TABLE_COLUMNS = {"steps": ("step", "loss", "reward", "accuracy", "kl", "clipped_share", "items", "tokens", "seconds"),
+                 "evals": ("step", "split", "n_items", "n_correct", "n_options", "top_letter", "top_letter_share"),
+                 "answers": ("step", "split", "item_id", "answer", "truth")}
+"""The columns of each run table after ``run_id`` (an export's table of that name)."""
 RUN_STATUSES = ("running", "stopped", "finished")
 _RESUME_HINT = "repeat the command that started it to resume it, or train these settings in another store (--db)"
 
@@ -180,6 +189,28 @@ class TrainingStore(Database):
         row = self.con.execute("SELECT adapter_file, adapter_sha256 FROM train_runs WHERE run_id = ? AND "
                                "status = 'finished' AND adapter_file IS NOT NULL", [run_id]).fetchone()
         return None if row is None else (str(row[0]), str(row[1]))
+
+    def add_whole_run(self, row: dict[str, Any], tables: dict[str, pd.DataFrame]) -> bool:
+        """Write a run's row (:data:`RUN_COLUMNS`) and its ``steps``, ``evals`` and ``answers``
+        (the columns of :data:`TABLE_COLUMNS`) in one transaction; False, with nothing
+        written, when the store already holds the run."""
+        if self.read_only:
+            raise StoreError(f"the store {self.path} is open read-only; it cannot take a run")
+
+        def work(cur: duckdb.DuckDBPyConnection) -> bool:
+            if cur.execute("SELECT count(*) FROM train_runs WHERE run_id = ?", [row["run_id"]]).fetchone()[0]:
+                return False
+            cur.execute(f"INSERT INTO train_runs ({', '.join(RUN_COLUMNS)}) "  # noqa: S608 (fixed names)
+                        f"VALUES ({', '.join('?' * len(RUN_COLUMNS))})", [row[c] for c in RUN_COLUMNS])
+            for name, columns in TABLE_COLUMNS.items():
+                cur.register("_whole_run_rows", tables[name][list(columns)].reset_index(drop=True))
+                try:
+                    cur.execute(f"INSERT INTO train_{name} (run_id, {', '.join(columns)}) "  # noqa: S608
+                                f"SELECT ?, {', '.join(columns)} FROM _whole_run_rows", [row["run_id"]])
+                finally:
+                    cur.unregister("_whole_run_rows")
+            return True
+        return run_in_transaction(self, work)
 
     def runs(self) -> pd.DataFrame:
         if not self._has_tables():
