@@ -116,7 +116,8 @@ def run_entry(row: pd.Series, last_step: int) -> dict[str, Any]:
     return {"run_id": str(row["run_id"]), "kind": str(row["kind"]), "method": str(row["method"]),
             "base_model": str(row["base_model"]), "settings": {**json.loads(row["settings_json"]), "steps": last_step},
             "data_name": str(row["data_name"]), "data_hash": str(row["data_hash"]), "n_train": int(row["n_train"]),
-            "status": str(row["status"]), "created_at": _iso(row["created_at"]), "finished_at": _iso(row["finished_at"])}
+            "status": str(row["status"]), "created_at": _iso(row["created_at"]),
+            "finished_at": _iso(row["finished_at"])}
 
 
 def write_training_export(store: TrainingStore, run_id: str, out: Path, adapters: Path, name: str, *,

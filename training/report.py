@@ -54,7 +54,7 @@ def _check(export: TrainingExport) -> None:
     """InputError naming the field or file when the export lacks what the report reads:
     the run's settings, one row per key of each table, and the step-0 measurement of
     every held-out set with answers."""
-    where = export.folder / MANIFEST
+    where = _where(export, MANIFEST)
     for path, kind in _READS:
         value: Any = export.run
         for key in path:
@@ -70,12 +70,12 @@ def _check(export: TrainingExport) -> None:
         twice = getattr(export, table).duplicated(key)
         if twice.any():
             row = getattr(export, table)[twice].iloc[0]
-            raise InputError("export", f"{export.folder / (table + '.parquet')} holds more than one row for "
+            raise InputError("export", f"{_where(export, table + '.parquet')} holds more than one row for "
                                        f"({', '.join(str(row[k]) for k in key)})")
     measured = set(zip(export.evals["split"], export.evals["step"]))
     missing = sorted(s for s in set(export.answers["split"]) if (s, 0) not in measured)
     if missing:
-        raise InputError("export", f"{export.folder / 'evals.parquet'} has no step-0 row for the held-out set "
+        raise InputError("export", f"{_where(export, 'evals.parquet')} has no step-0 row for the held-out set "
                                    f"{missing[0]!r}, whose answers the export holds")
 
 
@@ -95,6 +95,8 @@ def export_markdown(export: TrainingExport) -> str:
              "most frequent answer before | accuracy after [95 % CI] | most frequent answer after | "
              "after - before [95 % paired bootstrap] |",
              "|---|---|---|---|---|---|---|---|---|"]
+    if run.get("status", "finished") != "finished":
+        return "\n".join(lines[:2] + _unfinished_lines(export)) + "\n"
     if export.answers.empty:
         lines[2:] = ["No held-out measurement is part of this run; a trained group is measured by playing it "
                      "(`python -m sag run --group <group file> --benchmark heldout:<name>`)."]
@@ -120,6 +122,21 @@ def export_markdown(export: TrainingExport) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _unfinished_lines(export: TrainingExport) -> list[str]:
+    """What a run not finished has: its state, and each held-out set's accuracy before training."""
+    run = export.run
+    lines = [f"This run is {run['status']} after step {run['settings']['steps']}: it has no adapter yet, and its "
+             "held-out sets are measured after training when it finishes (repeat the command that started it "
+             "to resume it)."]
+    evals = export.evals.set_index(["split", "step"])
+    for split, part in export.answers[export.answers["step"] == 0].groupby("split", sort=True):
+        right = (part["answer"] == part["truth"]).to_numpy()
+        chance = 1.0 / int(evals.loc[(split, 0), "n_options"])
+        lines.append(f"Before training on {split} ({right.size} items): accuracy {_acc(right)}, chance "
+                     f"{chance:.3f}, most frequent answer {_top(part['answer'].to_numpy())}.")
+    return lines
+
+
 def _recall_lines(export: TrainingExport) -> list[str]:
     """Recall per class after training, one line per held-out set (each class with its
     recall and its number of items), and each class never answered right in bold words."""
@@ -134,7 +151,7 @@ def _recall_lines(export: TrainingExport) -> list[str]:
 
 
 def _sampling(export: TrainingExport, size: int) -> str:
-    if export.group_file is not None:
+    if export.group_file is not None or "group" in export.run["settings"]:
         critic = export.run["settings"].get("critic")
         if not critic and size == 0:
             return ("exact expectation over each member's letters with the other members' answers held fixed "
@@ -148,10 +165,19 @@ def _sampling(export: TrainingExport, size: int) -> str:
 
 
 def _what(export: TrainingExport) -> str:
+    """The adapter or group the run made (a run of a store without one: the run)."""
+    if export.group_file is None and "adapter" not in export.manifest:
+        return f"Training run `{export.run['run_id']}`"
     if export.group_file is None:
         return f"Adapter `{export.adapter_key}`"
-    keys = ", ".join(f"`{k}`" for k in export.adapter_keys)
+    keys = ", ".join(f"`{k}`" for k in export.adapter_keys) or "unknown: the group file cannot be read"
     return f"Group `{export.folder.name}/{export.group_file.name}` (adapters {keys})"
+
+
+def _where(export: TrainingExport, file: str) -> str:
+    """Where a problem lies: a file of the export, or the run in its store."""
+    store = export.manifest.get("store")
+    return f"training run {export.run.get('run_id')} in {store}" if store else str(export.folder / file)
 
 
 def _share(answers: object) -> float:
