@@ -18,6 +18,7 @@ settings kept both).
 """
 from __future__ import annotations
 
+import datetime as _dt
 import json
 from pathlib import Path
 from typing import Any
@@ -85,14 +86,15 @@ def _check_tables(export: TrainingExport) -> None:
                                                             f"({', '.join(str(row[k]) for k in key)})")
 
 
-def _timestamp(run: dict[str, Any], key: str, where: Path) -> pd.Timestamp:
+def _timestamp(run: dict[str, Any], key: str, where: Path) -> _dt.datetime:
+    """The run's date ``key`` (ISO 8601; a time zone is dropped, the store keeps wall time)."""
     try:
-        value = pd.Timestamp(run[key]) if isinstance(run[key], str) else None
+        value = _dt.datetime.fromisoformat(run[key]) if isinstance(run[key], str) else None
     except ValueError:
         value = None
-    if value is None or pd.isna(value):
+    if value is None:
         raise _fail(where, f"run.{key} must be a date and time (ISO 8601), got {run[key]!r}")
-    return value
+    return value.replace(tzinfo=None)
 
 
 def _settings_json(settings: dict[str, Any]) -> str:
@@ -121,7 +123,7 @@ def run_row(export: TrainingExport) -> dict[str, Any]:
     file = export.group_file if group else export.adapter
     sha = export.manifest["group" if group else "adapter"]["sha256"]
     values = {**{k: run[k] for k in _TEXT}, "settings_json": _settings_json(run["settings"]), "n_train": n_train,
-              "status": "finished", "created_at": created.to_pydatetime(), "finished_at": finished.to_pydatetime(),
+              "status": "finished", "created_at": created, "finished_at": finished,
               "adapter_file": str(Path(file).resolve()), "adapter_sha256": sha}
     return {c: values[c] for c in RUN_COLUMNS}
 

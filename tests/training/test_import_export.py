@@ -4,7 +4,6 @@ merge would refuse writes nothing and is refused with one line."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -14,21 +13,12 @@ from common.errors import InputError
 from common.table_export import write_table
 from training.export import SCHEMAS, read_training_export
 from training.import_export import import_training_export
-from training.shipped import adapters_dir, exports_dir
+from training.shipped import adapters_dir
 from training.store import TrainingStore
 
+from .export_copies import copy_export, dump
+
 SINGLE, GROUP, OTHER = "ddx-views-r1", "ddx-views-debate", "sag6-grpo"
-
-
-def copy_export(name: str, into: Path) -> Path:
-    """A copy of the shipped export ``name`` in ``into`` (its adapters stay where they are shipped)."""
-    return Path(shutil.copytree(exports_dir() / name, into / name))
-
-
-def dump(db: Path) -> dict[str, list[tuple[object, ...]]]:
-    with TrainingStore(db, read_only=True) as store:
-        return {t: store.con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall()
-                for t in ("train_runs", "train_steps", "train_evals", "train_answers")}
 
 
 def _rows(manifest: dict, table: str) -> int:
@@ -96,6 +86,7 @@ def _set_run(field: str, value: object):
     (_set_run("status", "running"), r"run\.status must be 'finished'"),
     (_set_run("n_train", -3), r"run\.n_train must be a non-negative whole number"),
     (_set_run("created_at", "yesterday"), r"run\.created_at must be a date and time"),
+    (_set_run("finished_at", "2020-01-01T00:00:00"), r"run\.finished_at is before run\.created_at"),
     (_set_run("kind", ""), r"run\.kind must be text on one line"),
     (_set_run("settings", [1]), r"run\.settings must be an object"),
 ])
@@ -111,7 +102,7 @@ def test_a_damaged_export_is_refused_in_one_line_and_writes_nothing(tmp_path: Pa
 def _rewrite(table: str, change) -> object:
     """Rewrite one table of the export (manifest entry updated, so only its values are wrong)."""
     def damage(folder: Path) -> None:
-        frame = read_training_export(folder, adapters_dir()).__getattribute__(table).copy()
+        frame = getattr(read_training_export(folder, adapters_dir()), table).copy()
         change(frame)
         entry = write_table(folder, table, frame, SCHEMAS[table])
         manifest = json.loads((folder / "manifest.json").read_text())
@@ -134,6 +125,18 @@ def test_values_a_merge_would_refuse_are_refused_before_any_write(tmp_path: Path
     before = dump(db)
     with TrainingStore(db) as store, pytest.raises(InputError, match=says):
         import_training_export(store, folder)
+    assert dump(db) == before
+
+
+def test_a_changed_adapter_is_refused(tmp_path: Path, db: Path) -> None:
+    folder, adapters = copy_export(SINGLE, tmp_path), tmp_path / "adapters"
+    adapters.mkdir()
+    data = bytearray((adapters_dir() / f"{SINGLE}.gguf").read_bytes())
+    data[-1] ^= 0xFF
+    (adapters / f"{SINGLE}.gguf").write_bytes(bytes(data))
+    before = dump(db)
+    with TrainingStore(db) as store, pytest.raises(InputError, match=rf"the adapter .*{SINGLE}\.gguf"):
+        import_training_export(store, folder, adapters)
     assert dump(db) == before
 
 

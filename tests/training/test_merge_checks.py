@@ -16,7 +16,7 @@ from training.import_export import import_training_export
 from training.merge_checks import training_store_checks
 from training.store import StepRow, TrainingStore
 
-from .test_import_export import copy_export, dump
+from .export_copies import copy_export, dump
 
 _RUN = "(SELECT min(run_id) FROM train_runs WHERE status = 'finished')"
 

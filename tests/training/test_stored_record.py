@@ -17,7 +17,7 @@ from training.shipped import read_shipped
 from training.store import StepRow, TrainingStore
 from training.stored_record import group_adapter_names, stored_export
 
-from .test_import_export import copy_export
+from .export_copies import copy_export
 
 
 @pytest.mark.parametrize("name", ["ddx-views-r1", "ddx-views-debate", "sag6-ctde"])
