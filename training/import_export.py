@@ -76,7 +76,7 @@ def _check_tables(export: TrainingExport) -> None:
     _first(export, "evals", "n_correct", (evals["n_correct"] > evals["n_items"]).to_numpy(dtype=bool),
            "at most n_items")
     for table, column in _NONEMPTY:
-        empty = (getattr(export, table)[column] == "").to_numpy(dtype=bool)
+        empty = (getattr(export, table)[column].str.strip() == "").to_numpy(dtype=bool)
         _first(export, table, column, empty, "text, not empty")
     for table, key in _KEYS.items():
         twice = getattr(export, table).duplicated(key)

@@ -115,6 +115,7 @@ def _rewrite(table: str, change) -> object:
     (_rewrite("steps", lambda f: f.__setitem__("loss", float("inf"))), r"steps\.parquet: row 1: loss = inf must be"),
     (_rewrite("steps", lambda f: f.__setitem__("accuracy", 1.5)), r"accuracy = 1\.5 must be a number in \[0, 1\]"),
     (_rewrite("evals", lambda f: f.__setitem__("n_correct", f["n_items"] + 1)), r"n_correct = \d+ must be at most"),
+    (_rewrite("answers", lambda f: f.__setitem__("answer", " ")), r"row 1: answer = ' ' must be text, not empty"),
     (_rewrite("answers", lambda f: f.__setitem__("item_id", "same")),
      r"answers\.parquet: holds more than one row for \(0, "),
 ])
