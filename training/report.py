@@ -125,9 +125,9 @@ def export_markdown(export: TrainingExport) -> str:
 def _unfinished_lines(export: TrainingExport) -> list[str]:
     """What a run not finished has: its state, and each held-out set's accuracy before training."""
     run = export.run
+    resume = " Repeat the command that started it to resume it." if run["status"] == "stopped" else ""
     lines = [f"This run is {run['status']} after step {run['settings']['steps']}: it has no adapter yet, and its "
-             "held-out sets are measured after training when it finishes (repeat the command that started it "
-             "to resume it)."]
+             f"held-out sets are measured after training when it finishes.{resume}"]
     evals = export.evals.set_index(["split", "step"])
     for split, part in export.answers[export.answers["step"] == 0].groupby("split", sort=True):
         right = (part["answer"] == part["truth"]).to_numpy()

@@ -73,6 +73,7 @@ def test_a_run_not_finished_reports_its_state_and_its_accuracy_before_training(t
     assert lines[0].startswith("Training run `r1`: diagnostician trained with GRPO on ddxplus8:train (40 items), "
                                "3 steps of 8 items")
     assert f"This run is {status} after step 3: it has no adapter yet" in text
+    assert ("Repeat the command that started it to resume it." in text) == (status == "stopped")
     assert lines[-1] == ("Before training on heldout (4 items): accuracy 0.250 [0.046, 0.699], chance 0.125, "
                          "most frequent answer A 75%.")
 
