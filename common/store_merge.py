@@ -69,6 +69,8 @@ PRECEDENCE: dict[str, Precedence] = {
                                 ("peak_rss_mb", "weights_json", "measured_at")),
     "sag_runs": _FINISHED,
     "runs": _FINISHED,
+    "train_runs": Precedence("s.status = 'finished' AND t.status <> 'finished'", "finished in the source",
+                             ("status", "finished_at", "adapter_file", "adapter_sha256")),
     "ledger_runs": _FINISHED,
     "ledger_units": Precedence("s.state = 'done' AND t.state <> 'done'", "done in the source",
                                ("state", "message", "updated_at")),

@@ -27,7 +27,7 @@ STORE_MODULES = (
     "runtime/call_log.py",  # CallLog: the llm_calls table
     "runtime/migrations.py",  # the llm_calls table's schema
     "runtime/merge_checks.py",  # the llm_calls rows a merge refuses
-    "training/store.py",  # TrainStore: the training tables and their schema
+    "training/store.py",  # TrainingStore: the training tables and their schema
 )
 
 _RUNS = {"execute", "executemany", "sql", "fetchone", "fetchall", "fetchdf", "fetchnumpy", "fetch_df", "df", "cursor"}
