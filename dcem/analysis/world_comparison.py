@@ -12,7 +12,9 @@ the cells the paper states:
 - Table 5 (App. F): every (scenario, xi, T) cell of A1, A2, R_L, SA-HR and Esc., as the
   mean absolute difference between ours and the paper's means, per scenario and over all.
 
-The world with the smallest Table 5 difference is named the closest.
+The world with the smallest Table 5 difference is named the closest, when the worlds'
+readings cover the same scenarios.  A cell a world's run cannot fill (a scenario it did
+not run, no ablation) shows "—", and a sentence below the table says so.
 """
 from __future__ import annotations
 
@@ -47,14 +49,33 @@ def _mean(metrics: pd.DataFrame, scenario: str, method: str, metric: str) -> flo
     return float(rows["value"].mean()) if len(rows) else float("nan")
 
 
+def _num(value: float, fmt: str = ".2f") -> str:
+    return "—" if np.isnan(value) else format(value, fmt)
+
+
 def _fig3_cells(metrics: pd.DataFrame) -> list[str]:
     cells = []
     for scen in FIG3:
-        base = [_mean(metrics, scen, m, "accuracy") for m in _BASELINES]
-        cells.append(f"{_mean(metrics, scen, 'dcem', 'accuracy'):.2f} vs {min(base):.2f}-{max(base):.2f}")
+        base = [b for b in (_mean(metrics, scen, m, "accuracy") for m in _BASELINES) if not np.isnan(b)]
+        dcem = _mean(metrics, scen, "dcem", "accuracy")
+        cells.append("—" if np.isnan(dcem) and not base else
+                     f"{_num(dcem)} vs " + (f"{min(base):.2f}-{max(base):.2f}" if base else "—"))
     misses = [_mean(metrics, scen, "dcem", "high_risk_miss") for scen in FIG3]
-    cells.append(" / ".join(f"{m:.2f}" for m in misses))
+    cells.append(" / ".join(_num(m) for m in misses))
     return cells
+
+
+def _closest(scored: list[tuple[float, str, tuple[str, ...]]]) -> str:
+    """The sentence naming the world closest to Table 5, or saying why none is named."""
+    known = [s for s in scored if not np.isnan(s[0])]
+    if not known:
+        return "No world is named closest to Table 5: the export holds no Table 5 readings."
+    if len({s[2] for s in known}) > 1:
+        return "No world is named closest to Table 5: the worlds' readings cover different scenarios."
+    if len(known) == 1 and len(scored) > 1:
+        return f"No world is named closest to Table 5: only {known[0][1]} has Table 5 readings."
+    best = min(known)
+    return f"Closest to Table 5: {best[1]} (mean absolute difference {best[0]:.3f})."
 
 
 def world_comparison_markdown(export: Any, paper: Mapping[str, Any], label: Any) -> str:
@@ -64,7 +85,8 @@ def world_comparison_markdown(export: Any, paper: Mapping[str, Any], label: Any)
              "high-risk miss S3a / S3b | Table 5 difference S1 / S2 / S3a / S3b | all (cells) |", "|---" * 6 + "|"]
     lines.append(f"| paper | {FIG3['S3a'][0]:.2f} vs {FIG3['S3a'][1][0]:.2f}-{FIG3['S3a'][1][1]:.2f} | "
                  f"{FIG3['S3b'][0]:.2f} vs {FIG3['S3b'][1][0]:.2f}-{FIG3['S3b'][1][1]:.2f} | 0.00 / 0.00 | 0 | 0 |")
-    scored = []
+    scored: list[tuple[float, str, tuple[str, ...]]] = []
+    unfilled = False
     for run_id in export.run_ids:
         spec = export.run(run_id)["spec"]
         metrics = export.metrics[export.metrics["run_id"] == run_id]
@@ -72,11 +94,12 @@ def world_comparison_markdown(export: Any, paper: Mapping[str, Any], label: Any)
         distance, n = table5_distance(ablation, paper)
         per = [table5_distance(ablation[ablation["scenario"] == scen], paper)[0] for scen in _SCENARIOS]
         name = str(label(spec))
-        scored.append((distance, name))
-        lines.append(f"| {name} | " + " | ".join(_fig3_cells(metrics)) + " | "
-                     + " / ".join(f"{d:.2f}" for d in per) + f" | {distance:.3f} ({n}) |")
-    known = [s for s in scored if not np.isnan(s[0])]
-    if known:
-        best = min(known)
-        lines += ["", f"Closest to Table 5: {best[1]} (mean absolute difference {best[0]:.3f})."]
+        scored.append((distance, name, tuple(s for s, d in zip(_SCENARIOS, per) if not np.isnan(d))))
+        cells = [*_fig3_cells(metrics), " / ".join(_num(d) for d in per), f"{_num(distance, '.3f')} ({n})"]
+        unfilled = unfilled or any("—" in c for c in cells)
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    if unfilled:
+        lines += ["", "— marks a cell the export cannot fill: the world's run holds no results (or no Table 5 "
+                  "readings) of that scenario."]
+    lines += ["", _closest(scored)]
     return "\n".join(lines)
