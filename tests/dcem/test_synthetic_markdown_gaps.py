@@ -111,7 +111,7 @@ def test_worlds_whose_readings_cover_different_scenarios_are_not_ranked(partial:
 
 def test_a_run_without_the_ablation_says_table5_is_left_out(partial: Path) -> None:
     export = load_run_export(partial)
-    two, one = _runs(export)
+    two, _ = _runs(export)
     text = render_synthetic_markdown(_only(export, ablation=export.ablation[export.ablation["run_id"] == two]))
     assert text.count("Table 5 is left out: the export holds no compliance-ablation readings for this run") == 1
     assert text.count("Table 5, read at round T") == 1
@@ -141,7 +141,7 @@ def test_a_missing_method_leaves_its_column_out_and_the_blocks_it_needs(partial:
 
 def test_a_run_with_no_results_says_there_is_nothing_to_tabulate(partial: Path) -> None:
     export = load_run_export(partial)
-    two, one = _runs(export)
+    two, _ = _runs(export)
     text = render_synthetic_markdown(_only(export, metrics=export.metrics[export.metrics["run_id"] == two],
                                            ablation=export.ablation[export.ablation["run_id"] == two]))
     sharp = text.split("#### Variant:")[1].split("#### The worlds")[0]
