@@ -8,6 +8,7 @@ st.set_page_config(page_title="D-CEM Studio", layout="wide")
 
 pages = [
     st.Page("pages/overview.py", title="Overview", default=True),
+    st.Page("pages/runs.py", title="Runs"),
     st.Page("pages/calibration.py", title="Calibration sets"),
     st.Page("pages/whatif.py", title="Loss and thresholds"),
     st.Page("pages/walkthrough.py", title="Case walkthrough"),

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
@@ -39,7 +40,7 @@ from common.store_merge import MergeReport, merge_store
 from common.table_export import MANIFEST, export_format, make_out_folder, read_manifest, write_manifest
 from common.work import Progress
 
-__all__ = ["FORMAT", "write_runs_export", "read_runs_manifest", "import_runs_export", "reports_from_export",
+__all__ = ["FORMAT", "ImportResult", "write_runs_export", "read_runs_manifest", "import_runs_export", "reports_from_export",
            "readable_formats", "kind_checks"]
 
 FORMAT = "studio-run/1"
@@ -188,8 +189,24 @@ def kind_checks(kinds: Mapping[str, RunKind]) -> list[RowCheck]:
     return list(seen.values())
 
 
+@dataclass(frozen=True)
+class ImportResult:
+    """What an import did: the merge's report, table by table, and the runs the export
+    holds (run id, kind), whether or not the store held them already."""
+
+    report: MergeReport
+    runs: tuple[tuple[str, str], ...]
+
+    @property
+    def added(self) -> int:
+        return self.report.added
+
+    def lines(self) -> list[str]:
+        return self.report.lines()
+
+
 def import_runs_export(store_path: str | Path | None, folder: str | Path, kinds: Mapping[str, RunKind],
-                       progress: Progress | None = None) -> MergeReport:
+                       progress: Progress | None = None) -> ImportResult:
     """Bring the export in ``folder`` (any format :func:`readable_formats` names) into the
     store file ``store_path`` (None: the default store; created if need be, and removed
     again when the import is refused).  InputError for an export that is unreadable,
@@ -197,13 +214,16 @@ def import_runs_export(store_path: str | Path | None, folder: str | Path, kinds:
     row the target cannot take.  The target is unchanged after any of them."""
     path = Path(store_path) if store_path is not None else default_db_path()
     with _unpacked(Path(folder), kinds, progress) as raw:
+        with Database(raw) as scratch:
+            held = Ledger(scratch).runs()
+        runs = tuple((str(r), str(k)) for r, k in zip(held["run_id"], held["kind"]))
         new = not path.exists()
         try:
             for kind in kinds.values():
                 kind.open_store(path).close()
             with Database(path) as store:
                 Ledger(store)
-                return merge_store(store, raw, kind_checks(kinds), progress)
+                return ImportResult(merge_store(store, raw, kind_checks(kinds), progress), runs)
         except BaseException:
             if new:
                 for made in (path, path.with_name(path.name + ".wal")):

@@ -1,18 +1,18 @@
 """One import for every export: the sidebar's "Import an export" takes a folder and brings
 whatever export it holds into the result store.
 
-The folder's ``manifest.json`` names its format: a D-CEM run export
-(:mod:`dcem.store.run_export`: synthetic and clinical runs) is loaded with
-:func:`dcem.store.run_import.import_run_export`; a SAG export (runs or a whole evaluation,
-:mod:`sag.evaluation.store_export`) is merged with its debates and call log.  Importing
-twice adds nothing.  An older SAG runs export (outcomes only) is read where it lies and
-has nothing to import; anything else is refused with one sentence.  Nothing is written
-when an export is incomplete or changed.  The panel shows each step as it starts (each
-table read and checked, the rows shaped, each table written or merged) with a bar, so a
-long import never sits on one line.
+It is the import of ``python -m studio runs import`` (:func:`common.run_export.import_runs_export`):
+an export of any kind in the one format (``studio-run/1``), or in an older format a kind
+still reads (a D-CEM run export, a SAG store export, a training export), is checked whole,
+loaded into a scratch store and merged into the result store; importing twice adds
+nothing, and nothing is written when an export is incomplete or changed.  An older SAG
+runs export (outcomes only) is read where it lies and has nothing to import.  The panel
+shows each step as it starts (each table read and checked, the rows shaped, each table
+merged) with a bar, so a long import never sits on one line.
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,9 +23,11 @@ from common.errors import ProjectError
 from common.work import Progress
 from common.table_export import MANIFEST, export_format
 from studio.literal import literal
-from studio.store_scope import open_for_run
 
 __all__ = ["ImportOutcome", "import_export", "import_panel"]
+
+# how a message names the runs of a kind
+_LABELS = {"synthetic": "D-CEM", "clinical": "D-CEM", "sag": "SAG", "training": "training"}
 
 
 @dataclass(frozen=True)
@@ -36,36 +38,12 @@ class ImportOutcome:
     message: str
 
 
-def _dcem(folder: Path, db_path: str, progress: Progress | None) -> ImportOutcome:
-    from dcem.store.database import Store
-    from dcem.store.run_import import import_run_export
-
-    ids = import_run_export(open_for_run(Store, db_path), folder, progress)
-    if not ids:
-        return ImportOutcome("info", "The store already holds every run of this export; nothing was added.")
-    return ImportOutcome("success", f"Imported {len(ids)} D-CEM run(s): {', '.join(ids)}. They open on the "
-                                    "Overview, Loss and thresholds, Case walkthrough and Experiments pages.")
-
-
-def _sag(folder: Path, db_path: str, progress: Progress | None) -> ImportOutcome:
-    from sag.evaluation.store_export import import_store_export, read_store_manifest
-    from sag.store.tables import SagStore
-
-    manifest = read_store_manifest(folder)
-    report = import_store_export(open_for_run(SagStore, db_path), folder, progress=progress)
-    if not report.added:
-        return ImportOutcome("info", "The store already holds every row of this export; nothing was added.")
-    what = (f"the evaluation(s) {', '.join(manifest['evaluations'])} (Group evaluation page)"
-            if manifest["evaluations"] else f"{len(manifest.get('runs') or [])} SAG run(s) (Agent group page)")
-    return ImportOutcome("success", f"Imported {report.added:,} rows: {what}, with every debate and its call log.")
-
-
 def import_export(folder_text: str, db_path: str | None = None, progress: Progress | None = None) -> ImportOutcome:
     """Import the export in the folder ``folder_text`` into the store (see the module
     docstring); ``progress(done, total, label)`` hears of each step."""
-    from dcem.store.export_manifest import FORMAT as DCEM_FORMAT
-    from sag.evaluation.store_export import FORMAT as SAG_FORMAT
+    from common.run_export import import_runs_export
     from sag.run_export import FORMAT as SAG_RUNS_FORMAT
+    from studio.run_kinds import load_kinds
 
     text = folder_text.strip()
     if not text:
@@ -73,20 +51,23 @@ def import_export(folder_text: str, db_path: str | None = None, progress: Progre
     folder = Path(text).expanduser()
     if not (folder / MANIFEST).is_file():
         return ImportOutcome("error", f"{folder} holds no {MANIFEST}: give the folder an export command wrote.")
-    fmt, path = export_format(folder), db_path or str(default_db_path())
-    try:
-        if fmt == DCEM_FORMAT:
-            return _dcem(folder, path, progress)
-        if fmt == SAG_FORMAT:
-            return _sag(folder, path, progress)
-    except (ProjectError, StoreError) as exc:
-        return ImportOutcome("error", f"Nothing was imported: {exc}")
-    if fmt == SAG_RUNS_FORMAT:
+    if export_format(folder) == SAG_RUNS_FORMAT:
         return ImportOutcome("info", "This is an older SAG runs export (outcomes only): the Agent group page reads "
                                      "it where it lies, and it has no debates to import. `python -m sag export` "
                                      "writes the full form.")
-    known = ", ".join((DCEM_FORMAT, SAG_FORMAT))
-    return ImportOutcome("error", f"{folder / MANIFEST} names the format {fmt!r}; this version imports {known}.")
+    kinds = load_kinds()
+    try:
+        result = import_runs_export(db_path or str(default_db_path()), folder, kinds, progress)
+    except (ProjectError, StoreError) as exc:
+        return ImportOutcome("error", f"Nothing was imported: {exc}")
+    if not result.added:
+        return ImportOutcome("info", "The store already holds every row of this export; nothing was added.")
+    counts = Counter(_LABELS.get(kind, kind) for _, kind in result.runs)
+    pages = sorted({kinds[k].page for _, k in result.runs if k in kinds})
+    runs = ", ".join(f"{n} {label} run(s)" for label, n in counts.items())
+    return ImportOutcome("success", f"Imported {runs} ({result.added:,} rows, with every debate and call log the "
+                                    f"export holds). They open on the {', '.join(pages)} page(s); the Runs page "
+                                    "lists them all.")
 
 
 def import_panel() -> None:

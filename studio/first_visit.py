@@ -12,7 +12,7 @@ from streamlit.errors import StreamlitAPIException
 
 from common.errors import ProjectError
 from dcem.store.database import Store
-from dcem.store.demo import ensure_demo
+from dcem.store.demo import DEMO_EXPORTS
 from dcem.store.run_import import stored_run_ids
 from studio.literal import literal
 from studio.views.glossary import Term
@@ -63,9 +63,14 @@ def offer_demo(db: Store) -> bool:
             "`python -m dcem run synthetic`.")
     if not st.button("Create demo data", key="overview_create_demo", type="primary"):
         return False
+    from common.run_export import import_runs_export
+    from studio.run_kinds import load_kinds
+
+    kinds, imported = load_kinds(), []
     try:
-        with st.spinner("Importing the demo runs"):
-            imported = ensure_demo(db)
+        with st.spinner("Importing the demo runs (the same import as the sidebar's)"):
+            for folder in DEMO_EXPORTS:  # each export is its own transaction
+                imported += [run_id for run_id, _ in import_runs_export(db.path, folder, kinds).runs]
     except ProjectError as exc:
         st.error(f"The demo data could not be imported: {literal(exc)}")
         return bool(stored_run_ids(db))

@@ -42,7 +42,7 @@ from sag.store.merge_checks import sag_store_checks
 from sag.store.tables import SagStore
 
 __all__ = ["FORMAT", "CALL_LOG", "write_store_export", "read_store_manifest", "import_store_export",
-           "import_into_store"]
+           "import_into_store", "load_store_export"]
 
 FORMAT = "sag-store-export/1"
 
@@ -125,6 +125,13 @@ def _load(raw: Path, folder: Path, files: Sequence[dict[str, Any]], progress: Pr
                 reason = str(exc).splitlines()[0]
                 raise refuse(str(path), f"cannot be read into {table} ({reason}); nothing was imported") from None
             check_rows(str(path), store.row_count(table), int(entry["rows"]))
+
+
+def load_store_export(folder: str | Path, raw: str | Path, progress: Progress | None = None) -> None:
+    """The export in ``folder``, checked (:func:`read_store_manifest`), loaded into the new
+    store file ``raw`` (each file's columns checked against its table first)."""
+    folder = Path(folder)
+    _load(Path(raw), folder, read_store_manifest(folder)["files"], progress)
 
 
 @contextlib.contextmanager

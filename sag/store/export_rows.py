@@ -17,10 +17,14 @@ import pandas as pd
 from common.export_schema import quote
 from common.table_export import copy_query
 
-__all__ = ["CALL_LOG", "RunSelection"]
+__all__ = ["CALL_LOG", "EVAL_COST_OF_RUNS", "RunSelection"]
 
 CALL_LOG = "llm_calls"
-_CHOSEN = "_export_runs"  # the chosen run ids, registered on the export's cursor
+_CHOSEN = "_export_runs"
+# the condition on a row ``r`` of sag_eval_cost that ties it to the chosen runs ({runs}: their
+# ids' subquery): an evaluation's costs go with the runs of its parts (common.run_kinds' linked)
+EVAL_COST_OF_RUNS = ("EXISTS (SELECT 1 FROM sag_eval_parts p WHERE p.eval_id = r.eval_id "
+                     "AND p.group_name = r.group_name AND p.run_id IN ({runs}))")  # the chosen run ids, registered on the export's cursor
 
 
 class RunSelection:

@@ -125,3 +125,12 @@ def test_a_test_only_kind_goes_through_the_same_commands(tmp_path: Path, capsys:
         capsys.readouterr()
         assert main(["runs", "report", "--from-export", str(tmp_path / "e")]) == 0
         assert capsys.readouterr().out.strip() == f"toy run {RUN}: " + ", ".join(f"u{i}={10 * i}" for i in range(5))
+
+
+def test_the_older_sag_runs_export_is_named_and_not_imported(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "t.duckdb"
+    assert main(["runs", "import", str(ROOT / "tests/fixtures/sag_runs_export_before_units"), "--db", str(db)]) == 2
+    err = capsys.readouterr().err
+    assert "older SAG runs export (outcomes only)" in err and "nothing was imported" in err
+    assert not db.exists()
