@@ -134,3 +134,21 @@ def test_the_older_sag_runs_export_is_named_and_not_imported(tmp_path: Path,
     err = capsys.readouterr().err
     assert "older SAG runs export (outcomes only)" in err and "nothing was imported" in err
     assert not db.exists()
+
+
+def test_merge_brings_a_part_stores_runs_of_any_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.common.toy_kind import ToyJob, ToySpec
+
+    with registered():
+        target, part = tmp_path / "target.duckdb", tmp_path / "part.duckdb"
+        with ToyStore(target) as toy:
+            with pytest.raises(KeyboardInterrupt):
+                run_toy(toy, ToyJob(10, stop_after=2))
+        with ToyStore(part) as toy:
+            run_toy(toy)
+            run_toy(toy, spec=ToySpec(n=2, scale=3))
+        assert main(["runs", "merge", str(part), "--db", str(target)]) == 0
+        runs = _json(capsys, "runs", "list", "--db", str(target), "--json")
+        assert sorted((r["status"], r["done"]) for r in runs) == [("finished", 2), ("finished", 5)]  # type: ignore[union-attr]
+        assert main(["runs", "merge", str(part), "--db", str(target)]) == 0
+        assert _json(capsys, "runs", "list", "--db", str(target), "--json") == runs
