@@ -219,3 +219,32 @@ def read_frame(folder: Path, entry: Mapping[str, Any], schema: Schema, required:
         return con.execute("SELECT * FROM t").df()
     finally:
         con.close()
+
+
+def load_files(store: Any, folder: Path, files: Sequence[Mapping[str, Any]], progress: Any = None) -> None:
+    """Append each checked file entry's Parquet rows to its table of ``store`` (a
+    :class:`common.db.Database` of the current schema): each file's columns checked against
+    its table first, its rows counted after; one line naming the file otherwise
+    (``progress(done, total, label)`` hears of each file; Ctrl-C inside DuckDB stays Ctrl-C)."""
+    from common.interrupts import is_interrupt
+
+    schemas = store.table_schemas()
+    for i, entry in enumerate(files):
+        table, path = str(entry["table"]), Path(folder) / str(entry["name"])
+        if progress is not None:
+            progress(i, len(files), f"reading and checking {entry['name']}")
+        if table not in schemas:
+            raise refuse(str(path), f"holds the table {table}, which this version does not have; nothing was "
+                                    "imported")
+        want, may_lack = schemas[table]
+        found = store.parquet_columns(path, str(path))
+        check_columns(found, want, str(path), ordered=False, may_lack=may_lack)
+        try:
+            store.insert_parquet(table, path, found, want)
+        except duckdb.Error as exc:
+            if is_interrupt(exc):
+                raise KeyboardInterrupt from None
+            reason = str(exc).splitlines()[0]
+            raise refuse(str(path), f"cannot be read into {table} ({reason}); nothing was imported") from None
+        check_rows(str(path), store.row_count(table), int(entry["rows"]))
+

@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from common.db import Database, default_db_path
 from common.errors import InputError
-from common.export_schema import check_columns, check_entries, check_file, check_rows, check_unlisted, refuse
+from common.export_schema import check_entries, check_file, check_unlisted, load_files, refuse
 from common.fields import Text, check
 from common.ledger import Ledger, ledger_checks
 from common.merge_checks import RowCheck
@@ -132,20 +132,7 @@ def _load_new(folder: Path, raw: Path, progress: Progress | None, kinds: Mapping
         kinds[name].open_store(raw).close()
     with Database(raw) as store:
         Ledger(store)
-        schemas = store.table_schemas()
-        files = manifest["files"]
-        for i, entry in enumerate(files):
-            table, path = str(entry["table"]), folder / str(entry["name"])
-            if progress is not None:
-                progress(i, len(files), f"reading and checking {entry['name']}")
-            if table not in schemas:
-                raise refuse(str(path), f"holds the table {table}, which this version does not have; nothing "
-                                        "was imported")
-            want, may_lack = schemas[table]
-            found = store.parquet_columns(path, str(path))
-            check_columns(found, want, str(path), ordered=False, may_lack=may_lack)
-            store.insert_parquet(table, path, found, want)
-            check_rows(str(path), store.row_count(table), int(entry["rows"]))
+        load_files(store, folder, manifest["files"], progress)
 
 
 def readable_formats(kinds: Mapping[str, RunKind]) -> dict[str, Loader]:

@@ -27,11 +27,10 @@ import datetime as _dt
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-import duckdb
 
 from common.db import default_db_path
 from common.errors import InputError
-from common.export_schema import check_columns, check_entries, check_file, check_rows, check_unlisted, refuse
+from common.export_schema import check_entries, check_file, check_unlisted, load_files
 from common.interrupts import is_interrupt
 from common.scratch import scratch_folder
 from common.store_merge import MergeReport, merge_store
@@ -106,25 +105,7 @@ def _load(raw: Path, folder: Path, files: Sequence[dict[str, Any]], progress: Pr
     """A store of the current schema at ``raw`` holding the export's rows, each file's
     columns checked against its table first (``progress`` hears of each file)."""
     with SagStore(raw) as store:
-        schemas = store.table_schemas()
-        for i, entry in enumerate(files):
-            table, path = str(entry["table"]), folder / str(entry["name"])
-            if progress is not None:
-                progress(i, len(files), f"reading and checking {entry['name']}")
-            if table not in schemas:
-                raise refuse(str(path), f"holds the table {table}, which this version does not have; "
-                                        "nothing was imported")
-            want, may_lack = schemas[table]
-            found = store.parquet_columns(path, str(path))
-            check_columns(found, want, str(path), ordered=False, may_lack=may_lack)
-            try:
-                store.insert_parquet(table, path, found, want)
-            except duckdb.Error as exc:
-                if is_interrupt(exc):
-                    raise KeyboardInterrupt from None
-                reason = str(exc).splitlines()[0]
-                raise refuse(str(path), f"cannot be read into {table} ({reason}); nothing was imported") from None
-            check_rows(str(path), store.row_count(table), int(entry["rows"]))
+        load_files(store, folder, files, progress)
 
 
 def load_store_export(folder: str | Path, raw: str | Path, progress: Progress | None = None) -> None:
