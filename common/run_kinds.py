@@ -35,7 +35,7 @@ from common.db import Database
 from common.errors import InputError
 from common.merge_checks import RowCheck
 
-__all__ = ["RunKind", "register", "run_kind", "run_kinds", "unregister"]
+__all__ = ["RunKind", "describe_run", "register", "run_kind", "run_kinds", "unregister"]
 
 _NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 _TABLE = re.compile(r"^[a-z_][a-z0-9_]*$")
@@ -107,3 +107,17 @@ def run_kind(name: str) -> RunKind:
         known = ", ".join(sorted(_KINDS)) or "none registered"
         raise InputError("kind", f"no run kind {name!r} (known: {known})")
     return kind
+
+
+def describe_run(kinds: Mapping[str, RunKind], kind: str, spec: Mapping[str, Any]) -> str:
+    """A few words on a run of ``kind`` from its spec (its kind's ``describe``); a kind
+    ``kinds`` lacks says so, and a spec its kind cannot read (written by another version)
+    gives no words rather than an error."""
+    found = kinds.get(kind)
+    if found is None:
+        return "(a kind this version does not know)"
+    try:
+        return found.describe(spec)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return ""
+

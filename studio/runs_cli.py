@@ -18,7 +18,7 @@ from common.cli_kit import add_merge_command, progress_bar, run_command
 from common.db import Database, StoreError, default_db_path
 from common.errors import InputError
 from common.ledger import Ledger
-from common.run_kinds import RunKind
+from common.run_kinds import RunKind, describe_run
 from common.terminal import escape_controls
 
 __all__ = ["main", "build_parser"]
@@ -40,14 +40,6 @@ def _store(args: argparse.Namespace) -> Path:
     return path
 
 
-def _describe(kinds: dict[str, RunKind], kind: str, spec: dict[str, Any]) -> str:
-    found = kinds.get(kind)
-    try:
-        return found.describe(spec) if found is not None else ""
-    except (KeyError, TypeError, ValueError):  # a spec written by another version
-        return ""
-
-
 def _cmd_list(args: argparse.Namespace) -> int:
     kinds = _kinds()
     with Database(_store(args)) as store:
@@ -55,7 +47,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
     rows = [{"run_id": str(r.run_id), "kind": str(r.kind), "status": str(r.status), "done": int(r.done),
              "failed": int(r.failed), "created_at": str(r.created_at),
              "finished_at": None if r.finished_at is None or str(r.finished_at) == "NaT" else str(r.finished_at),
-             "what": _describe(kinds, str(r.kind), json.loads(r.spec_json))} for r in runs.itertuples(index=False)]
+             "what": describe_run(kinds, str(r.kind), json.loads(r.spec_json))} for r in runs.itertuples(index=False)]
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
@@ -80,7 +72,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
     kind = kinds.get(run.kind)
     shown = {"run_id": run.run_id, "kind": run.kind, "status": run.status, "created_at": str(run.created_at),
              "finished_at": None if run.finished_at is None else str(run.finished_at), "revision": run.revision,
-             "units_done": run.done, "units_failed": run.failed, "what": _describe(kinds, run.kind, run.spec),
+             "units_done": run.done, "units_failed": run.failed, "what": describe_run(kinds, run.kind, run.spec),
              "page": kind.page if kind else None, "spec": run.spec,
              "failures": [{"unit": str(u.unit_key), "message": str(u.message)}
                           for u in failed.head(_MESSAGES).itertuples(index=False)]}

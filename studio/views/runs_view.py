@@ -11,7 +11,7 @@ import pandas as pd
 
 from common.db import Database
 from common.ledger import Ledger
-from common.run_kinds import RunKind
+from common.run_kinds import RunKind, describe_run
 
 __all__ = ["PAGE_FILES", "RunDetail", "runs_table", "run_detail", "kind_counts"]
 
@@ -22,21 +22,12 @@ PAGE_FILES = {"Overview": "pages/overview.py", "Experiments": "pages/experiments
 COLUMNS = ["Run", "Kind", "Status", "Units done", "Units failed", "Created", "Finished", "What it is", "Shown on"]
 
 
-def _what(kinds: Mapping[str, RunKind], kind: str, spec_json: str) -> str:
-    found = kinds.get(kind)
-    if found is None:
-        return "(a kind this version does not know)"
-    try:
-        return found.describe(json.loads(spec_json))
-    except (KeyError, TypeError, ValueError, AttributeError):
-        return ""
-
-
 def runs_table(db: Database, kinds: Mapping[str, RunKind], kind: str | None = None) -> pd.DataFrame:
     """One row per run (of ``kind`` when given), newest first."""
     runs = Ledger(db).runs(kind)
     rows = [[str(r.run_id), str(r.kind), str(r.status), int(r.done), int(r.failed), r.created_at,
-             None if pd.isna(r.finished_at) else r.finished_at, _what(kinds, str(r.kind), str(r.spec_json)),
+             None if pd.isna(r.finished_at) else r.finished_at,
+             describe_run(kinds, str(r.kind), json.loads(str(r.spec_json))),
              kinds[str(r.kind)].page if str(r.kind) in kinds else ""] for r in runs.itertuples(index=False)]
     return pd.DataFrame(rows, columns=COLUMNS)
 
