@@ -14,6 +14,9 @@ Two tables in the store's file (package ``ledger`` of :mod:`common.migrations`):
 written (:func:`common.resume.check_resume`, naming the first field that differs);
 :meth:`Ledger.unit_done` writes a unit's row on the kind's own transaction (cursor), so a
 unit's results and its ledger row commit together (:meth:`Ledger.save_unit` runs both).
+A kind that keeps a status column in its own runs table (``runs``, ``sag_runs``) hands the
+ledger a ``mirror``: :meth:`Ledger.finish` and :meth:`Ledger.mark_failed` call it on the
+same transaction, so the kind's table never says otherwise than the ledger.
 Opening a store writable also copies into the ledger the runs of the tables each kind kept
 before (:mod:`common.ledger_adopt`). All SQL uses ``?`` parameters.
 """
@@ -34,7 +37,8 @@ from common.migrations import Migration, migrate
 from common.resume import check_resume
 from common.transactions import cursor, run_in_transaction
 
-__all__ = ["Ledger", "LedgerRun", "PACKAGE", "MIGRATIONS", "RUN_STATUSES", "UNIT_STATES", "ledger_checks"]
+__all__ = ["Ledger", "LedgerRun", "StatusMirror", "PACKAGE", "MIGRATIONS", "RUN_STATUSES", "UNIT_STATES",
+           "ledger_checks"]
 
 PACKAGE = "ledger"
 RUN_STATUSES = ("running", "finished", "failed", "stopped")
@@ -62,6 +66,10 @@ _M001 = [
     )""",
 ]
 MIGRATIONS: list[Migration] = [("001_ledger_runs_units", _M001)]
+
+StatusMirror = Callable[[duckdb.DuckDBPyConnection, str, str, "_dt.datetime | None"], None]
+"""``mirror(cur, run_id, status, finished_at)``: a kind's own runs table told, on the ledger's
+transaction, that a run finished (``finished_at`` set) or failed (``finished_at`` None)."""
 
 _RUN_COLUMNS = ["run_id", "kind", "status", "created_at", "finished_at", "revision", "spec_json", "done", "failed"]
 _UNIT_COLUMNS = ["unit_key", "state", "message", "updated_at"]
@@ -128,8 +136,9 @@ class Ledger:
     """The ledger tables of ``store`` (any :class:`common.db.Database`); a writable store
     gets them (and the old runs copied in) when the ledger is made."""
 
-    def __init__(self, store: Database, *, revision: Callable[[], str] = git_revision) -> None:
-        self.store, self._revision = store, revision
+    def __init__(self, store: Database, *, revision: Callable[[], str] = git_revision,
+                 mirror: StatusMirror | None = None) -> None:
+        self.store, self._revision, self._mirror = store, revision, mirror
         if not store.read_only:
             migrate(store.con, PACKAGE, MIGRATIONS)
             run_in_transaction(store, adopt_old_runs)
@@ -198,6 +207,10 @@ class Ledger:
         def work(cur: duckdb.DuckDBPyConnection) -> None:
             self._check_run(cur, run_id)
             cur.execute(sql, params)
+            if self._mirror is not None:
+                status, finished = cur.execute("SELECT status, finished_at FROM ledger_runs WHERE run_id = ?",
+                                               [run_id]).fetchone()
+                self._mirror(cur, run_id, str(status), finished)
         run_in_transaction(self.store, work)
 
     def _check_run(self, cur: duckdb.DuckDBPyConnection, run_id: str) -> None:

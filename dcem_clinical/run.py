@@ -13,7 +13,7 @@ mediator's note on, a paragraph of its own, so the whole case before it is kept.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from clinical.datasets import load_dataset
 from common.db import StoreError
@@ -79,11 +79,11 @@ class _ClinicalWorker:
 class _ClinicalSink(CellSink):
     """A remote cell comes with the calls it made: they are appended before the cell."""
 
-    def save(self, unit: Unit, result: object) -> None:
+    def write(self, cur: Any, unit: Unit, result: object) -> None:
         if isinstance(result, tuple):
-            append_calls(self.store, result[1])
+            append_calls(self.store, result[1])  # the call log only adds what it lacks: safe before the cell
             result = result[0]
-        super().save(unit, result)  # type: ignore[arg-type]
+        super().write(cur, unit, result)  # type: ignore[arg-type]
 
 
 def run_clinical(store: Store, spec: ClinicalSpec, *, backends: Sequence[Member] | None = None,

@@ -27,7 +27,7 @@ from sag.debate import Searcher
 from sag.failures import FailedItem
 from sag.group import Calibration, answer_item, calibrate
 from sag.results import ItemResult
-from sag.store.tables import SagStore
+from sag.store.tables import SagStore, write_item
 
 __all__ = ["ItemJob", "ItemSink", "CALIBRATION_UNIT", "Built"]
 
@@ -134,15 +134,27 @@ class ItemSink:
         self.answered: Callable[[Unit], None] | None = None
 
     def save(self, unit: Unit, result: Any) -> None:
+        """The calibration unit (played before the items, outside the ledger's units)."""
+        result = self._calls_of(result)
+        assert isinstance(result, Calibration)
+        self.store.set_calibration(self.run_id, result.to_dict())
+        self.calibration = result
+        self._count(result)
+
+    def write(self, cur: Any, unit: Unit, result: Any) -> None:
+        """An answered item's rows, on the ledger's transaction (:func:`common.work.run_units`)."""
+        result = self._calls_of(result)
+        assert isinstance(result, ItemResult)
+        write_item(cur, self.run_id, result)
+        self._count(result)
+
+    def _calls_of(self, result: Any) -> Any:
         if isinstance(result, tuple):  # from a remote worker, with the calls it made
-            append_calls(self.store, result[1])
+            append_calls(self.store, result[1])  # the call log adds only what it lacks: safe before the item
             result = result[0]
-        if isinstance(result, Calibration):
-            self.store.set_calibration(self.run_id, result.to_dict())
-            self.calibration = result
-        else:
-            assert isinstance(result, ItemResult)
-            self.store.save_item(self.run_id, result)
+        return result
+
+    def _count(self, result: Any) -> None:
         self.calls, self.cached = self.calls + result.model_calls, self.cached + result.cached_calls
 
     def fail(self, unit: Unit, failure: Failure) -> None:

@@ -204,31 +204,34 @@ def run_items(store: SagStore, run_id: str, *, benchmark: str, cfg: GroupConfig,
         check_fixed_options(evaluation + calibration)
     # other settings, or an item edited since the run began: refused before any model loads
     store.check_items(run_id, evaluation, benchmark=benchmark, cfg=cfg, seed=seed)
-    done = store.done_items(run_id)
+    ledger = store.ledger()
+    done = ledger.done_keys(run_id)
     todo = [it for it in evaluation if it.item_id not in done]
     job = ItemJob(run_id, cfg, calibration_cfg or cfg, runners=runners, retrievers=retrievers)
     remote = executor is not None and not isinstance(executor, InProcess)
     if todo and not remote:  # models and indexes are built before anything is stored
         executor = InProcess(store, worker=job.open(store))
-    resumed = store.ensure_run(run_id, benchmark=benchmark, cfg=cfg, items=evaluation, seed=seed)
-    sink, stopped = ItemSink(store, run_id), None
-    if todo:
-        if remote:
-            job = replace(job, calls=logged_calls(store, run_ids=[run_id],
-                                                  case_ids=[it.item_id for it in calibration + tuple(todo)]))
-        cal = _calibrate(sink, job, calibration, executor, progress) if cfg.method == "dcem" else None
-        summary = run_units(sink, item_units(evaluation, cal), job, run_id=run_id, done=done, executor=executor,
-                            progress=progress, cancel=cancel, stop_after=STOP_AFTER_FAILURES)
-        stopped = summary.stopped and summary.stopped.replace("units in a row failed", "items in a row got no "
-                                                              "answer").replace("units not tried", "items not tried")
-    if store.done_items(run_id) >= {it.item_id for it in evaluation}:
-        store.finish_run(run_id)
-    elif sink.failed:
-        store.mark_failed(run_id)
-    now = store.done_items(run_id)
-    return WorkSummary(run_id, resumed, len(now) - len(done), len(done), len(evaluation),
-                       now >= {it.item_id for it in evaluation}, tuple(sink.failed), stopped,
-                       time.perf_counter() - start, sink.calls, sink.cached)
+    store.ensure_run(run_id, benchmark=benchmark, cfg=cfg, items=evaluation, seed=seed)  # the run's items, for the pages
+    sink, cal = ItemSink(store, run_id), None
+    if todo and remote:
+        job = replace(job, calls=logged_calls(store, run_ids=[run_id],
+                                              case_ids=[it.item_id for it in calibration + tuple(todo)]))
+    if todo and cfg.method == "dcem":
+        cal = _calibrate(sink, job, calibration, executor, progress)
+    summary = run_units(sink, item_units(evaluation, cal), job, run_id=run_id, executor=executor, progress=progress,
+                        cancel=cancel, stop_after=STOP_AFTER_FAILURES, ledger=ledger, kind="sag",
+                        spec=ledger_spec(benchmark, cfg, evaluation, seed))
+    stopped = summary.stopped and summary.stopped.replace("units in a row failed", "items in a row got no "
+                                                          "answer").replace("units not tried", "items not tried")
+    return replace(summary, failed=tuple(sink.failed), stopped=stopped, seconds=time.perf_counter() - start,
+                   model_calls=sink.calls, cached_calls=sink.cached)
+
+
+def ledger_spec(benchmark: str, cfg: GroupConfig, items: Sequence[QuestionItem], seed: int) -> dict[str, Any]:
+    """What the ledger keeps as a SAG run's spec: the benchmark, the item ids, the group
+    config and the seed (:meth:`SagRunSpec.to_dict`, the form :mod:`common.ledger_adopt`
+    gives the runs stored before the ledger)."""
+    return {"benchmark": benchmark, "items": [it.item_id for it in items], "config": cfg.to_dict(), "seed": int(seed)}
 
 
 def _calibrate(sink: ItemSink, job: ItemJob, items: tuple[QuestionItem, ...], executor: Executor | None,

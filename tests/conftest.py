@@ -64,7 +64,7 @@ def run_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
         store.ensure_run("ui-run", kind="synthetic", spec={"test": True}, config=cells[0].config, seeds=[0])
         for cell in cells:
             store.save_cell("ui-run", cell)
-        store.finish_run("ui-run")
+        store.ledger().finish("ui-run")
     return path
 
 

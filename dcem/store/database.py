@@ -18,16 +18,17 @@ import numpy as np
 import pandas as pd
 
 from common.db import Database, StoreError, default_db_path, git_revision
+from common.ledger import MIGRATIONS as LEDGER_MIGRATIONS, PACKAGE as LEDGER, Ledger
 from common.migrations import migrate
 from common.resume import check_resume
+from common.transactions import run_in_transaction
 from dcem.core.config import MediatorConfig
 from dcem.core.panel import Panel
 from dcem.core.results import ScenarioResult
 from dcem.store.cell_frames import cell_frames
 from dcem.store.migrations import MIGRATIONS, PACKAGE
 
-__all__ = ["Store", "StoreError", "default_db_path", "git_revision",
-           "StoredCell"]
+__all__ = ["Store", "StoreError", "default_db_path", "git_revision", "StoredCell", "write_cell"]
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +38,30 @@ _RESUME_HINT = ("repeat the command that started it to resume it, or run these s
 
 def _now() -> _dt.datetime:
     return _dt.datetime.now()
+
+
+def _mirror_status(cur: duckdb.DuckDBPyConnection, run_id: str, status: str, finished: _dt.datetime | None) -> None:
+    cur.execute("UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?", [status, finished, run_id])
+
+
+def write_cell(cur: duckdb.DuckDBPyConnection, run_id: str, result: ScenarioResult) -> None:
+    """One finished cell's rows (cases, traces, outcomes, metrics, ablation, the cell), on
+    ``cur``, inside the caller's transaction."""
+    for name, frame in cell_frames(run_id, result).items():
+        if frame.empty:
+            continue
+        cur.register("_frame", frame)
+        cols = ", ".join(frame.columns)
+        cur.execute(f"INSERT INTO {name} ({cols}) SELECT {cols} FROM _frame")  # noqa: S608 (fixed names)
+        cur.unregister("_frame")
+    p = result.panel
+    cur.execute(
+        "INSERT INTO cells (run_id, scenario, seed, labels, confusion, prior, loss, high_risk, "
+        "config_json, info_json, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [run_id, result.scenario, int(result.seed), list(p.labels), p.confusion.tolist(),
+         p.prior.tolist(), p.loss.tolist(), [int(i) for i in result.high_risk],
+         json.dumps(result.config.to_dict(), sort_keys=True),
+         json.dumps(result.info, sort_keys=True, default=float), _now()])
 
 
 class StoredCell:
@@ -62,6 +87,7 @@ class Store(Database):
         super().__init__(path, read_only=read_only, create=create)
         if not read_only:
             migrate(self.con, PACKAGE, MIGRATIONS)
+            migrate(self.con, LEDGER, LEDGER_MIGRATIONS)  # the run ledger its runs go through
 
     def session(self) -> "Store":
         """A view of the same store on its own cursor, for use from another thread."""
@@ -98,13 +124,10 @@ class Store(Database):
         )
         return False
 
-    def finish_run(self, run_id: str) -> None:
-        self.con.execute("UPDATE runs SET status = 'finished', finished_at = ? WHERE run_id = ?",
-                         [_now(), run_id])
-
-    def mark_failed(self, run_id: str) -> None:
-        """A run that ended with failed cells: not finished; the same command retries them."""
-        self.con.execute("UPDATE runs SET status = 'failed' WHERE run_id = ? AND status <> 'finished'", [run_id])
+    def ledger(self) -> Ledger:
+        """The store's run ledger (:mod:`common.ledger`), which keeps ``runs.status`` in step:
+        a grid's start, cells, finish and failure go through it (:func:`dcem.store.grid.run_grid`)."""
+        return Ledger(self, mirror=_mirror_status)
 
     def save_cell_failure(self, run_id: str, scenario: str, seed: int, message: str) -> None:
         self.con.execute("INSERT INTO cell_failures VALUES (?, ?, ?, ?, ?)", [run_id, scenario, int(seed), message,
@@ -155,28 +178,7 @@ class Store(Database):
     # ---------------------------------------------------------------- write
     def save_cell(self, run_id: str, result: ScenarioResult) -> None:
         """Store one finished cell atomically (cases, traces, outcomes, metrics, ablation)."""
-        tables = cell_frames(run_id, result)
-        self.con.execute("BEGIN TRANSACTION")
-        try:
-            for name, frame in tables.items():
-                if frame.empty:
-                    continue
-                self.con.register("_frame", frame)
-                cols = ", ".join(frame.columns)
-                self.con.execute(f"INSERT INTO {name} ({cols}) SELECT {cols} FROM _frame")  # noqa: S608 (fixed names)
-                self.con.unregister("_frame")
-            p = result.panel
-            self.con.execute(
-                "INSERT INTO cells (run_id, scenario, seed, labels, confusion, prior, loss, high_risk, "
-                "config_json, info_json, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [run_id, result.scenario, int(result.seed), list(p.labels), p.confusion.tolist(),
-                 p.prior.tolist(), p.loss.tolist(), [int(i) for i in result.high_risk],
-                 json.dumps(result.config.to_dict(), sort_keys=True),
-                 json.dumps(result.info, sort_keys=True, default=float), _now()])
-            self.con.execute("COMMIT")
-        except Exception:
-            self.con.execute("ROLLBACK")
-            raise
+        run_in_transaction(self, lambda cur: write_cell(cur, run_id, result))
 
     # ----------------------------------------------------------------- read
     def metrics(self, run_id: str) -> pd.DataFrame:

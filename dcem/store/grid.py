@@ -2,10 +2,12 @@
 
 A run is identified by a hash of its specification, so repeating a command resumes it:
 finished cells are skipped, never duplicated, and a finished run does nothing.  Each cell
-is written in one transaction (:meth:`Store.save_cell`), so a run killed at any moment
-(``kill -9`` included) keeps every finished cell and no half of one.  A cell that raises
-is recorded in ``cell_failures`` with its message and the run goes on; the run is then
-marked failed (not finished) and the same command retries the missing cells.  A stored
+is written in one transaction with its unit row of the run ledger (:mod:`common.ledger`:
+:func:`common.work.run_units` starts, skips, finishes and fails the run), so a run killed
+at any moment (``kill -9`` included) keeps every finished cell and no half of one.  A cell
+that raises is recorded in ``cell_failures`` and the ledger with its message and the run
+goes on; the run is then marked failed (not finished) and the same command retries the
+missing cells.  A stored
 run resumes only with the kind, spec, config and seeds it was stored with
 (:meth:`Store.ensure_run`): a named run (``--run-id``) given other settings is refused,
 naming the first field that differs, before anything is written.
@@ -24,9 +26,9 @@ from common.errors import ConfigError
 from common.work import Cancel, Executor, Failure, InProcess, Job, Progress, Unit, WorkSummary, run_units
 from dcem.core.config import MediatorConfig
 from dcem.core.results import ScenarioResult
-from dcem.store.database import Store
+from dcem.store.database import Store, write_cell
 
-__all__ = ["GridPlan", "run_grid", "Progress", "ComputeCell", "CellSink", "ClosureJob", "cell_units"]
+__all__ = ["GridPlan", "run_grid", "Progress", "ComputeCell", "CellSink", "ClosureJob", "cell_units", "ledger_spec"]
 
 log = logging.getLogger(__name__)
 
@@ -73,13 +75,13 @@ def cell_units(plan: GridPlan) -> list[Unit]:
 
 
 class CellSink:
-    """Writes a finished cell (one transaction) or a cell's failure into the store."""
+    """Writes a finished cell (on the ledger's transaction) or a cell's failure into the store."""
 
     def __init__(self, store: Store, run_id: str) -> None:
         self.store, self.run_id = store, run_id
 
-    def save(self, unit: Unit, result: ScenarioResult) -> None:
-        self.store.save_cell(self.run_id, result)
+    def write(self, cur: Any, unit: Unit, result: ScenarioResult) -> None:
+        write_cell(cur, self.run_id, result)
 
     def fail(self, unit: Unit, failure: Failure) -> None:
         scenario, seed = unit.payload
@@ -115,13 +117,16 @@ def run_grid(store: Store, plan: GridPlan, job: Job | ComputeCell, *, executor: 
     """
     if not hasattr(job, "open"):
         job = ClosureJob(job)  # type: ignore[arg-type]
-    resumed = store.ensure_run(plan.run_id, kind=plan.kind, spec=dict(plan.spec), config=plan.config,
-                               seeds=list(plan.seeds))
-    done = {cell_key(s, k) for s, k in store.done_cells(plan.run_id)}
-    summary = run_units(sink or CellSink(store, plan.run_id), cell_units(plan), job, run_id=plan.run_id, done=done,
-                        resumed=resumed, executor=executor or InProcess(store), progress=progress, cancel=cancel)
-    if summary.complete:
-        store.finish_run(plan.run_id)
-    elif summary.failed:
-        store.mark_failed(plan.run_id)
-    return summary
+    ledger = store.ledger()  # before the kind's row is written: a new run is not a resume
+    # the kind's own row (mediator config and seeds, read by the pages), refused before anything is
+    # written when the run is stored with other settings; the ledger keeps the run's life
+    store.ensure_run(plan.run_id, kind=plan.kind, spec=dict(plan.spec), config=plan.config, seeds=list(plan.seeds))
+    return run_units(sink or CellSink(store, plan.run_id), cell_units(plan), job, run_id=plan.run_id,
+                     executor=executor or InProcess(store), progress=progress, cancel=cancel, ledger=ledger,
+                     kind=plan.kind, spec=ledger_spec(plan))
+
+
+def ledger_spec(plan: GridPlan) -> dict[str, Any]:
+    """What the ledger keeps as a grid's spec: the spec, the mediator config and the seeds
+    (the form :mod:`common.ledger_adopt` gives the grids stored before the ledger)."""
+    return {"spec": dict(plan.spec), "config": plan.config.to_dict(), "seeds": [int(s) for s in plan.seeds]}

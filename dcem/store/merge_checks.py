@@ -10,6 +10,7 @@ outcome.  Counts, rounds and indices are non-negative, every number finite, prob
 """
 from __future__ import annotations
 
+from common.ledger import ledger_checks
 from common.merge_checks import RowCheck, belongs, counts, json_text, number, numbers, one_of, same_in_both
 from dcem.core.policy import Action
 
@@ -119,5 +120,7 @@ _SAVED = [
     RowCheck("reviews", "reviewer", "trim(r.reviewer) = ''", "must name the reviewer"),
 ]
 
-DCEM_CHECKS: tuple[RowCheck, ...] = (*_RUNS, *_CELLS, *_CASES, *_TRACES, *_OUTCOMES, *_RESULTS, *_LLM, *_SAVED)
+# the run ledger's rows come with every grid (common.ledger: start, cells, finish and failure go through it)
+DCEM_CHECKS: tuple[RowCheck, ...] = (*_RUNS, *_CELLS, *_CASES, *_TRACES, *_OUTCOMES, *_RESULTS, *_LLM, *_SAVED,
+                                     *ledger_checks())
 """The rules of every D-CEM table, parents first (a run before its cells, a cell before its cases)."""

@@ -89,7 +89,7 @@ _OUTCOMES = [
     RowCheck("sag_outcomes", "escalated", f"r.escalated IS DISTINCT FROM (r.answer = '{ESCALATE}')",
              f"must say whether the answer is {ESCALATE}"),
     *counts("sag_outcomes", "rounds", "model_calls", "cached_calls", "prompt_tokens", "completion_tokens"),
-    number("sag_outcomes", "refusal_score", 0.0, 1.0),
+    number("sag_outcomes", "refusal_score", 0.0, 1.0, nullable=True),  # unknown in an older export
     number("sag_outcomes", "seconds"),
 ]
 
@@ -136,7 +136,8 @@ SAG_CHECKS: tuple[RowCheck, ...] = (*_RUNS, *_ITEMS, *_OUTCOMES, *_MESSAGES, *_M
 
 def sag_store_checks() -> tuple[RowCheck, ...]:
     """The rules of every table a SAG store may hold: the SAG tables', the call log's (its
-    calls belong to SAG or D-CEM runs) and, for a store shared with D-CEM runs, D-CEM's."""
+    calls belong to SAG or D-CEM runs), the run ledger's and, for a store shared with D-CEM
+    runs, D-CEM's."""
     from dcem.store.merge_checks import DCEM_CHECKS
     from runtime.merge_checks import call_log_checks
 

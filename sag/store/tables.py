@@ -16,6 +16,7 @@ import pandas as pd
 
 from clinical.questions import QuestionItem
 from common.db import Database, StoreError, git_revision
+from common.ledger import MIGRATIONS as LEDGER_MIGRATIONS, PACKAGE as LEDGER, Ledger
 from common.migrations import migrate
 from common.resume import check_resume
 from common.transactions import cursor, run_in_transaction
@@ -27,7 +28,7 @@ from sag.store.export_rows import CALL_LOG, RunSelection
 from sag.store.migrations import MIGRATIONS, PACKAGE
 from sag.transcript import GroupMessage
 
-__all__ = ["SagStore", "MESSAGE_COLUMNS", "OUTCOME_COLUMNS"]
+__all__ = ["SagStore", "MESSAGE_COLUMNS", "OUTCOME_COLUMNS", "write_item"]
 
 MESSAGE_COLUMNS = ("run_id", "item_id", "seq", "round", "phase", "agent_id", "role", "model", "answer",
                    "distribution", "refuse_probability", "rationale", "citations", "unknown_citations", "flags",
@@ -96,6 +97,28 @@ def _check_items(cur: Any, run_id: str, items: Sequence[QuestionItem], settings:
     return True
 
 
+def write_item(cur: Any, run_id: str, result: ItemResult) -> None:
+    """One answered item's rows (messages, mediator rounds, outcome; its failure row goes),
+    on ``cur``, inside the caller's transaction."""
+    item, out = result.item, result.outcome
+    outcome = [run_id, item.item_id, out.answer, item.answer, result.correct, result.refused, result.escalated,
+               out.rule, out.rounds, out.stop_reason, result.refusal_score, result.model_calls,
+               result.cached_calls, result.prompt_tokens, result.completion_tokens, result.seconds,
+               _dt.datetime.now()]
+    for seq, m in enumerate(out.messages):
+        cur.execute(_insert("sag_messages", MESSAGE_COLUMNS), _message_row(run_id, item.item_id, seq, m))
+    for r in result.mediator:
+        cur.execute(_insert("sag_mediator", _MEDIATOR_COLUMNS),
+                    [run_id, item.item_id, r.round, r.action, r.decision, r.energy, r.margin, r.steer_agent,
+                     r.steer_alternative])
+    cur.execute(_insert("sag_outcomes", OUTCOME_COLUMNS), outcome)
+    cur.execute("DELETE FROM sag_failures WHERE run_id = ? AND item_id = ?", [run_id, item.item_id])
+
+
+def _mirror_status(cur: Any, run_id: str, status: str, finished: _dt.datetime | None) -> None:
+    cur.execute("UPDATE sag_runs SET status = ?, finished_at = ? WHERE run_id = ?", [status, finished, run_id])
+
+
 class SagStore(Database):
     """The SAG tables (and the call log) of the project's DuckDB file; a context manager."""
 
@@ -104,6 +127,7 @@ class SagStore(Database):
         super().__init__(path, read_only=read_only, create=create)
         if not read_only:
             migrate(self.con, PACKAGE, MIGRATIONS)
+            migrate(self.con, LEDGER, LEDGER_MIGRATIONS)  # the run ledger its runs go through
             CallLog(self)
 
     def __enter__(self) -> "SagStore":
@@ -148,15 +172,10 @@ class SagStore(Database):
             row = cur.execute("SELECT calibration_json FROM sag_runs WHERE run_id = ?", [run_id]).fetchone()
         return json.loads(row[0]) if row and row[0] else None
 
-    def finish_run(self, run_id: str) -> None:
-        self.con.cursor().execute("UPDATE sag_runs SET status = 'finished', finished_at = ? WHERE run_id = ?",
-                                  [_dt.datetime.now(), run_id])
-
-    def mark_failed(self, run_id: str) -> None:
-        """The run stopped with items that got no answer (``sag_failures``); a later run of
-        the same command retries them."""
-        self.con.cursor().execute("UPDATE sag_runs SET status = 'failed', finished_at = NULL WHERE run_id = ? "
-                                  "AND status <> 'finished'", [run_id])
+    def ledger(self) -> Ledger:
+        """The store's run ledger (:mod:`common.ledger`), which keeps ``sag_runs.status`` in
+        step: a run's start, items, finish and failure go through it (:func:`sag.run.run_items`)."""
+        return Ledger(self, mirror=_mirror_status)
 
     def save_failure(self, run_id: str, failure: FailedItem) -> None:
         """Record that an item got no answer (its latest failure; attempts counted)."""
@@ -184,22 +203,7 @@ class SagStore(Database):
     # ----------------------------------------------------------------- items
     def save_item(self, run_id: str, result: ItemResult) -> None:
         """Write one answered item (messages, outcome, mediator rounds) in one transaction."""
-        item, out = result.item, result.outcome
-        outcome = [run_id, item.item_id, out.answer, item.answer, result.correct, result.refused, result.escalated,
-                   out.rule, out.rounds, out.stop_reason, result.refusal_score, result.model_calls,
-                   result.cached_calls, result.prompt_tokens, result.completion_tokens, result.seconds,
-                   _dt.datetime.now()]
-
-        def work(cur: Any) -> None:
-            for seq, m in enumerate(out.messages):
-                cur.execute(_insert("sag_messages", MESSAGE_COLUMNS), _message_row(run_id, item.item_id, seq, m))
-            for r in result.mediator:
-                cur.execute(_insert("sag_mediator", _MEDIATOR_COLUMNS),
-                            [run_id, item.item_id, r.round, r.action, r.decision, r.energy, r.margin, r.steer_agent,
-                             r.steer_alternative])
-            cur.execute(_insert("sag_outcomes", OUTCOME_COLUMNS), outcome)
-            cur.execute("DELETE FROM sag_failures WHERE run_id = ? AND item_id = ?", [run_id, item.item_id])
-        run_in_transaction(self, work)
+        run_in_transaction(self, lambda cur: write_item(cur, run_id, result))
 
     # ----------------------------------------------------------------- reads
     def _frame(self, sql: str, params: Sequence[Any] = ()) -> pd.DataFrame:

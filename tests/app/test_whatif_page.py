@@ -130,7 +130,7 @@ def one_round_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with Store(path) as store:
         store.ensure_run("one-round", kind="synthetic", spec={"test": True}, config=cell.config, seeds=[0])
         store.save_cell("one-round", cell)
-        store.finish_run("one-round")
+        store.ledger().finish("one-round")
     return path
 
 

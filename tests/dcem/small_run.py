@@ -35,7 +35,7 @@ def build_store_file(path: Path) -> Path:
                          seeds=list(SEEDS))
         for result in results:
             store.save_cell(RUN_ID, result)
-        store.finish_run(RUN_ID)
+        store.ledger().finish(RUN_ID)
     return path
 
 

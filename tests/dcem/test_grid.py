@@ -81,3 +81,32 @@ def test_bad_plans_are_refused(kw: dict[str, object], field: str) -> None:
     with pytest.raises(ConfigError) as info:
         _plan(**kw)
     assert info.value.field == field
+
+
+def test_the_ledger_keeps_the_grids_life_and_the_runs_table_follows_it(tmp_path: Path) -> None:
+    """Start, each cell, failure and finish go through the run ledger; ``runs.status`` is its mirror."""
+    from common.ledger import Ledger
+
+    def broken(scenario: str, seed: int, tick) -> ScenarioResult:  # type: ignore[no-untyped-def]
+        if seed == 1:
+            raise RuntimeError("agent crashed")
+        return fake_result(seed=seed, scenario=scenario, n=4, rounds=3)
+
+    with Store(tmp_path / "g.duckdb") as store:
+        run_grid(store, _plan(), broken)
+        ledger = Ledger(store)
+        run = ledger.run("g1")
+        assert (run.kind, run.status, run.done, run.failed) == ("test", "failed", 1, 1)
+        assert run.spec == {"spec": {"k": 1}, "config": MediatorConfig().to_dict(), "seeds": [0, 1]}
+        units = ledger.units("g1").set_index("unit_key")
+        assert units.loc["S1/seed 1", "message"] == "RuntimeError: agent crashed"
+        assert store.runs().set_index("run_id").loc["g1", "status"] == "failed"
+        run_grid(store, _plan(), _compute([]))
+        run = ledger.run("g1")
+        row = store.con.execute("SELECT status, finished_at FROM runs WHERE run_id = 'g1'").fetchone()
+        assert (run.status, run.done, run.failed) == ("finished", 2, 0)
+        assert row == ("finished", run.finished_at)  # the same transaction wrote both
+        other = _plan(seeds=(0, 1, 2), cells=(("S1", 0), ("S1", 1), ("S1", 2)))
+        with pytest.raises(Exception, match="seeds"):  # another spec under the same id: refused, nothing written
+            run_grid(store, other, _compute([]))
+        assert ledger.run("g1").done == 2

@@ -19,7 +19,7 @@ def db(tmp_path: Path) -> Path:
         store.ensure_run("rep", kind="synthetic", spec={}, config=cfg, seeds=[0, 1])
         for seed in (0, 1):
             store.save_cell("rep", fake_result(seed=seed))
-        store.finish_run("rep")
+        store.ledger().finish("rep")
     return path
 
 

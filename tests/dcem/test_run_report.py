@@ -25,7 +25,7 @@ def db(tmp_path: Path) -> Path:
             store.ensure_run(run_id, kind="synthetic", spec=spec, config=cfg, seeds=[0, 1])
             for seed in (0, 1):
                 store.save_cell(run_id, fake_result(seed=seed, scenario="S1" if run_id == "plain" else "S3b"))
-            store.finish_run(run_id)
+            store.ledger().finish(run_id)
         store.ensure_run("clin", kind="clinical", spec={"dataset": "ddxplus8"}, config=cfg, seeds=[0])
         store.ensure_run("other", kind="k", spec={}, config=cfg, seeds=[0])
     return path

@@ -151,7 +151,7 @@ def _save(store: Store, run_id: str, cells: list[ReplayCell], method: str = "dce
         cols = ", ".join(frame.columns)
         store.con.execute(f"INSERT INTO traces ({cols}) SELECT {cols} FROM _frame")  # noqa: S608
         store.con.unregister("_frame")
-    store.finish_run(run_id)
+    store.ledger().finish(run_id)
 
 
 def test_load_run_replay_reads_stored_probabilities(tmp_path: Path) -> None:

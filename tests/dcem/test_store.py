@@ -19,6 +19,8 @@ from dcem.store.migrations import MIGRATIONS, PACKAGE
 
 EXPECTED_COLUMNS = {
     "schema_migrations": ["name", "applied_at"],
+    "ledger_runs": ["run_id", "kind", "spec_json", "status", "created_at", "finished_at", "revision"],  # common.ledger
+    "ledger_units": ["run_id", "unit_key", "state", "message", "updated_at"],
     "runs": ["run_id", "kind", "spec_json", "config_json", "seeds", "git_revision", "created_at",
              "finished_at", "status"],
     "cells": ["run_id", "scenario", "seed", "labels", "confusion", "prior", "loss", "high_risk",
@@ -151,7 +153,7 @@ def test_run_bookkeeping(store: Store) -> None:
     with pytest.raises(StoreError, match="no stored runs"):
         store.latest_run()
     store.save_cell("a", fake_result())
-    store.finish_run("a")
+    store.ledger().finish("a")
     assert store.latest_run() == "a"
     assert store.runs().loc[0, "status"] == "finished"
     with pytest.raises(StoreError, match="no run 'zzz'"):

@@ -154,3 +154,31 @@ def test_json_group_file_with_a_users_loss(tmp_path: Path) -> None:
     bad.write_text("{not json")
     with pytest.raises(ConfigError, match="not valid JSON"):
         group_from_args(argparse.Namespace(**{**vars(args), "group": str(bad)}))
+
+
+def test_a_sag_runs_life_is_kept_by_the_ledger(tmp_path: Path) -> None:
+    """Start, each item, finish: one ledger run of kind ``sag`` whose spec is the run's
+    identity, an item its unit; ``sag_runs.status`` follows it; a store written before the
+    ledger (adopted) resumes with zero model calls."""
+    from common.ledger import Ledger
+
+    spec = SagRunSpec("medqa", preset("single"), n_items=3, seed=2)
+    with SagStore(tmp_path / "s.duckdb") as store:
+        summary = run_sag(store, spec, runners=_runners(spec.cfg, ScriptedTurns(constant("B"))), retrievers={})
+        run = Ledger(store).run(summary.run_id)
+        items = spec.prepare()[0]
+        assert (run.kind, run.status, run.done, run.failed) == ("sag", "finished", 3, 0)
+        assert run.spec == json.loads(json.dumps(spec.to_dict(items)))
+        assert set(Ledger(store).units(summary.run_id)["unit_key"]) == {it.item_id for it in items}
+        stored = store.con.execute("SELECT status, finished_at FROM sag_runs WHERE run_id = ?",
+                                   [summary.run_id]).fetchone()
+        assert stored == ("finished", run.finished_at)
+        # as a store written before the ledger: its ledger rows gone, the kind's tables kept
+        store.con.execute("DELETE FROM ledger_units")
+        store.con.execute("DELETE FROM ledger_runs")
+        store.con.execute("UPDATE sag_runs SET status = 'running', finished_at = NULL")
+        runner = ScriptedTurns(constant("C"))
+        again = run_sag(store, spec, runners=_runners(spec.cfg, runner), retrievers={})
+        assert again.resumed and again.computed == 0 and again.skipped == 3 and runner.requests == []
+        assert Ledger(store).run(summary.run_id).status == "finished"
+        assert store.runs().set_index("run_id").loc[summary.run_id, "status"] == "finished"
