@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping
 
-from common.errors import InputError
 from common.run_kinds import RunKind, register
 from sag.evaluation.store_export import FORMAT, load_store_export
+from sag.old_runs_load import load_old_runs_export
 from sag.run_export import FORMAT as RUNS_FORMAT
 from sag.store.export_rows import EVAL_COST_OF_RUNS
 from sag.store.merge_checks import sag_store_checks
@@ -18,15 +18,6 @@ __all__ = ["SAG", "SAG_TABLES"]
 
 SAG_TABLES = ("sag_runs", "sag_items", "sag_messages", "sag_outcomes", "sag_mediator", "sag_failures",
               "sag_eval_parts", "llm_calls")
-
-
-
-def _read_in_place(folder: Path, raw: Path, progress: Any) -> None:
-    """The older four-table SAG runs export holds outcomes and answer letters, not the
-    debates the SAG tables keep: it is read where it lies, never imported."""
-    raise InputError("export", f"{folder} is an older SAG runs export (outcomes only): `python -m sag compare "
-                               "--export` and the Agent group page read it where it lies, and it has no debates "
-                               "to import; nothing was imported")
 
 
 def _describe(spec: Mapping[str, Any]) -> str:
@@ -44,4 +35,4 @@ def _report(path: Path, run_id: str) -> str:
 SAG = register(RunKind(
     "sag", "a Small Agent Group debating a benchmark's items", "Agent group", SAG_TABLES, SagStore,
     sag_store_checks, _report, describe=_describe, linked={"sag_eval_cost": EVAL_COST_OF_RUNS},
-    imports={FORMAT: load_store_export, RUNS_FORMAT: _read_in_place}))
+    imports={FORMAT: load_store_export, RUNS_FORMAT: load_old_runs_export}))

@@ -6,7 +6,8 @@ an export of any kind in the one format (``studio-run/1``), or in an older forma
 still reads (a D-CEM run export, a SAG store export, a training export), is checked whole,
 loaded into a scratch store and merged into the result store; importing twice adds
 nothing, and nothing is written when an export is incomplete or changed.  An older SAG
-runs export (outcomes only) is read where it lies and has nothing to import.  The panel
+runs export brings its runs' outcomes only (:mod:`sag.old_runs_load`: it kept no debate
+text), and the panel says so.  The panel
 shows each step as it starts (each table read and checked, the rows shaped, each table
 merged) with a bar, so a long import never sits on one line.
 """
@@ -51,10 +52,6 @@ def import_export(folder_text: str, db_path: str | None = None, progress: Progre
     folder = Path(text).expanduser()
     if not (folder / MANIFEST).is_file():
         return ImportOutcome("error", f"{folder} holds no {MANIFEST}: give the folder an export command wrote.")
-    if export_format(folder) == SAG_RUNS_FORMAT:
-        return ImportOutcome("info", "This is an older SAG runs export (outcomes only): the Agent group page reads "
-                                     "it where it lies, and it has no debates to import. `python -m sag export` "
-                                     "writes the full form.")
     kinds = load_kinds()
     try:
         result = import_runs_export(db_path or str(default_db_path()), folder, kinds, progress)
@@ -65,9 +62,10 @@ def import_export(folder_text: str, db_path: str | None = None, progress: Progre
     counts = Counter(_LABELS.get(kind, kind) for _, kind in result.runs)
     pages = sorted({kinds[k].page for _, k in result.runs if k in kinds})
     runs = ", ".join(f"{n} {label} run(s)" for label, n in counts.items())
-    return ImportOutcome("success", f"Imported {runs} ({result.added:,} rows, with every debate and call log the "
-                                    f"export holds). They open on the {', '.join(pages)} page(s); the Runs page "
-                                    "lists them all.")
+    held = ("their outcomes only: this older SAG runs export kept no debate text" if
+            export_format(folder) == SAG_RUNS_FORMAT else "with every debate and call log the export holds")
+    return ImportOutcome("success", f"Imported {runs} ({result.added:,} rows, {held}). They open on the "
+                                    f"{', '.join(pages)} page(s); the Runs page lists them all.")
 
 
 def import_panel() -> None:

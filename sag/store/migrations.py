@@ -139,7 +139,12 @@ _M003 = [
     )""",
 ]
 
+# Outcomes of runs read from the older runs export (sag.old_runs_load), which never measured
+# the refusal score: it is empty there, never made up.
+_M004 = ["ALTER TABLE sag_outcomes ALTER COLUMN refusal_score DROP NOT NULL"]
+
 PACKAGE = "sag"
 MIGRATIONS: list[Migration] = [("001_runs_items_messages_outcomes_mediator", _M001),
                                ("002_evaluation_parts_and_cost", _M002),
-                               ("003_failed_items", _M003)]
+                               ("003_failed_items", _M003),
+                               ("004_refusal_score_may_be_unknown", _M004)]

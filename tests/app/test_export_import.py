@@ -84,11 +84,16 @@ def test_a_sag_export_brings_every_debate_and_a_second_import_adds_nothing(
         assert not store.messages(run_id, store.outcomes(run_id)["item_id"][0]).empty
 
 
-def test_the_older_runs_export_is_named_and_not_imported(sag_exports: tuple[Path, Path, str], tmp_path: Path) -> None:
-    _, older, _ = sag_exports
-    outcome = import_export(str(older), str(tmp_path / "t.duckdb"))
-    assert outcome.kind == "info" and "older SAG runs export" in outcome.message
-    assert not (tmp_path / "t.duckdb").exists()
+def test_the_older_runs_export_brings_its_outcomes_and_says_so(sag_exports: tuple[Path, Path, str],
+                                                                  tmp_path: Path) -> None:
+    _, older, run_id = sag_exports
+    db = str(tmp_path / "t.duckdb")
+    with run_scope():
+        outcome = import_export(str(older), db)
+    assert outcome.kind == "success" and "outcomes only" in outcome.message and "1 SAG run(s)" in outcome.message
+    with SagStore(db) as store:
+        assert list(store.outcomes(run_id)["answer"]) == ["A"] * 3
+        assert store.messages(run_id, store.outcomes(run_id)["item_id"][0]).empty  # no debate text was kept
 
 
 def test_bad_folders_get_one_sentence_and_write_nothing(sag_exports: tuple[Path, Path, str], tmp_path: Path) -> None:

@@ -127,13 +127,16 @@ def test_a_test_only_kind_goes_through_the_same_commands(tmp_path: Path, capsys:
         assert capsys.readouterr().out.strip() == f"toy run {RUN}: " + ", ".join(f"u{i}={10 * i}" for i in range(5))
 
 
-def test_the_older_sag_runs_export_is_named_and_not_imported(tmp_path: Path,
-                                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_older_sag_runs_export_imports_its_runs_outcomes(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
     db = tmp_path / "t.duckdb"
-    assert main(["runs", "import", str(ROOT / "tests/fixtures/sag_runs_export_before_units"), "--db", str(db)]) == 2
-    err = capsys.readouterr().err
-    assert "older SAG runs export (outcomes only)" in err and "nothing was imported" in err
-    assert not db.exists()
+    assert main(["runs", "import", str(ROOT / "tests/fixtures/sag_runs_export_before_units"), "--db", str(db)]) == 0
+    capsys.readouterr()
+    assert main(["runs", "list", "--db", str(db), "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert sorted((r["kind"], r["status"], r["done"]) for r in listed) == [("sag", "finished", 3)] * 2
+    assert main(["runs", "import", str(ROOT / "tests/fixtures/sag_runs_export_before_units"), "--db", str(db)]) == 0
+    assert "nothing was added" in capsys.readouterr().out
 
 
 def test_merge_brings_a_part_stores_runs_of_any_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
