@@ -203,6 +203,20 @@ class Ledger:
         self._set_status("UPDATE ledger_runs SET status = 'failed', finished_at = NULL WHERE run_id = ? "
                          "AND status <> 'finished'", [run_id], run_id)
 
+    def stop(self, run_id: str) -> None:
+        """The run was stopped on purpose (a step budget spent, Ctrl-C): not finished; the same
+        command resumes it."""
+        self._set_status("UPDATE ledger_runs SET status = 'stopped', finished_at = NULL WHERE run_id = ? "
+                         "AND status <> 'finished'", [run_id], run_id)
+
+    @staticmethod
+    def forget(cur: duckdb.DuckDBPyConnection, run_id: str, keys: list[str]) -> None:
+        """Drop units ``keys`` of ``run_id`` from the ledger, on ``cur`` (inside the kind's
+        transaction that drops their rows): work a resume does again (a training run's steps
+        after its last checkpoint)."""
+        if keys:
+            cur.execute("DELETE FROM ledger_units WHERE run_id = ? AND list_contains(?, unit_key)", [run_id, keys])
+
     def _set_status(self, sql: str, params: list[Any], run_id: str) -> None:
         def work(cur: duckdb.DuckDBPyConnection) -> None:
             self._check_run(cur, run_id)

@@ -75,6 +75,8 @@ TRAINING_CHECKS: tuple[RowCheck, ...] = (*_RUNS, *_STEPS, *_EVALS, *_ANSWERS)
 
 
 def training_store_checks() -> tuple[RowCheck, ...]:
-    """The rules of the training tables (a store shared with other packages' runs adds
-    theirs: the command that merges it names them all)."""
-    return TRAINING_CHECKS
+    """The rules of the training tables and of the run ledger their runs go through (a store
+    shared with other packages' runs adds theirs: the command that merges it names them all)."""
+    from common.ledger import ledger_checks
+
+    return (*TRAINING_CHECKS, *ledger_checks())

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Callable, Sequence, TypeVar
 
 from common.db import Database, StoreError, default_db_path, retry_busy
+from common.ledger import MIGRATIONS as LEDGER_MIGRATIONS, PACKAGE as LEDGER, Ledger
 from common.transactions import run_in_transaction
 from common.migrations import Migration, migrate
 from common.resume import check_resume
@@ -114,17 +115,28 @@ class TrainingStore(Database):
         super().__init__(*args, **kwargs)
         if not self.read_only:
             migrate(self.con, PACKAGE, MIGRATIONS)
+            migrate(self.con, LEDGER, LEDGER_MIGRATIONS)  # the run ledger its runs go through
 
     def _has_tables(self) -> bool:
         return bool(self.con.execute(
             "SELECT count(*) FROM information_schema.tables WHERE table_name = 'train_runs'").fetchone()[0])
 
+    def ledger(self) -> Ledger:
+        """The store's run ledger (:mod:`common.ledger`): a run's start, steps, stop and finish
+        go through it, and it keeps ``train_runs.status`` and ``finished_at`` in step."""
+        return Ledger(self, mirror=_mirror_status)
+
     def start_run(self, run_id: str, *, kind: str, method: str, base_model: str, settings: dict[str, Any],
                   data_name: str, data_hash: str, n_train: int) -> bool:
         """Record a new run (True) or find the same run already recorded (False: resume);
         the same id with other settings is refused first (:meth:`check_start`)."""
-        if self.check_start(run_id, kind=kind, method=method, base_model=base_model, settings=settings,
-                            data_hash=data_hash):
+        resumed = self.check_start(run_id, kind=kind, method=method, base_model=base_model, settings=settings,
+                                   data_hash=data_hash)
+        ledger = self.ledger()  # before a new run's row is written: it starts as new
+        ledger.start(run_id, "training", {"kind": kind, "method": method, "base_model": base_model,
+                                          "settings": json.loads(json.dumps(settings, sort_keys=True, default=list)),
+                                          "data_hash": data_hash})
+        if resumed:
             self.con.execute("UPDATE train_runs SET status = 'running', finished_at = NULL WHERE run_id = ?",
                              [run_id])
             return False
@@ -154,15 +166,24 @@ class TrainingStore(Database):
         return True
 
     def forget_after(self, run_id: str, step: int) -> None:
-        """Drop the step rows after ``step`` (a resume from that checkpoint redoes them)."""
-        self.con.execute("DELETE FROM train_steps WHERE run_id = ? AND step > ?", [run_id, step])
-        self.con.execute("DELETE FROM train_evals WHERE run_id = ? AND step > ?", [run_id, step])
-        self.con.execute("DELETE FROM train_answers WHERE run_id = ? AND step > ?", [run_id, step])
+        """Drop the step rows after ``step``, and their units in the ledger (a resume from
+        that checkpoint redoes them), in one transaction."""
+        def work(cur: duckdb.DuckDBPyConnection) -> None:
+            later = [f"step {int(n)}" for (n,) in cur.execute("SELECT step FROM train_steps WHERE run_id = ? AND "
+                                                               "step > ?", [run_id, step]).fetchall()]
+            for table in ("train_steps", "train_evals", "train_answers"):
+                cur.execute(f"DELETE FROM {table} WHERE run_id = ? AND step > ?", [run_id, step])  # noqa: S608
+            Ledger.forget(cur, run_id, later)
+        run_in_transaction(self, work)
 
     def add_step(self, run_id: str, row: StepRow) -> None:
-        self.con.execute("INSERT OR REPLACE INTO train_steps VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                         [run_id, row.step, row.loss, row.reward, row.accuracy, row.kl, row.clipped_share,
-                          row.items, row.tokens, row.seconds])
+        """One optimiser step's row and its unit in the ledger (``step <n>``), in one transaction."""
+        def work(cur: duckdb.DuckDBPyConnection) -> None:
+            cur.execute("INSERT OR REPLACE INTO train_steps VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        [run_id, row.step, row.loss, row.reward, row.accuracy, row.kl, row.clipped_share,
+                         row.items, row.tokens, row.seconds])
+            Ledger.unit_done(cur, run_id, f"step {row.step}")
+        run_in_transaction(self, work)
 
     def add_eval(self, run_id: str, step: int, split: str, n_items: int, n_correct: int, n_options: int,
                  top_letter: str, top_share: float) -> None:
@@ -176,11 +197,17 @@ class TrainingStore(Database):
 
     def finish(self, run_id: str, status: str, adapter_file: str | None = None,
                adapter_sha256: str | None = None) -> None:
-        if status not in RUN_STATUSES:
-            raise ValueError(f"unknown run status {status!r}")
-        self.con.execute("UPDATE train_runs SET status = ?, finished_at = ?, adapter_file = coalesce(?, adapter_file), "
+        """The run ends ``finished`` (with its adapter or group file) or ``stopped``, through the
+        ledger (which sets ``train_runs.status``); a stopped run resumes with the same command."""
+        if status not in RUN_STATUSES or status == "running":
+            raise ValueError(f"unknown run status {status!r}: a run ends finished or stopped")
+        self.con.execute("UPDATE train_runs SET adapter_file = coalesce(?, adapter_file), "
                          "adapter_sha256 = coalesce(?, adapter_sha256) WHERE run_id = ?",
-                         [status, _now(), adapter_file, adapter_sha256, run_id])
+                         [adapter_file, adapter_sha256, run_id])
+        if status == "finished":
+            self.ledger().finish(run_id)
+        else:
+            self.ledger().stop(run_id)
 
     def finished_file(self, run_id: str) -> tuple[str, str] | None:
         """(adapter or group file, its sha256) of a finished run; None for any other run."""
@@ -295,3 +322,10 @@ class TrainingRecorder:
 
 def _now() -> _dt.datetime:
     return _dt.datetime.now()
+
+
+def _mirror_status(cur: duckdb.DuckDBPyConnection, run_id: str, status: str, finished: _dt.datetime | None) -> None:
+    """``train_runs`` told the ledger's status; its ``finished_at`` is when the run last ended
+    (finished or stopped)."""
+    ended = finished if finished is not None else (None if status == "running" else _now())
+    cur.execute("UPDATE train_runs SET status = ?, finished_at = ? WHERE run_id = ?", [status, ended, run_id])

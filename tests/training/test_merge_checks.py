@@ -64,14 +64,17 @@ def _merge(target: Path, source: Path) -> object:
 
 def test_a_well_formed_store_merges_whole_once(source: Path, target: Path) -> None:
     report = _merge(target, source)
-    assert dump(target) == dump(source) and report.added == sum(len(v) for v in dump(source).values())
+    training = sum(t.added for t in report.tables if t.table.startswith("train_"))
+    assert dump(target) == dump(source) and training == sum(len(v) for v in dump(source).values())
+    with TrainingStore(target, read_only=True) as store:  # the ledger's rows of the runs came along
+        assert store.con.execute("SELECT count(*) FROM ledger_runs").fetchone()[0] == len(dump(source)["train_runs"])
     again = _merge(target, source)
     assert again.added == 0 and again.replaced == 0 and dump(target) == dump(source)  # type: ignore[attr-defined]
 
 
 def test_every_training_table_has_rules() -> None:
     tables = {c.table for c in training_store_checks()}
-    assert tables == {"train_runs", "train_steps", "train_evals", "train_answers"}
+    assert tables == {"train_runs", "train_steps", "train_evals", "train_answers", "ledger_runs", "ledger_units"}
 
 
 @pytest.mark.parametrize("mutation, table, column", [
@@ -128,6 +131,6 @@ def test_a_run_both_files_hold_must_be_defined_alike(source: Path, target: Path)
 
 
 def test_a_training_store_merged_without_the_rules_is_refused(source: Path, target: Path) -> None:
-    with TrainingStore(target) as db, pytest.raises(StoreError, match="table train_answers, which this command "
-                                                                      "has no rules to check"):
+    with TrainingStore(target) as db, pytest.raises(StoreError, match="table (train_answers|ledger_runs), which "
+                                                                      "this command has no rules to check"):
         merge_store(db, source, ())
