@@ -28,7 +28,8 @@ import pandas as pd
 
 from common.errors import InputError
 from sag.run_export import read_run_export
-from sag.store.tables import OUTCOME_COLUMNS, SagStore
+from sag.store.old_runs import write_old_runs
+from sag.store.tables import SagStore
 
 __all__ = ["load_old_runs_export"]
 
@@ -55,33 +56,24 @@ def load_old_runs_export(folder: str | Path, raw: str | Path, progress: Any = No
     folder = Path(folder)
     export = read_run_export(folder)
     created = _created(export.manifest, folder)
+    runs, items = [], []
+    for run in export.runs.itertuples(index=False):
+        rows = export.items_of(run.run_id)
+        known = _known_items(str(run.benchmark), str(run.run_id), folder)
+        runs.append((run.run_id, run.benchmark, run.group_name, run.method, run.config_json,
+                     [str(i) for i in rows["item_id"]], int(run.seed), created,
+                     created if run.status == "finished" else None, run.status))
+        for row in rows.itertuples(index=False):
+            item = _matching(known, row, str(run.run_id), folder)
+            items.append((run.run_id, row.item_id, int(row.position), row.benchmark, item.question,
+                          json.dumps(list(item.options)), item.answer, item.context))
+    outcomes = export.outcomes.copy()
+    outcomes["refusal_score"] = pd.Series([None] * len(outcomes), dtype="Float64")  # NULL: never measured
+    outcomes["created_at"] = created
     with SagStore(raw) as store:
-        cur = store.con
-        for run in export.runs.itertuples(index=False):
-            items = export.items_of(run.run_id)
-            known = _known_items(str(run.benchmark), str(run.run_id), folder)
-            finished = created if run.status == "finished" else None
-            cur.execute("INSERT INTO sag_runs (run_id, benchmark, group_name, method, config_json, item_ids, seed, "
-                        "calibration_json, git_revision, created_at, finished_at, status) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, ?)",
-                        [run.run_id, run.benchmark, run.group_name, run.method, run.config_json,
-                         [str(i) for i in items["item_id"]], int(run.seed), created, finished, run.status])
-            for row in items.itertuples(index=False):
-                item = _matching(known, row, str(run.run_id), folder)
-                cur.execute("INSERT INTO sag_items (run_id, item_id, position, benchmark, question, options_json, "
-                            "answer, context) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                            [run.run_id, row.item_id, int(row.position), row.benchmark, item.question,
-                             json.dumps(list(item.options)), item.answer, item.context])
-        outcomes = export.outcomes.copy()
-        outcomes["refusal_score"] = pd.Series([None] * len(outcomes), dtype="Float64")  # NULL: never measured
-        outcomes["created_at"] = created
-        frame = outcomes[list(OUTCOME_COLUMNS)]
-        cur.register("_outcomes", frame)
-        cur.execute(f"INSERT INTO sag_outcomes ({', '.join(OUTCOME_COLUMNS)}) "  # noqa: S608 (fixed names)
-                    f"SELECT {', '.join(OUTCOME_COLUMNS)} FROM _outcomes")
-        cur.unregister("_outcomes")
-        if progress is not None:
-            progress(1, 1, folder.name)
+        write_old_runs(store, runs, items, outcomes)
+    if progress is not None:
+        progress(1, 1, folder.name)
 
 
 def _known_items(benchmark: str, run_id: str, folder: Path) -> dict[str, Any]:

@@ -56,7 +56,7 @@ def test_migrations_are_renamed_not_reapplied(old_store: Path) -> None:
         assert applied_migrations(store.con) == [
             "dcem/001_runs_cells_cases_traces_outcomes_metrics", "dcem/002_presets_reviews",
             "dcem/003_llm_traces_case_texts_agent_turns", "dcem/004_agent_turn_examples", "dcem/005_cell_failures",
-            "runtime/001_llm_calls"]
+            "ledger/001_ledger_runs_units", "runtime/001_llm_calls"]
         assert CallLog(store).count(CLINICAL_RUN) == 78
 
 

@@ -106,13 +106,7 @@ class Store(Database):
         A run stored with another kind, spec, mediator config or seeds is refused before
         anything is written (:class:`common.resume.ResumeRefused`, naming the first field
         that differs)."""
-        row = self.con.execute("SELECT kind, spec_json, config_json, seeds FROM runs WHERE run_id = ?",
-                               [run_id]).fetchone()
-        if row is not None:
-            for stored, given in (({"kind": row[0]}, {"kind": kind}), (json.loads(row[1]), spec),
-                                  ({"config": json.loads(row[2]), "seeds": list(row[3])},
-                                   {"config": config.to_dict(), "seeds": list(seeds)})):
-                check_resume(f"run {run_id}", stored, given, hint=_RESUME_HINT)
+        if self.check_settings(run_id, kind=kind, spec=spec, config=config, seeds=seeds):
             self.con.execute("UPDATE runs SET status = 'running', finished_at = NULL WHERE run_id = ? "
                              "AND status <> 'finished'", [run_id])
             return True
@@ -123,6 +117,21 @@ class Store(Database):
              list(seeds), git_revision(), _now()],
         )
         return False
+
+    def check_settings(self, run_id: str, *, kind: str, spec: dict[str, Any], config: MediatorConfig,
+                       seeds: list[int]) -> bool:
+        """True when the run is stored (a resume), False when it is new; reads only.  A run
+        stored with another kind, spec, mediator config or seeds is refused
+        (:class:`common.resume.ResumeRefused`, naming the first field that differs)."""
+        row = self.con.execute("SELECT kind, spec_json, config_json, seeds FROM runs WHERE run_id = ?",
+                               [run_id]).fetchone()
+        if row is None:
+            return False
+        for stored, given in (({"kind": row[0]}, {"kind": kind}), (json.loads(row[1]), spec),
+                              ({"config": json.loads(row[2]), "seeds": list(row[3])},
+                               {"config": config.to_dict(), "seeds": list(seeds)})):
+            check_resume(f"run {run_id}", stored, given, hint=_RESUME_HINT)
+        return True
 
     def ledger(self) -> Ledger:
         """The store's run ledger (:mod:`common.ledger`), which keeps ``runs.status`` in step:

@@ -117,6 +117,8 @@ def run_grid(store: Store, plan: GridPlan, job: Job | ComputeCell, *, executor: 
     """
     if not hasattr(job, "open"):
         job = ClosureJob(job)  # type: ignore[arg-type]
+    # other settings under a stored id: refused before anything is written (the ledger's copy of old runs included)
+    store.check_settings(plan.run_id, kind=plan.kind, spec=dict(plan.spec), config=plan.config, seeds=list(plan.seeds))
     ledger = store.ledger()  # before the kind's row is written: a new run is not a resume
     # the kind's own row (mediator config and seeds, read by the pages), refused before anything is
     # written when the run is stored with other settings; the ledger keeps the run's life
