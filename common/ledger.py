@@ -37,7 +37,7 @@ from common.migrations import Migration, migrate
 from common.resume import check_resume
 from common.transactions import cursor, run_in_transaction
 
-__all__ = ["Ledger", "LedgerRun", "StatusMirror", "PACKAGE", "MIGRATIONS", "RUN_STATUSES", "UNIT_STATES",
+__all__ = ["Ledger", "LedgerRun", "StatusMirror", "table_mirror", "PACKAGE", "MIGRATIONS", "RUN_STATUSES", "UNIT_STATES",
            "ledger_checks"]
 
 PACKAGE = "ledger"
@@ -70,6 +70,18 @@ MIGRATIONS: list[Migration] = [("001_ledger_runs_units", _M001)]
 StatusMirror = Callable[[duckdb.DuckDBPyConnection, str, str, "_dt.datetime | None"], None]
 """``mirror(cur, run_id, status, finished_at)``: a kind's own runs table told, on the ledger's
 transaction, that a run finished (``finished_at`` set) or failed (``finished_at`` None)."""
+
+
+
+def table_mirror(table: str) -> StatusMirror:
+    """The mirror of a kind whose runs table ``table`` keeps ``status`` and ``finished_at``
+    columns by ``run_id``: both set as the ledger holds them."""
+    sql = f"UPDATE {table} SET status = ?, finished_at = ? WHERE run_id = ?"  # noqa: S608 (a kind's own table name)
+
+    def mirror(cur: duckdb.DuckDBPyConnection, run_id: str, status: str, finished: "_dt.datetime | None") -> None:
+        cur.execute(sql, [status, finished, run_id])
+    return mirror
+
 
 _RUN_COLUMNS = ["run_id", "kind", "status", "created_at", "finished_at", "revision", "spec_json", "done", "failed"]
 _UNIT_COLUMNS = ["unit_key", "state", "message", "updated_at"]

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from common.db import Database, StoreError, default_db_path, git_revision
-from common.ledger import MIGRATIONS as LEDGER_MIGRATIONS, PACKAGE as LEDGER, Ledger
+from common.ledger import MIGRATIONS as LEDGER_MIGRATIONS, PACKAGE as LEDGER, Ledger, table_mirror
 from common.migrations import migrate
 from common.resume import check_resume
 from common.transactions import run_in_transaction
@@ -40,10 +40,6 @@ def _now() -> _dt.datetime:
     return _dt.datetime.now()
 
 
-def _mirror_status(cur: duckdb.DuckDBPyConnection, run_id: str, status: str, finished: _dt.datetime | None) -> None:
-    cur.execute("UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?", [status, finished, run_id])
-
-
 def write_cell(cur: duckdb.DuckDBPyConnection, run_id: str, result: ScenarioResult) -> None:
     """One finished cell's rows (cases, traces, outcomes, metrics, ablation, the cell), on
     ``cur``, inside the caller's transaction."""
@@ -62,6 +58,9 @@ def write_cell(cur: duckdb.DuckDBPyConnection, run_id: str, result: ScenarioResu
          p.prior.tolist(), p.loss.tolist(), [int(i) for i in result.high_risk],
          json.dumps(result.config.to_dict(), sort_keys=True),
          json.dumps(result.info, sort_keys=True, default=float), _now()])
+
+
+_MIRROR = table_mirror("runs")  # the ledger keeps runs.status in step
 
 
 class StoredCell:
@@ -136,7 +135,7 @@ class Store(Database):
     def ledger(self) -> Ledger:
         """The store's run ledger (:mod:`common.ledger`), which keeps ``runs.status`` in step:
         a grid's start, cells, finish and failure go through it (:func:`dcem.store.grid.run_grid`)."""
-        return Ledger(self, mirror=_mirror_status)
+        return Ledger(self, mirror=_MIRROR)
 
     def save_cell_failure(self, run_id: str, scenario: str, seed: int, message: str) -> None:
         self.con.execute("INSERT INTO cell_failures VALUES (?, ?, ?, ?, ?)", [run_id, scenario, int(seed), message,

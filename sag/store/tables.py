@@ -16,7 +16,7 @@ import pandas as pd
 
 from clinical.questions import QuestionItem
 from common.db import Database, StoreError, git_revision
-from common.ledger import MIGRATIONS as LEDGER_MIGRATIONS, PACKAGE as LEDGER, Ledger
+from common.ledger import MIGRATIONS as LEDGER_MIGRATIONS, PACKAGE as LEDGER, Ledger, table_mirror
 from common.migrations import migrate
 from common.resume import check_resume
 from common.transactions import cursor, run_in_transaction
@@ -115,8 +115,7 @@ def write_item(cur: Any, run_id: str, result: ItemResult) -> None:
     cur.execute("DELETE FROM sag_failures WHERE run_id = ? AND item_id = ?", [run_id, item.item_id])
 
 
-def _mirror_status(cur: Any, run_id: str, status: str, finished: _dt.datetime | None) -> None:
-    cur.execute("UPDATE sag_runs SET status = ?, finished_at = ? WHERE run_id = ?", [status, finished, run_id])
+_MIRROR = table_mirror("sag_runs")  # the ledger keeps sag_runs.status in step
 
 
 class SagStore(Database):
@@ -175,7 +174,7 @@ class SagStore(Database):
     def ledger(self) -> Ledger:
         """The store's run ledger (:mod:`common.ledger`), which keeps ``sag_runs.status`` in
         step: a run's start, items, finish and failure go through it (:func:`sag.run.run_items`)."""
-        return Ledger(self, mirror=_mirror_status)
+        return Ledger(self, mirror=_MIRROR)
 
     def save_failure(self, run_id: str, failure: FailedItem) -> None:
         """Record that an item got no answer (its latest failure; attempts counted)."""
