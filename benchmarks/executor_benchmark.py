@@ -79,10 +79,10 @@ def synthetic(tmp: Path, seeds: int) -> dict[str, Any]:
 
 
 def sag(tmp: Path, items: int) -> dict[str, Any]:
-    from sag.config import preset
+    from sag.group.config import preset
     from sag.evaluation.runner import run_group_eval
     from sag.evaluation.suite import SuiteSpec
-    from sag.runners import RunnerRecipe
+    from sag.debate.runners import RunnerRecipe
     from sag.store.tables import SagStore
 
     spec, cfg = SuiteSpec("accuracy", n_items=items), preset("sag-6")

@@ -29,7 +29,7 @@ def _own(fmt: str, folder: Path, db: Path) -> float:
         with Store(db) as store:
             import_run_export(store, folder)
     elif fmt == "sag-store-export/1":
-        from sag.evaluation.store_export import import_store_export
+        from sag.runs.store_export import import_store_export
         from sag.store.tables import SagStore
 
         with SagStore(db) as store:

@@ -38,11 +38,11 @@ sys.path.insert(0, str(ROOT))
 from clinical.questions import load_benchmark  # noqa: E402
 from runtime.factory import make_backend  # noqa: E402
 from runtime.llama_batch import BatchedLlamaTurns  # noqa: E402
-from sag.config import preset  # noqa: E402
-from sag.group import answer_item  # noqa: E402
-from sag.results import ItemResult  # noqa: E402
+from sag.group.config import preset  # noqa: E402
+from sag.debate.answer import answer_item  # noqa: E402
+from sag.debate.results import ItemResult  # noqa: E402
 from sag.retrieval import retrievers  # noqa: E402
-from sag.runners import DEFAULT_N_CTX, batch_width  # noqa: E402
+from sag.debate.runners import DEFAULT_N_CTX, batch_width  # noqa: E402
 
 MODEL = "smollm2-135m"
 
@@ -50,7 +50,7 @@ MODEL = "smollm2-135m"
 def _play(backend: Any, name: str, item: Any, corpora: dict, args: argparse.Namespace, *,
           share_prefix: bool = True) -> tuple[float, ItemResult]:
     """One item on a fresh runner (nothing kept from an earlier play), timed without the
-    runner's creation; the runner has the width :mod:`sag.runners` gives the group."""
+    runner's creation; the runner has the width :mod:`sag.debate.runners` gives the group."""
     cfg = preset(name).with_changes(t_max=args.t_max, rationale_tokens=args.tokens)
     with BatchedLlamaTurns(backend, n_ctx=args.n_ctx, n_seq_max=batch_width(cfg) + 1,
                            share_prefix=share_prefix) as runner:

@@ -4,7 +4,7 @@ A view names a subset of a case's evidence codes; a language-model member reads 
 vignette rendered from that subset alone (:func:`view_vignette`), a statistical member is
 fit on the subset's codes.  Used by D-CEM's clinical panels (``stat@VIEW``, ``MODEL@VIEW``,
 :mod:`dcem_clinical.stat_views`) and by Small Agent Groups whose members read different
-views (:mod:`sag.member_views`).
+views (:mod:`sag.group.member_views`).
 
 - ``all``: every evidence code (the whole case);
 - ``complaint``: the chief complaint (the patient's initial evidence), what a triage desk

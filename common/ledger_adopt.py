@@ -9,7 +9,7 @@ the ledger lacks of
   (done, key ``<scenario>/seed <seed>`` as :func:`dcem.store.grid.cell_key` gives it) and
   ``cell_failures`` (the latest message of a cell not stored);
 * SAG ``sag_runs`` (kind ``sag``; spec ``{"benchmark", "items", "config", "seed"}``, the
-  :meth:`sag.run.SagRunSpec.to_dict` of the run), their answered items (``sag_outcomes``,
+  :meth:`sag.runs.run.SagRunSpec.to_dict` of the run), their answered items (``sag_outcomes``,
   key the item id) and ``sag_failures`` (the reason);
 * training ``train_runs`` (kind ``training``; spec ``{"kind", "method", "base_model",
   "settings", "data_hash"}``, what :meth:`training.store.TrainingStore.check_start`

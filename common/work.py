@@ -92,7 +92,7 @@ class WorkSummary:
     computed : units stored now; skipped : units the store had before; total : units of
     the run; complete : every unit is stored; failed : the units that failed this time,
     each a record with ``key`` and ``message`` (:class:`UnitFailure`, or the sink's own
-    record such as a SAG item's :class:`sag.failures.FailedItem`); stopped : why the run
+    record such as a SAG item's :class:`sag.group.failures.FailedItem`); stopped : why the run
     stopped early (too many failures in a row), when it did; model_calls / cached_calls :
     turns that reached a model / were answered from the call log (runs of models).
     """

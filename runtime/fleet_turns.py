@@ -7,7 +7,7 @@ of one ``run`` spread over up to ``concurrency`` threads by
 (:meth:`~runtime.http_fleet.FleetBackend.pinned`), which may reuse the prompt it has just
 evaluated.  Results come back in request order and
 each request is sent as one turn, so a caller that logs the results after ``run``
-returns (``sag.engine.TurnEngine``) writes exactly one row per turn from its own thread.
+returns (``sag.debate.engine.TurnEngine``) writes exactly one row per turn from its own thread.
 
 Its :attr:`name` is the sequential runner's (``openai-http/sequential``): the name is
 part of the call log's cache keys and the calls are the same ones, only sent at the same

@@ -12,13 +12,13 @@
   tokens and seconds per item; ``report --eval [ID]``: the seed's Tables 2-7 with this
   project's numbers beside them.
 - ``compare BASE RUN [RUN ...]``: runs of one benchmark against a base run on the items
-  all of them answered (:mod:`sag.versus`): accuracy beside chance and the best constant
+  all of them answered (:mod:`sag.runs.versus`): accuracy beside chance and the best constant
   answer, each run's most frequent answer, the paired difference to the base; from the
   store or, with ``--export``, from an export.
-- ``export RUN [RUN ...] --out FOLDER``: runs as a compact export (:mod:`sag.run_export`).
+- ``export RUN [RUN ...] --out FOLDER``: runs as a compact export (:mod:`sag.runs.run_export`).
 
 Bad input exits with status 2 and a one-line message on stderr, nothing stored.  A model
-call that fails is never an answer (:mod:`sag.failures`): ``run`` stores the item apart,
+call that fails is never an answer (:mod:`sag.group.failures`): ``run`` stores the item apart,
 leaves the run unfinished and exits with status 1; ``ask`` prints the debate up to the
 failure and exits with status 1.
 """
@@ -34,12 +34,12 @@ from common.errors import ConfigError
 from common.terminal import escape_controls
 from common.cli_kit import (Parser, add_executor_arguments, add_merge_command, executor_from_args, int_in, progress_bar,
                             run_command)
-from sag.train_cli import add_train_command
-from sag.train_views_cli import add_train_views_command
-from sag.views_cli import add_views_commands
+from sag.training.command import add_train_command
+from sag.training.views_command import add_train_views_command
+from sag.views.command import add_views_commands
 from runtime.factory import MAX_GPU_LAYERS, MAX_THREADS
-from sag.failures import EXIT_FAILED
-from sag.group_args import group_from_args
+from sag.group.failures import EXIT_FAILED
+from sag.group.args import group_from_args
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -51,8 +51,8 @@ __all__ = ["main"]
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from runtime.factory import check_model_keys
-    from sag.run import SagRunSpec, run_sag
-    from sag.runners import RunnerRecipe
+    from sag.runs.run import SagRunSpec, run_sag
+    from sag.debate.runners import RunnerRecipe
     from sag.store.tables import SagStore
 
     spec = SagRunSpec(args.benchmark, group_from_args(args), n_items=args.items, seed=args.seed)
@@ -87,7 +87,7 @@ def _report_failures(summary: "WorkSummary") -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from sag.report import format_table, sag_run_report_text, summarise
+    from sag.runs.report import format_table, sag_run_report_text, summarise
     from sag.store.tables import SagStore
 
     if args.eval is not None or args.from_export is not None:
@@ -105,8 +105,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from sag.run_export import read_run_export
-    from sag.versus import run_rows, versus_markdown
+    from sag.runs.run_export import read_run_export
+    from sag.runs.versus import run_rows, versus_markdown
 
     export = read_run_export(Path(args.export)) if args.export is not None else None
     if args.base is None and export is not None:
@@ -140,7 +140,7 @@ def _stored_runs(db: str | None, names: list[str]) -> tuple[dict[str, str], dict
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from sag.evaluation.store_export import write_store_export
+    from sag.runs.store_export import write_store_export
 
     path = write_store_export(args.db or default_db_path(), Path(args.out), run_ids=list(args.runs),
                               command=args.command_text or f"python -m sag export {' '.join(args.runs)} --out {args.out}")
@@ -151,7 +151,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_export_store(args: argparse.Namespace) -> int:
-    from sag.evaluation.store_export import write_store_export
+    from sag.runs.store_export import write_store_export
 
     path = write_store_export(args.db or default_db_path(), Path(args.out),
                               command=args.command_text or f"python -m sag export-store --out {args.out}")
@@ -161,7 +161,7 @@ def _cmd_export_store(args: argparse.Namespace) -> int:
 
 
 def _cmd_import_store(args: argparse.Namespace) -> int:
-    from sag.evaluation.store_export import import_into_store
+    from sag.runs.store_export import import_into_store
 
     try:
         report = import_into_store(args.db, Path(args.folder))  # the store is opened once the export is checked
@@ -200,10 +200,10 @@ def _report_export_folder(args: argparse.Namespace) -> int:
     from common.scratch import scratch_folder
     from common.table_export import export_format
     from sag.evaluation.export import build_export, latest_eval_id
-    from sag.evaluation.store_export import FORMAT, import_store_export
+    from sag.runs.store_export import FORMAT, import_store_export
     from sag.evaluation.tables import render_report
-    from sag.report import format_table, summarise
-    from sag.run_export import read_run_export
+    from sag.runs.report import format_table, summarise
+    from sag.runs.run_export import read_run_export
     from sag.store.tables import SagStore
 
     folder = Path(args.from_export)
@@ -222,7 +222,7 @@ def _report_export_folder(args: argparse.Namespace) -> int:
 
 
 def _cmd_ask(args: argparse.Namespace) -> int:
-    from sag.ask import ask
+    from sag.runs.ask import ask
 
     return ask(args)
 

@@ -6,7 +6,7 @@ an export of any kind in the one format (``studio-run/1``), or in an older forma
 still reads (a D-CEM run export, a SAG store export, a training export), is checked whole,
 loaded into a scratch store and merged into the result store; importing twice adds
 nothing, and nothing is written when an export is incomplete or changed.  An older SAG
-runs export brings its runs' outcomes only (:mod:`sag.old_runs_load`: it kept no debate
+runs export brings its runs' outcomes only (:mod:`sag.runs.old_runs_load`: it kept no debate
 text), and the panel says so.  The panel
 shows each step as it starts (each table read and checked, the rows shaped, each table
 merged) with a bar, so a long import never sits on one line.
@@ -43,7 +43,7 @@ def import_export(folder_text: str, db_path: str | None = None, progress: Progre
     """Import the export in the folder ``folder_text`` into the store (see the module
     docstring); ``progress(done, total, label)`` hears of each step."""
     from common.run_export import import_runs_export
-    from sag.run_export import FORMAT as SAG_RUNS_FORMAT
+    from sag.runs.run_export import FORMAT as SAG_RUNS_FORMAT
     from studio.run_kinds import load_kinds
 
     text = folder_text.strip()

@@ -2,7 +2,7 @@
 
 Each kind registers itself in its own package; this module imports them, so the command
 line and the pages see every kind: ``synthetic`` (:mod:`dcem.analysis.run_kind`),
-``clinical`` (:mod:`dcem_clinical.run_kind`), ``sag`` (:mod:`sag.run_kind`) and ``training``
+``clinical`` (:mod:`dcem_clinical.run_kind`), ``sag`` (:mod:`sag.runs.run_kind`) and ``training``
 (:mod:`training.run_kind`).
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from common.run_kinds import RunKind, run_kinds
 
 __all__ = ["KIND_MODULES", "load_kinds"]
 
-KIND_MODULES = ("dcem.analysis.run_kind", "dcem_clinical.run_kind", "sag.run_kind", "training.run_kind")
+KIND_MODULES = ("dcem.analysis.run_kind", "dcem_clinical.run_kind", "sag.runs.run_kind", "training.run_kind")
 
 
 def load_kinds() -> dict[str, RunKind]:

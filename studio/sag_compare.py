@@ -7,11 +7,11 @@ import pandas as pd
 import streamlit as st
 
 from common.errors import ProjectError
-from sag.capability import capability_text, packaged_capability
-from sag.compare import compare_runs
+from sag.runs.capability import capability_text, packaged_capability
+from sag.runs.compare import compare_runs
 from studio.views.sag_run_choice import partner_run, useful_order
 from sag.store.tables import SagStore
-from sag.versus import run_rows, versus_frame
+from sag.runs.versus import run_rows, versus_frame
 from studio.tables import MISSING
 from studio.views import session_keys as keys
 

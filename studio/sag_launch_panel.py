@@ -16,12 +16,12 @@ from streamlit.delta_generator import DeltaGenerator
 
 from common.db import StoreError, default_db_path
 from common.errors import ProjectError
-from sag.config import ROLES
+from sag.group.config import ROLES
 from studio.views.sag_launch import launch_message, launch_spec
 from studio.views.sag_launch_fields import (ITEMS_FIELD, ITEMS_RANGE, ROUNDS_FIELD, ROUNDS_RANGE, SEED_FIELD,
                                             SEED_RANGE, SagLaunchFields, read_sag_launch)
-from sag.run import SagRunSpec
-from sag.trained_adapters import adapter_choices
+from sag.runs.run import SagRunSpec
+from sag.training.trained_adapters import adapter_choices
 from sag.store.tables import SagStore
 from studio.executor_choice import executor_choice
 from studio.sag_session import launch_run

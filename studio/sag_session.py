@@ -5,7 +5,7 @@ Session state read here:
 - ``st.session_state[keys.SAG_MODELS]`` (:data:`MODELS_KEY`): an optional function
   ``cfg -> (runners, retrievers)`` giving the turn runners and retrievers of a run
   launched from the page (tests point it at scripted runners).  Unset, the run builds the
-  real ones: :func:`sag.runners.build_runners` for ``cfg.models()`` and
+  real ones: :func:`sag.debate.runners.build_runners` for ``cfg.models()`` and
   :func:`sag.retrieval.retrievers` for the group's corpora (``run_sag``'s defaults).
 """
 from __future__ import annotations
@@ -17,18 +17,18 @@ import streamlit as st
 from common.db import StoreError, default_db_path
 from common.errors import ProjectError
 from runtime.turns import TurnRunner
-from sag.config import GroupConfig
-from sag.debate import Searcher
+from sag.group.config import GroupConfig
+from sag.debate.hybrid import Searcher
 from studio.views.sag_launch import progress_update
 from common.work import WorkSummary
-from sag.run import SagRunSpec, default_runners, run_sag
+from sag.runs.run import SagRunSpec, default_runners, run_sag
 from studio.executor_choice import executor_for
 from sag.store.tables import SagStore
 from studio.store_scope import open_for_run
 from studio.literal import literal
 # names its page imports from here (pages import from studio only)
 from clinical.questions import BENCHMARKS
-from sag.config import PRESETS
+from sag.group.config import PRESETS
 from studio.views.sag_launch import time_estimate
 from studio.views.sag_group_view import (DISCLAIMER, NO_RUN_HINT, changed_items, item_labels, load_item_view,
                                          run_labels, turn_markdown)

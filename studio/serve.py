@@ -26,7 +26,7 @@ from common.db import default_db_path
 from common.errors import ProjectError
 from dcem.store.database import Store
 from dcem.store.demo import DEMO_EXPORTS, ensure_demo
-from sag.featured import ensure_featured
+from sag.views.featured import ensure_featured
 from sag.store.tables import SagStore
 
 __all__ = ["APP", "first_start", "main"]

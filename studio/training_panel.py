@@ -13,8 +13,8 @@ import streamlit as st
 
 from common.db import PROJECT_ROOT, StoreError, default_db_path
 from common.errors import ProjectError
-from sag.shipped_runs import group_comparisons
-from sag.versus import versus_frame
+from sag.runs.shipped_runs import group_comparisons
+from sag.runs.versus import versus_frame
 from studio.literal import literal
 from studio.store_scope import open_for_run
 from training.adapter_guide import guide_rows

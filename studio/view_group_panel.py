@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from sag.featured import featured_report
+from sag.views.featured import featured_report
 from sag.store.tables import SagStore
 from studio.literal import literal
 from studio.widgets import titled_table
@@ -25,7 +25,7 @@ def view_group_panel(db: SagStore | None) -> None:
     if report is None:
         st.info(why)
         return
-    from sag.view_report import report_frame
+    from sag.views.report import report_frame
 
     titled_table("Accuracy, the difference to the group and recall per diagnosis", report_frame(report),
                  key="ev_views", wide="answers", empty="No row could be measured.")

@@ -28,7 +28,7 @@ def lint(cwd: Path) -> subprocess.CompletedProcess[str]:
 def test_lint_imports_passes_on_the_project() -> None:
     out = lint(ROOT)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "Contracts: 9 kept, 0 broken." in out.stdout
+    assert "Contracts: 10 kept, 0 broken." in out.stdout
 
 
 @pytest.fixture(scope="module")
@@ -59,10 +59,15 @@ VIOLATIONS = [
     ("training/__init__.py", "import dcem.core.energy", "The training package knows no experiment"),
     ("runtime/registry.py", "import torch", "Only training code imports the training libraries"),
     ("studio/literal.py", "import peft", "Only training code imports the training libraries"),
-    ("sag/ask.py", "import sag.cli", "No library module imports a command line"),
+    ("studio/literal.py", "import dcem.cli", "No library module imports a command line"),
     ("dcem/store/reviews.py", "import dcem.analysis.run_info", "Inside dcem"),
     ("dcem/synthetic/experiment.py", "import dcem.analysis.report", "Inside dcem"),
     ("dcem/calibration/sets.py", "import dcem.store.database", "Inside dcem"),
+    ("sag/group/config.py", "import sag.debate.hybrid", "Inside sag"),
+    ("sag/store/tables.py", "import sag.runs.run", "Inside sag"),
+    ("sag/runs/run.py", "import sag.evaluation.runner", "Inside sag"),
+    ("sag/training/view_training.py", "import sag.views.measures", "Inside sag"),  # siblings, neither imports the other
+    ("sag/retrieval.py", "import sag.group.config", "Inside sag"),
 ]
 
 

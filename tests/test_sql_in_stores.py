@@ -171,7 +171,7 @@ def test_the_allow_list_names_only_store_modules_that_hold_sql() -> None:
     for relative in STORE_MODULES:
         path = ROOT / relative
         assert path.is_file() and offences(path.read_text(encoding="utf-8")), relative
-    assert not is_store_module("sag/evaluation/store_export.py") and is_store_module("sag/store/export_rows.py")
+    assert not is_store_module("sag/runs/store_export.py") and is_store_module("sag/store/export_rows.py")
 
 
 def test_no_module_outside_the_store_modules_runs_sql() -> None:

@@ -15,11 +15,11 @@ from common.errors import ConfigError
 from dcem.core.config import MediatorConfig
 from dcem.store.database import Store
 from dcem_clinical.run import ClinicalSpec, run_clinical
-from sag.config import preset
+from sag.group.config import preset
 from sag.evaluation.runner import calibration_items
 from sag.evaluation.subsets import load_subsets
 from sag.evaluation.suite import SuiteSpec, build_parts
-from sag.run import SagRunSpec
+from sag.runs.run import SagRunSpec
 from tests.dcem_clinical.clinical_fakes import oracle_backend
 
 _DATASET_BENCHMARK = {"ddxplus8": "ddxplus8", "medqa-tri": "medqa"}  # MedQA-Tri items are MedQA items

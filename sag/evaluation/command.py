@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from common.errors import ConfigError
-from sag.config import GroupConfig
-from sag.failures import EXIT_FAILED
+from sag.group.config import GroupConfig
+from sag.group.failures import EXIT_FAILED
 
 if TYPE_CHECKING:
     from sag.evaluation.suite import SuiteSpec
@@ -31,7 +31,7 @@ __all__ = ["eval_command", "add_eval_arguments", "parse_groups"]
 
 def parse_groups(text: str, args: argparse.Namespace) -> list[GroupConfig]:
     """The groups of ``--groups`` (comma-separated presets or JSON files), with the overrides."""
-    from sag.group_args import group_from_args
+    from sag.group.args import group_from_args
 
     names = [g.strip() for g in text.split(",") if g.strip()]
     if not names:
@@ -110,7 +110,7 @@ def _run_groups(args: argparse.Namespace, spec: "SuiteSpec", cfgs: list[GroupCon
     """Every group in this process, one after another (their units on the executor)."""
     from common.cli_kit import executor_from_args, progress_bar
     from sag.evaluation.runner import run_group_eval
-    from sag.runners import RunnerRecipe
+    from sag.debate.runners import RunnerRecipe
     from sag.store.tables import SagStore
 
     threads = args.threads or (args.worker_threads if args.executor == "ray" else None)

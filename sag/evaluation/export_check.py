@@ -22,12 +22,12 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from common.errors import ProjectError
-from sag.config import GroupConfig
+from sag.group.config import GroupConfig
 from sag.evaluation.json_shape import MAX_COUNT, Path, ShapeCheck, kind
 from sag.evaluation.metrics import DOMINANT_SHARE, run_std
 from sag.evaluation.subsets import ACCURACY_BENCHMARKS
 from sag.evaluation.suite import CONSISTENCY_SETTINGS, METRICS, SuiteSpec
-from sag.report import wilson_interval
+from sag.runs.report import wilson_interval
 
 __all__ = ["check_export", "TOLERANCE", "MAX_COUNT", "MAX_MEASURE"]
 

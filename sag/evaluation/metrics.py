@@ -27,7 +27,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Sequence
 
-from sag.report import wilson_interval
+from sag.runs.report import wilson_interval
 
 __all__ = ["Rate", "rate", "gap", "cdr", "Roc", "roc", "consensus_rate", "run_std", "forward_flops", "Dominant",
            "dominant_answer", "DOMINANT_SHARE"]

@@ -1,6 +1,6 @@
 """Run an evaluation suite for one group: every part as a resumable SAG run.
 
-Each (group, part) is one run of :func:`sag.run.run_items` whose id hashes the part's
+Each (group, part) is one run of :func:`sag.runs.run.run_items` whose id hashes the part's
 items and the group config as the part changes it, so the same command resumes where
 it stopped, answers finished parts from the store and every repeated turn from the call
 log.  Models and retrieval indexes are built once per group, and only when some part
@@ -34,11 +34,11 @@ from common.errors import ConfigError
 from common.resume import check_resume
 from common.work import Executor, InProcess, WorkSummary
 from runtime.turns import TurnRunner
-from sag.config import GroupConfig
-from sag.debate import Searcher
+from sag.group.config import GroupConfig
+from sag.debate.hybrid import Searcher
 from sag.evaluation.subsets import Subsets, items_by_id, load_subsets
 from sag.evaluation.suite import Part, SuiteSpec, build_parts
-from sag.run import (Progress, RetrieverFactory, RunnerFactory, corpora_of, default_retrievers, default_runners,
+from sag.runs.run import (Progress, RetrieverFactory, RunnerFactory, corpora_of, default_retrievers, default_runners,
                      run_items)
 from sag.store.eval_tables import part_settings, record_cost, record_part
 from sag.store.tables import SagStore
@@ -177,7 +177,7 @@ class _Once:
 
 def _sources(cfg: GroupConfig, runners: Any, retrievers: Any, remote: bool) -> tuple[_Once, Any, Any]:
     """The group's models and indexes, built once for all parts (in process); a remote worker
-    builds them once itself and keeps them (:mod:`sag.item_job`), so it gets the recipes."""
+    builds them once itself and keeps them (:mod:`sag.runs.item_job`), so it gets the recipes."""
     models = _Once(runners if callable(runners) else (lambda _c: runners) if runners is not None else default_runners)
     indexes = _Once((lambda _c: retrievers) if isinstance(retrievers, Mapping)
                     else (lambda _c: (retrievers or default_retrievers)(corpora_of(cfg))))

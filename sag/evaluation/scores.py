@@ -51,7 +51,7 @@ from sag.evaluation.metrics import cdr, consensus_rate, dominant_answer, forward
 from sag.evaluation.suite import CONSISTENCY_SETTINGS
 from sag.store.eval_tables import eval_costs, eval_parts, run_messages
 from sag.store.tables import SagStore
-from sag.transcript import REFUSE
+from sag.group.transcript import REFUSE
 
 __all__ = ["score_evaluation", "escalation_counts", "GROUNDED_WORDS", "deciding_rationales", "refusal_scores",
            "grounded"]

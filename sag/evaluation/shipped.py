@@ -3,7 +3,7 @@
 An evaluation export ``data/results/<name>.json`` keeps the metrics and every item's
 answer, not the debates.  The store the evaluation was made in ships beside it as the
 folder ``<name>/``, a compact export of every debate, every outcome and the call log
-(:mod:`sag.evaluation.store_export`); an older copy may hold it gzipped instead, as
+(:mod:`sag.runs.store_export`); an older copy may hold it gzipped instead, as
 ``<name>.duckdb.gz``.  :func:`import_shipped_store` merges either into a result store
 (:func:`common.store_merge.merge_store`: rows the store lacks, one transaction), so the
 debates behind the file's numbers can be opened on the Agent group page, and running the
@@ -20,7 +20,7 @@ from common.errors import InputError
 from common.scratch import scratch_folder
 from common.store_merge import MergeReport, merge_store
 from common.table_export import MANIFEST
-from sag.evaluation.store_export import import_store_export
+from sag.runs.store_export import import_store_export
 from sag.store.eval_tables import evaluations
 from sag.store.merge_checks import sag_store_checks
 from sag.store.tables import SagStore

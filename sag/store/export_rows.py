@@ -1,6 +1,6 @@
 """The rows a SAG store export keeps, read and written to Parquet on one cursor.
 
-:class:`RunSelection` is the reading half of :mod:`sag.evaluation.store_export`: the chosen
+:class:`RunSelection` is the reading half of :mod:`sag.runs.store_export`: the chosen
 SAG runs (registered on the cursor as a table, never pasted into SQL; all runs when none
 are named), the SAG tables holding rows of them, each table's rows written as a zstd
 Parquet file (:func:`common.table_export.copy_query`), and the evaluations and runs it

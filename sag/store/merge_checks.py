@@ -15,8 +15,8 @@ item of its run and says why; one that either file answered is not listed as fai
 from __future__ import annotations
 
 from common.merge_checks import RowCheck, belongs, counts, json_text, number, numbers, one_of, same_in_both
-from sag.config import AgentRole
-from sag.transcript import ESCALATE, REFUSE
+from sag.group.config import AgentRole
+from sag.group.transcript import ESCALATE, REFUSE
 
 __all__ = ["SAG_CHECKS", "letters_of", "sag_store_checks"]
 

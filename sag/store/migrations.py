@@ -123,7 +123,7 @@ _M002 = [
     )""",
 ]
 
-# Items whose model call failed (sag.failures): apart from the outcomes, one row per item
+# Items whose model call failed (sag.group.failures): apart from the outcomes, one row per item
 # (its latest failure), deleted when a later attempt answers the item.
 _M003 = [
     """CREATE TABLE sag_failures (
@@ -139,7 +139,7 @@ _M003 = [
     )""",
 ]
 
-# Outcomes of runs read from the older runs export (sag.old_runs_load), which never measured
+# Outcomes of runs read from the older runs export (sag.runs.old_runs_load), which never measured
 # the refusal score: it is empty there, never made up.
 _M004 = ["ALTER TABLE sag_outcomes ALTER COLUMN refusal_score DROP NOT NULL"]
 

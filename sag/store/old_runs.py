@@ -1,4 +1,4 @@
-"""The rows of the older SAG runs export written into SAG tables (:mod:`sag.old_runs_load`
+"""The rows of the older SAG runs export written into SAG tables (:mod:`sag.runs.old_runs_load`
 shapes them; this module holds the SQL)."""
 from __future__ import annotations
 

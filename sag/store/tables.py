@@ -21,12 +21,12 @@ from common.migrations import migrate
 from common.resume import check_resume
 from common.transactions import cursor, run_in_transaction
 from runtime.call_log import CallLog
-from sag.config import GroupConfig
-from sag.failures import FailedItem
-from sag.results import ItemResult
+from sag.group.config import GroupConfig
+from sag.group.failures import FailedItem
+from sag.debate.results import ItemResult
 from sag.store.export_rows import CALL_LOG, RunSelection
 from sag.store.migrations import MIGRATIONS, PACKAGE
-from sag.transcript import GroupMessage
+from sag.group.transcript import GroupMessage
 
 __all__ = ["SagStore", "MESSAGE_COLUMNS", "OUTCOME_COLUMNS", "write_item"]
 
@@ -173,7 +173,7 @@ class SagStore(Database):
 
     def ledger(self) -> Ledger:
         """The store's run ledger (:mod:`common.ledger`), which keeps ``sag_runs.status`` in
-        step: a run's start, items, finish and failure go through it (:func:`sag.run.run_items`)."""
+        step: a run's start, items, finish and failure go through it (:func:`sag.runs.run.run_items`)."""
         return Ledger(self, mirror=_MIRROR)
 
     def save_failure(self, run_id: str, failure: FailedItem) -> None:

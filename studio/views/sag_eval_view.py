@@ -18,9 +18,9 @@ import pandas as pd
 
 from common.errors import InputError, ProjectError
 from common.intervals import wilson_interval
-from sag.config import GroupConfig
+from sag.group.config import GroupConfig
 from sag.evaluation.tables import BENCH_COLUMNS, DOMINANT_COLUMNS, dominant_cells, render_report, unfinished_note
-from sag.versus import option_chance
+from sag.runs.versus import option_chance
 
 __all__ = ["benchmark_chance", "refusal_reading", "BLEU_COLUMN", "NO_EVAL_HINT", "SETTINGS", "CONDITIONS",
            "check_scored", "pct", "accuracy_frame", "metric_frames",

@@ -19,11 +19,11 @@ import pandas as pd
 
 from clinical.corpora import CORPORA, Passage, load_corpus
 from common.errors import ConfigError, ProjectError
-from sag.config import ROLES
-from sag.compare import RunComparison, compare_runs  # noqa: F401  (re-exported)
-from sag.debate_turning import changed_items, turning_lines  # noqa: F401  (changed_items re-exported)
+from sag.group.config import ROLES
+from sag.runs.compare import RunComparison, compare_runs  # noqa: F401  (re-exported)
+from sag.debate.turning import changed_items, turning_lines  # noqa: F401  (changed_items re-exported)
 from sag.store.tables import SagStore
-from sag.transcript import ESCALATE, REFUSE
+from sag.group.transcript import ESCALATE, REFUSE
 
 __all__ = ["DISCLAIMER", "NO_RUN_HINT", "ROLE_TITLES", "DIST_COLUMNS", "PASSAGE_COLUMNS",
            "FLAG_COLUMNS", "JUDGE_COLUMNS", "MEDIATOR_COLUMNS", "COMPARE_COLUMNS", "Turn", "Lane", "Timeline",
@@ -382,8 +382,8 @@ def load_item_view(store: SagStore, run_id: str, item_id: str, *,
 def _readings(store: SagStore, run_id: str, item_id: str) -> tuple[tuple[tuple[str, str, str], ...], dict[str, str]]:
     """((agent, what it read in words, the text it read), ...) and agent -> words, for a view
     group's item; empty for other groups."""
-    from sag.debate_turning import member_reads
-    from sag.member_views import case_reading
+    from sag.debate.turning import member_reads
+    from sag.group.member_views import case_reading
 
     config = store.run_config(run_id)
     reads = member_reads(config)

@@ -1,7 +1,7 @@
 """A small SAG run launched from the dashboard: its checked settings and what the page says.
 
 The Agent group page offers a benchmark, a group preset, 1-50 items, a seed and the
-round limit; :func:`launch_spec` turns them into a :class:`~sag.run.SagRunSpec` or a
+round limit; :func:`launch_spec` turns them into a :class:`~sag.runs.run.SagRunSpec` or a
 :class:`~common.errors.ConfigError` naming the field, before any model is loaded.
 """
 from __future__ import annotations
@@ -12,9 +12,9 @@ import pandas as pd
 
 from clinical.questions import BENCHMARKS
 from common.errors import ConfigError
-from sag.config import PRESETS, ROLES, GroupConfig, preset
+from sag.group.config import PRESETS, ROLES, GroupConfig, preset
 from common.work import WorkSummary
-from sag.run import SagRunSpec
+from sag.runs.run import SagRunSpec
 
 __all__ = ["MAX_LAUNCH_ITEMS", "launch_spec", "progress_update", "launch_message", "with_adapter", "LORA_INFIX",
            "time_estimate"]

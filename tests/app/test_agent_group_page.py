@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from runtime.backends import BackendError
-from sag.config import GroupConfig
+from sag.group.config import GroupConfig
 from sag.store.tables import SagStore
 from studio.sag_session import MODELS_KEY
 from tests.sag.fakes import ScriptedTurns, constant

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from sag.config import GroupConfig
-from sag.run import SagRunSpec, run_sag
+from sag.group.config import GroupConfig
+from sag.runs.run import SagRunSpec, run_sag
 from sag.store.tables import SagStore
 from tests.sag.fakes import ScriptedTurns
 

@@ -13,10 +13,10 @@ from streamlit.testing.v1 import AppTest
 
 from dcem.store.database import Store
 from dcem.store.run_import import stored_run_ids
-from sag.config import preset
-from sag.evaluation.store_export import write_store_export
-from sag.run import SagRunSpec, run_sag
-from sag.run_export import write_run_export
+from sag.group.config import preset
+from sag.runs.store_export import write_store_export
+from sag.runs.run import SagRunSpec, run_sag
+from sag.runs.run_export import write_run_export
 from sag.store.tables import SagStore
 from studio.export_import import import_export
 from studio.store_scope import run_scope

@@ -12,10 +12,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from runtime.turns import TurnRequest
-from sag.config import preset
+from sag.group.config import preset
 from sag.evaluation.export import build_export, latest_eval_id, write_export
 from sag.evaluation.runner import run_group_eval
-from sag.evaluation.store_export import write_store_export
+from sag.runs.store_export import write_store_export
 from sag.evaluation.suite import SuiteSpec
 from sag.store.eval_tables import eval_parts
 from sag.store.tables import SagStore

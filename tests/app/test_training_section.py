@@ -143,7 +143,7 @@ def test_a_shipped_trained_group_shows_its_shipped_heldout_runs_against_the_untr
     import json
 
     from sag.store.tables import SagStore
-    from sag.run_export import write_run_export
+    from sag.runs.run_export import write_run_export
     from tests.sag.group_runs import build_group_runs
     from training.export import write_training_export
 
@@ -162,7 +162,7 @@ def test_a_shipped_trained_group_shows_its_shipped_heldout_runs_against_the_untr
                               "sag-6-majority", command="python -m sag train --group sag-6")
     monkeypatch.setattr("training.shipped.exports_dir", lambda: tmp_path / "exports")
     monkeypatch.setattr("training.shipped.adapters_dir", lambda: tmp_path / "adapters")
-    monkeypatch.setattr("sag.shipped_runs.runs_dir", lambda: tmp_path / "sag_runs")
+    monkeypatch.setattr("sag.runs.shipped_runs.runs_dir", lambda: tmp_path / "sag_runs")
     monkeypatch.setenv("DCEM_DB", str(tmp_path / "none.duckdb"))
     at = AppTest.from_file(PAGE, default_timeout=120).run()
     assert not at.exception

@@ -29,8 +29,8 @@ def test_members_fold_takes_its_share_of_every_class() -> None:
 
 
 def test_test_fold_is_what_sag_run_draws_and_the_hash_is_recorded() -> None:
-    from sag.config import preset
-    from sag.run import SagRunSpec, load_items
+    from sag.group.config import preset
+    from sag.runs.run import SagRunSpec, load_items
 
     evaluation, _ = SagRunSpec("ddxplus8", preset("single"), 200, 0).split(load_items("ddxplus8"))
     assert tuple(it.item_id for it in evaluation) == group_folds().test

@@ -144,8 +144,8 @@ def install_stand_ins(monkeypatch: pytest.MonkeyPatch, record: dict[str, Any]) -
     import dcem.store.database
     import dcem.synthetic.spec
     import dcem_clinical.run
-    import sag.run
-    import sag.runners
+    import sag.runs.run
+    import sag.debate.runners
     import sag.store.tables
 
     summary = SimpleNamespace(run_id="r", resumed=False, computed=0, skipped=0, total=0,
@@ -171,8 +171,8 @@ def install_stand_ins(monkeypatch: pytest.MonkeyPatch, record: dict[str, Any]) -
     store = _Store(record)
     monkeypatch.setattr(sag.store.tables, "SagStore", store)
     monkeypatch.setattr(dcem.store.database, "Store", store)
-    monkeypatch.setattr(sag.runners, "build_runners", build_runners)
-    monkeypatch.setattr(sag.run, "run_sag", run_sag)
+    monkeypatch.setattr(sag.debate.runners, "build_runners", build_runners)
+    monkeypatch.setattr(sag.runs.run, "run_sag", run_sag)
     monkeypatch.setattr(dcem_clinical.run, "run_clinical", run_experiment)
     monkeypatch.setattr(dcem.synthetic.spec, "run_synthetic", run_experiment)
     monkeypatch.setattr(dcem.analysis.ceilings_markdown, "ceilings_markdown", ceilings)

@@ -20,7 +20,7 @@ from common.ledger_adopt import adopt_old_runs
 from dcem.core.config import MediatorConfig
 from dcem.store.database import Store
 from dcem.store.grid import cell_key
-from sag.failures import FailedItem
+from sag.group.failures import FailedItem
 from sag.store.tables import SagStore
 from tests.sag.test_old_sag_store import RUNS as SAG_RUNS
 from tests.sag.test_old_sag_store import SPECS as SAG_SPECS

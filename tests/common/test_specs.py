@@ -12,9 +12,9 @@ from common.work import Spec
 from dcem.core.config import MediatorConfig
 from dcem.synthetic.spec import SyntheticSpec
 from dcem_clinical.spec import ClinicalSpec
-from sag.config import preset
+from sag.group.config import preset
 from sag.evaluation.suite import SuiteSpec
-from sag.run import SagRunSpec
+from sag.runs.run import SagRunSpec
 
 CLINICAL = dict(dataset="ddxplus8", scenarios=("S1",), seeds=(0,), n_cal=8, n_test=4, agents=("a", "b"),
                 base_config=MediatorConfig(prior="empirical", t_max=3))

@@ -117,7 +117,7 @@ def test_each_key_of_a_group_gets_its_own_model(keys: dict[str, str], backends: 
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """The group runners load one model per key, so an adapter's agents and the base's agents
     never share weights or a KV cache."""
-    from sag.runners import build_runners
+    from sag.debate.runners import build_runners
 
     monkeypatch.setenv("DCEM_MODELS_DIR", str(Path(keys["tuned"].split("file:", 1)[1]).parent))
     runners = build_runners([keys["base"], keys["tuned"], keys["base"]], n_ctx=512, n_threads=1, width=2)

@@ -39,8 +39,8 @@ def _run(urls: list[str], db_path: Path, *, concurrency: int = 4,
     """Play the questions with a 4-agent group on the fleet, logging every call; the
     turns' (item, phase, agent, answer, distribution, rationale, error) in order."""
     from clinical.questions import parse_jsonl_items
-    from sag.config import preset
-    from sag.group import answer_item
+    from sag.group.config import preset
+    from sag.debate.answer import answer_item
 
     backend = FleetBackend(FleetConfig(urls=tuple(urls), model="smollm2", concurrency=concurrency,
                                        backoff_s=0.05, backoff_max_s=0.2, timeout_s=120))

@@ -172,9 +172,9 @@ def test_identity_and_configuration() -> None:
 def test_a_small_agent_group_over_http(server_url: str, tmp_path: Path) -> None:
     """An ``openai:`` key serves a Small Agent Group (a step's turns sent together over HTTP)."""
     from clinical.questions import parse_jsonl_items
-    from sag.config import preset
-    from sag.group import answer_item
-    from sag.runners import build_runners
+    from sag.group.config import preset
+    from sag.debate.answer import answer_item
+    from sag.debate.runners import build_runners
 
     item = parse_jsonl_items(json.dumps({"id": "q", "question": "Burning chest pain after meals, worse lying down?",
                                          "options": ["Reflux disease", "Pneumothorax"], "answer": "A"}))[0]

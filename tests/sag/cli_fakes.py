@@ -18,7 +18,7 @@ from .fakes import Policy, ScriptedTurns, constant
 def scripted_models(monkeypatch: pytest.MonkeyPatch, policy: Policy | None = None) -> ScriptedTurns:
     """Every model key of the group answered by one scripted runner; retrieval finds nothing."""
     runner = ScriptedTurns(policy or constant("A"))
-    monkeypatch.setattr("sag.runners.build_runners", lambda keys, **_: {key: runner for key in keys})
+    monkeypatch.setattr("sag.debate.runners.build_runners", lambda keys, **_: {key: runner for key in keys})
     monkeypatch.setattr("sag.retrieval.retrievers", lambda names, **_: {})
     return runner
 

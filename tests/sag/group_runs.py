@@ -7,10 +7,10 @@ import re
 from pathlib import Path
 
 from runtime.turns import TurnRequest
-from sag.config import preset
+from sag.group.config import preset
 from sag.retrieval import retrievers
 from common.work import WorkSummary
-from sag.run import SagRunSpec, load_items, run_sag
+from sag.runs.run import SagRunSpec, load_items, run_sag
 from sag.store.tables import SagStore
 
 from .fakes import ScriptedTurns, constant

@@ -33,8 +33,8 @@ class DieOnce(ScriptedTurns):
 def main(store: str, executor: str) -> None:
     """A driver for the kill test: SAG-6 on 6 MedQA items, slowly, on Ray or in process."""
     from common.ray_work import RayExecutor
-    from sag.config import preset
-    from sag.run import SagRunSpec, run_sag
+    from sag.group.config import preset
+    from sag.runs.run import SagRunSpec, run_sag
     from sag.store.tables import SagStore
 
     cfg = preset("sag-6").with_changes(t_max=1)

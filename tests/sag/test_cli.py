@@ -104,9 +104,9 @@ def test_mixed_backbones_share_one_model_per_key(tmp_path: Path) -> None:
     """sag-6-mixed: reasoning agents and the judge on Gemma 3 270M (a base model, plain
     prompts), knowledge and safety agents on SmolLM2 (chat template), batched runners."""
     from clinical.questions import parse_jsonl_items
-    from sag.config import preset
-    from sag.group import answer_item
-    from sag.runners import batch_width, build_runners
+    from sag.group.config import preset
+    from sag.debate.answer import answer_item
+    from sag.debate.runners import batch_width, build_runners
 
     item = parse_jsonl_items(json.dumps({"id": "q", "question": "Burning chest pain after meals, worse lying down?",
                                          "options": ["Reflux disease", "Pulmonary embolism"], "answer": "A"}))[0]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from common.errors import ConfigError
-from sag.config import DEFAULT_MODEL, MIXED_MODEL, SIZES, AgentRole, GroupConfig, preset
+from sag.group.config import DEFAULT_MODEL, MIXED_MODEL, SIZES, AgentRole, GroupConfig, preset
 
 
 def _roles(cfg: GroupConfig) -> list[int]:

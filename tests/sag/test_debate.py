@@ -6,11 +6,11 @@ from pathlib import Path
 import pytest
 
 from clinical.questions import QuestionItem, load_benchmark
-from sag.config import AgentRole, preset
-from sag.failures import ItemFailed
-from sag.group import answer_item
+from sag.group.config import AgentRole, preset
+from sag.group.failures import ItemFailed
+from sag.debate.answer import answer_item
 from sag.retrieval import retrievers
-from sag.transcript import REFUSE
+from sag.group.transcript import REFUSE
 
 from .fakes import ScriptedTurns, constant, round_of
 

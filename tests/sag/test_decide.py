@@ -1,9 +1,9 @@
 """The stop rule and the final-answer rule on hand-made messages."""
 from __future__ import annotations
 
-from sag.config import AgentRole
-from sag.decide import final_answer, plurality, refusal_score, stop_check
-from sag.transcript import REFUSE, GroupMessage, RationaleReading
+from sag.group.config import AgentRole
+from sag.debate.decide import final_answer, plurality, refusal_score, stop_check
+from sag.group.transcript import REFUSE, GroupMessage, RationaleReading
 
 LETTERS = ("A", "B", "C", "D")
 

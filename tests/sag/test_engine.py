@@ -7,10 +7,10 @@ import pytest
 
 from clinical.questions import load_benchmark
 from runtime.call_log import CallLog
-from sag.config import preset
-from sag.engine import distribution_of, turn_seed
-from sag.failures import ItemFailed
-from sag.group import answer_item
+from sag.group.config import preset
+from sag.debate.engine import distribution_of, turn_seed
+from sag.group.failures import ItemFailed
+from sag.debate.answer import answer_item
 from sag.store.tables import SagStore
 
 from .fakes import ScriptedTurns, constant
@@ -65,7 +65,7 @@ def test_distribution_and_seeds() -> None:
 
 
 def test_decode_letter_is_greedy_at_temperature_zero_and_seeded_above() -> None:
-    from sag.engine import decode_letter
+    from sag.debate.engine import decode_letter
 
     dist = (0.1, 0.6, 0.3)
     assert decode_letter(dist, temperature=0.0, top_p=1.0, seed=5) == 1

@@ -12,11 +12,11 @@ import pytest
 from clinical.questions import QuestionItem, load_benchmark
 from common.db import StoreError
 from runtime.turns import TurnRequest, TurnResult
-from sag.config import preset
-from sag.group import CalibrationFailed
+from sag.group.config import preset
+from sag.debate.answer import CalibrationFailed
 from studio.views.sag_launch import launch_message
-from sag.report import format_table, summarise
-from sag.run import STOP_AFTER_FAILURES, SagRunSpec, run_items, run_sag
+from sag.runs.report import format_table, summarise
+from sag.runs.run import STOP_AFTER_FAILURES, SagRunSpec, run_items, run_sag
 from sag.store.tables import SagStore
 
 from .fakes import ScriptedTurns, constant

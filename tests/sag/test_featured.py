@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from sag.featured import ensure_featured
+from sag.views.featured import ensure_featured
 from studio.views.sag_run_choice import FEATURED, useful_order
 from sag.store.tables import SagStore
 

@@ -25,11 +25,11 @@ from hypothesis import strategies as st
 
 from clinical.questions import load_benchmark
 from runtime.turns import TurnRequest, TurnResult
-from sag.config import preset
-from sag.failures import ItemFailed
-from sag.group import answer_item
-from sag.report import summarise
-from sag.run import run_items
+from sag.group.config import preset
+from sag.group.failures import ItemFailed
+from sag.debate.answer import answer_item
+from sag.runs.report import summarise
+from sag.runs.run import run_items
 from sag.store.tables import SagStore
 from tests.dcem.fuzz_support import DEFAULT, LARGE, run_budget
 

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
-import sag.group
+import sag.debate.answer
 from dcem.core.panel import MAX_LOSS
-from sag.config import GroupConfig
+from sag.group.config import GroupConfig
 from tests.dcem.fuzz_support import DEFAULT, LARGE
 
 from .cli_fakes import one_error_line, run_cli, scripted_models, shared_store
@@ -66,13 +66,13 @@ def _check(tmp_path: Path, used: list[GroupConfig]) -> Any:
 def _fuzz(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, budget: settings) -> None:
     scripted_models(monkeypatch, constant("A", "Because" + HOSTILE))
     used: list[GroupConfig] = []
-    answer_item = sag.group.answer_item
+    answer_item = sag.debate.answer.answer_item
 
     def recording(item: Any, cfg: GroupConfig, *args: Any, **kwargs: Any) -> Any:
         used.append(cfg)
         return answer_item(item, cfg, *args, **kwargs)
 
-    monkeypatch.setattr(sag.group, "answer_item", recording)
+    monkeypatch.setattr(sag.debate.answer, "answer_item", recording)
     with shared_store(monkeypatch, tmp_path / "s.duckdb"):
         counts = run_surface(SURFACE, group_files(), _check(tmp_path, used), budget)
     assert counts["error"] and counts["valid"]

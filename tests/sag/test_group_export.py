@@ -12,7 +12,7 @@ import pytest
 import runtime.adapters
 import runtime.registry
 from runtime.registry import resolve, resolve_adapter
-from sag.config import AgentRole, load_group_file, preset
+from sag.group.config import AgentRole, load_group_file, preset
 from tests.runtime.adapter_files import write_adapter
 from training.export import read_training_export, write_training_export
 from training.store import StepRow, TrainingStore

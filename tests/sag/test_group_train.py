@@ -14,12 +14,12 @@ pytest.importorskip("peft")
 from clinical.training_split import train_items  # noqa: E402
 from runtime.llama_backend import LlamaCppBackend, file_sha256  # noqa: E402
 from runtime.registry import resolve  # noqa: E402
-from sag.config import AgentRole, preset  # noqa: E402
-from sag.group_train_run import GroupPlay, GroupRun, run_group_training  # noqa: E402
-from sag.group_training import Tokenizer, adapter_names_for, play_reward, play_rollouts, to_rollout  # noqa: E402
-from sag.runners import runner_for  # noqa: E402
-from sag.training import items_hash  # noqa: E402
-from sag.transcript import REFUSE  # noqa: E402
+from sag.group.config import AgentRole, preset  # noqa: E402
+from sag.training.group_train_run import GroupPlay, GroupRun, run_group_training  # noqa: E402
+from sag.training.group_training import Tokenizer, adapter_names_for, play_reward, play_rollouts, to_rollout  # noqa: E402
+from sag.debate.runners import runner_for  # noqa: E402
+from sag.training.single_agent import items_hash  # noqa: E402
+from sag.group.transcript import REFUSE  # noqa: E402
 from training.config import CriticSettings, GrpoSettings, LoraSettings, RewardWeights, TrainSettings  # noqa: E402
 from training.store import TrainingRecorder  # noqa: E402
 
@@ -91,7 +91,7 @@ def test_the_stored_settings_name_the_same_fields_as_the_run_id(tmp_path: Path, 
 @pytest.mark.parametrize("method", ["ctde"])
 def test_a_group_run_records_steps_resumes_and_writes_its_group_file(tmp_path: Path, method: str) -> None:
     from runtime.adapters import check_adapter_file
-    from sag.config import load_group_file
+    from sag.group.config import load_group_file
 
     path = resolve("smollm2-135m")
     items = _items()

@@ -6,8 +6,8 @@ import pytest
 
 from clinical.training_split import heldout_items, train_id_set
 from common.errors import ConfigError
-from sag.config import preset
-from sag.run import SagRunSpec, load_items
+from sag.group.config import preset
+from sag.runs.run import SagRunSpec, load_items
 
 
 @pytest.mark.parametrize("name", ["medqa", "ddxplus8"])

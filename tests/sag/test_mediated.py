@@ -6,10 +6,10 @@ import pytest
 
 from clinical.questions import load_benchmark
 from common.errors import ConfigError
-from sag.config import preset
-from sag.group import Calibration, answer_item, calibrate, check_fixed_options
-from sag.mediated import calibrate_panel, fit_mediator, mediator_config, reporters_of
-from sag.transcript import ESCALATE
+from sag.group.config import preset
+from sag.debate.answer import Calibration, answer_item, calibrate, check_fixed_options
+from sag.debate.mediated import calibrate_panel, fit_mediator, mediator_config, reporters_of
+from sag.group.transcript import ESCALATE
 
 from .fakes import ScriptedTurns, constant
 

@@ -8,11 +8,11 @@ import pytest
 
 from clinical.questions import load_benchmark
 from common.errors import ConfigError
-from sag.config import AgentRole, GroupConfig, load_group_file, preset
-from sag.debate import Debate
-from sag.member_views import check_view_items, member_reading, twin_items, twin_of
-from sag.prompts import describe
-from sag.transcript import GroupMessage
+from sag.group.config import AgentRole, GroupConfig, load_group_file, preset
+from sag.debate.hybrid import Debate
+from sag.group.member_views import check_view_items, member_reading, twin_items, twin_of
+from sag.group.prompts import describe
+from sag.group.transcript import GroupMessage
 
 GROUP_FILE = Path(__file__).resolve().parents[2] / "data" / "groups" / "ddx-views.json"
 
@@ -89,7 +89,7 @@ def test_twins_swap_sex_or_move_age_and_keep_the_evidence() -> None:
 
 
 def test_a_view_group_draws_the_usual_items_and_calibrates_on_the_rest() -> None:
-    from sag.run import SagRunSpec, load_items
+    from sag.runs.run import SagRunSpec, load_items
 
     items = load_items("ddxplus8")
     plain, _ = SagRunSpec("ddxplus8", _group(), 200, 0).split(items)

@@ -13,8 +13,8 @@ import pytest
 from clinical.questions import load_benchmark
 from common.errors import InputError
 from common.ledger import Ledger
-from sag.old_runs_load import load_old_runs_export
-from sag.run_export import read_run_export
+from sag.runs.old_runs_load import load_old_runs_export
+from sag.runs.run_export import read_run_export
 from sag.store.tables import SagStore
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from sag.config import preset
-from sag.evaluation.store_export import import_store_export, write_store_export
-from sag.run import SagRunSpec, run_sag
-from sag.run_export import read_run_export
+from sag.group.config import preset
+from sag.runs.store_export import import_store_export, write_store_export
+from sag.runs.run import SagRunSpec, run_sag
+from sag.runs.run_export import read_run_export
 from sag.store.tables import SagStore
 
 from .fakes import ScriptedTurns, constant

@@ -9,8 +9,8 @@ from typing import Any, Iterator
 import pytest
 
 from common.ray_work import RayExecutor
-from sag.config import preset
-from sag.run import SagRunSpec, run_sag
+from sag.group.config import preset
+from sag.runs.run import SagRunSpec, run_sag
 from sag.store.tables import SagStore
 
 from .fakes import ScriptedTurns, constant

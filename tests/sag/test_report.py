@@ -12,9 +12,9 @@ from common.db import StoreError
 from dcem.core.config import MediatorConfig
 from dcem.store.database import Store
 from sag.cli import main
-from sag.config import preset
-from sag.report import sag_run_report_text
-from sag.run import SagRunSpec, run_sag
+from sag.group.config import preset
+from sag.runs.report import sag_run_report_text
+from sag.runs.run import SagRunSpec, run_sag
 from sag.store.tables import SagStore
 
 from .fakes import ScriptedTurns, constant

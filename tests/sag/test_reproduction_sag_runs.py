@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from dcem.analysis.reproduction import reproduction_block
-from sag.run_export import read_run_export
+from sag.runs.run_export import read_run_export
 
 from .cli_fakes import run_cli
 

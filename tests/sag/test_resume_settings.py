@@ -1,7 +1,7 @@
 """A SAG run resumes only with the settings it was stored with (issue 51, item 2).
 
 ``python -m sag run`` takes no run id: its id hashes the benchmark, the drawn items, the
-group config and the seed.  :func:`sag.run.run_items` takes an explicit id (each part of an
+group config and the seed.  :func:`sag.runs.run.run_items` takes an explicit id (each part of an
 evaluation is one), and a store merged from elsewhere can hold an id with other settings:
 either way the run is refused, naming the first field that differs, before any model is
 built or anything written."""
@@ -13,8 +13,8 @@ import pytest
 
 from clinical.questions import load_benchmark
 from common.resume import ResumeRefused
-from sag.config import preset
-from sag.run import run_items
+from sag.group.config import preset
+from sag.runs.run import run_items
 from sag.store.tables import SagStore
 from tests.store_rows import store_rows
 

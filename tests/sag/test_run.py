@@ -10,9 +10,9 @@ from clinical.questions import load_benchmark
 from clinical.training_split import training_split
 from common.errors import ConfigError, InputError
 from runtime.call_log import CallLog
-from sag.config import preset
-from sag.report import format_table, summarise, wilson_interval
-from sag.run import SagRunSpec, run_sag
+from sag.group.config import preset
+from sag.runs.report import format_table, summarise, wilson_interval
+from sag.runs.run import SagRunSpec, run_sag
 from sag.store.tables import MESSAGE_COLUMNS, SagStore
 
 from .fakes import ScriptedTurns, constant
@@ -129,7 +129,7 @@ def test_wilson_interval() -> None:
 def test_json_group_file_with_a_users_loss(tmp_path: Path) -> None:
     import argparse
 
-    from sag.group_args import group_from_args
+    from sag.group.args import group_from_args
 
     loss = [[0, 1, 1, 1], [1, 0, 1, 1], [4, 4, 0, 4], [1, 1, 1, 0]]  # missing C costs four times more
     path = tmp_path / "group.json"
@@ -143,7 +143,7 @@ def test_json_group_file_with_a_users_loss(tmp_path: Path) -> None:
     with SagStore(tmp_path / "s.duckdb") as store:
         summary = run_sag(store, spec, runners=_runners(cfg, ScriptedTurns(constant("A"))), retrievers={})
         assert store.calibration(summary.run_id)["items"]
-    from sag.group import calibrate
+    from sag.debate.answer import calibrate
 
     cal = calibrate(load_benchmark("medqa")[:8], cfg, _runners(cfg, ScriptedTurns(constant("A"))), {})
     assert cal.panel.loss.tolist() == [[float(v) for v in row] for row in loss]

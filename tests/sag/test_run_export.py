@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from common.errors import InputError
-from sag.evaluation.store_export import FORMAT as STORE_FORMAT
-from sag.run_export import FORMAT, TABLES, read_run_export, write_run_export
+from sag.runs.store_export import FORMAT as STORE_FORMAT
+from sag.runs.run_export import FORMAT, TABLES, read_run_export, write_run_export
 from sag.store.tables import SagStore
 
 from .cli_fakes import one_error_line, run_cli
@@ -154,8 +154,8 @@ def test_the_commands_refuse_in_one_line(stored: tuple[Path, dict[str, str]], ex
 
 
 def test_an_unfinished_run_exports_what_it_answered(tmp_path: Path) -> None:
-    from sag.config import preset
-    from sag.run import SagRunSpec, run_sag
+    from sag.group.config import preset
+    from sag.runs.run import SagRunSpec, run_sag
 
     from .fakes import ScriptedTurns, constant
 
@@ -175,7 +175,7 @@ def test_an_unfinished_run_exports_what_it_answered(tmp_path: Path) -> None:
     entry = export.manifest["runs"][0]
     assert (entry["items"], entry["answered"], entry["status"]) == (4, 2, "running")
     assert len(export.outcomes) == 2 and len(export.items) == 4
-    from sag.evaluation.store_export import write_store_export
+    from sag.runs.store_export import write_store_export
 
     write_store_export(path, tmp_path / "store-form", command="", run_ids=[summary.run_id])
     again = read_run_export(tmp_path / "store-form")
@@ -186,12 +186,12 @@ def test_an_unfinished_run_exports_what_it_answered(tmp_path: Path) -> None:
 
 def test_shipped_exports_compare_each_group_with_the_first_run(exported: Path, tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    from sag.shipped_runs import group_comparisons
-    from sag.versus import versus_frame
+    from sag.runs.shipped_runs import group_comparisons
+    from sag.runs.versus import versus_frame
 
     shipped = tmp_path / "sag_runs"
     shutil.copytree(exported, shipped / "heldout-x")
-    monkeypatch.setattr("sag.shipped_runs.runs_dir", lambda: shipped)
+    monkeypatch.setattr("sag.runs.shipped_runs.runs_dir", lambda: shipped)
     found, problems = group_comparisons("sag-6-majority")
     assert problems == [] and len(found) == 1
     c = found[0]

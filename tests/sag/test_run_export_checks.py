@@ -1,5 +1,5 @@
 """Issue 51, the older SAG runs export (``sag report --from-export``, ``sag compare
---export``): each table is read in its declared schema (:data:`sag.run_export.SCHEMAS`),
+--export``): each table is read in its declared schema (:data:`sag.runs.run_export.SCHEMAS`),
 so a float ``rounds`` (which printed 1.40 where 1.00 is right) or text in a number column
 is refused in one line, as the other export readers refuse it; so are ``"rows": "30"`` and
 a manifest nested 100,000 deep."""
@@ -13,7 +13,7 @@ import duckdb
 import pytest
 
 from common.export_schema import file_sha256
-from sag.run_export import SCHEMAS, read_run_export
+from sag.runs.run_export import SCHEMAS, read_run_export
 
 from .cli_fakes import one_error_line, run_cli
 

@@ -32,8 +32,8 @@ def test_a_group_step_is_sent_to_the_fleet_at_once() -> None:
     """A Small Agent Group on a fake server: the turns of one step are in flight
     together, and the item completes without an error."""
     from clinical.questions import parse_jsonl_items
-    from sag.config import preset
-    from sag.group import answer_item
+    from sag.group.config import preset
+    from sag.debate.answer import answer_item
 
     item = parse_jsonl_items(json.dumps({"id": "q", "question": "Burning chest pain after meals?",
                                          "options": ["Reflux disease", "Pneumothorax"], "answer": "A"}))[0]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from runtime.registry import resolve_adapter
-from sag.config import load_group_file
+from sag.group.config import load_group_file
 
 ROOT = Path(__file__).resolve().parents[2]
 FILES = sorted((ROOT / "data" / "groups").glob("*.json"))

@@ -1,4 +1,4 @@
-"""``sag.training.build_single_items`` on DDXPlus-8's eight-option questions (SmolLM2-135M,
+"""``sag.training.single_agent.build_single_items`` on DDXPlus-8's eight-option questions (SmolLM2-135M,
 prompts tokenized only: nothing is generated)."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from clinical.training_split import heldout_items, train_items
 from runtime.llama_backend import LlamaCppBackend
 from runtime.registry import resolve
-from sag.training import TRAINABLE_BENCHMARKS, build_single_items, single_turn_tokens
+from sag.training.single_agent import TRAINABLE_BENCHMARKS, build_single_items, single_turn_tokens
 from training.config import RewardWeights
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sag.config import AgentRole
-from sag.transcript import read_rationale
+from sag.group.config import AgentRole
+from sag.group.transcript import read_rationale
 
 
 def test_citations_known_and_unknown() -> None:

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from common.errors import InputError
-from sag.versus import versus_markdown, versus_rows
+from sag.runs.versus import versus_markdown, versus_rows
 
 from .cli_fakes import one_error_line, run_cli
 from .group_runs import GROUP_RUN_ITEMS, build_group_runs

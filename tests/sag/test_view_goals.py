@@ -1,12 +1,12 @@
 """Each goal of a view group's measurement is stated with its numbers and met or not by
-the rule it names (sag.view_goals), on reports built by hand."""
+the rule it names (sag.views.goals), on reports built by hand."""
 from __future__ import annotations
 
 import numpy as np
 
-from sag.view_goals import goals_markdown, view_goals
-from sag.view_measures import Changes, answer_row
-from sag.view_report import DIAGNOSES, ViewReport
+from sag.views.goals import goals_markdown, view_goals
+from sag.views.measures import Changes, answer_row
+from sag.views.report import DIAGNOSES, ViewReport
 
 LETTERS = list("ABCDEFGH")
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sag.view_critic import PluralityCritic, plurality_letters
-from sag.view_measures import (answer_changes, answer_row, cdr, chance_cdr, pooled_letters, vote_letters,
+from sag.training.view_critic import PluralityCritic, plurality_letters
+from sag.views.measures import (answer_changes, answer_row, cdr, chance_cdr, pooled_letters, vote_letters,
                                zero_recall_words)
 
 LABELS = list("ABC")

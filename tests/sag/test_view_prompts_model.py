@@ -7,10 +7,10 @@ from typing import Any, Sequence
 from clinical.questions import load_benchmark
 from runtime.llama_backend import LlamaCppBackend
 from runtime.registry import resolve
-from sag.config import AgentRole, GroupConfig
-from sag.group import answer_item
-from sag.runners import runner_for
-from sag.view_debate_data import play_fold
+from sag.group.config import AgentRole, GroupConfig
+from sag.debate.answer import answer_item
+from sag.debate.runners import runner_for
+from sag.training.view_debate_data import play_fold
 
 CFG = GroupConfig(name="v", counts=(3, 0, 1, 1), views=("complaint", "history", "pain-character"), alternatives=2,
                   t_max=1, rationale_tokens=6)

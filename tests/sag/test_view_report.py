@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sag.config import GroupConfig
-from sag.run import run_sag
+from sag.group.config import GroupConfig
+from sag.runs.run import run_sag
 from sag.store.tables import SagStore
-from sag.view_measures import vote_letters
-from sag.view_report import build_report, report_markdown, view_runs, view_specs
+from sag.views.measures import vote_letters
+from sag.views.report import build_report, report_markdown, view_runs, view_specs
 
 from .fakes import ScriptedTurns
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from runtime.llama_backend import file_sha256
-from sag.view_stages import _finished_stage
+from sag.training.view_stages import _finished_stage
 from training.store import TrainingStore
 
 

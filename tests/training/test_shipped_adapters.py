@@ -27,7 +27,7 @@ def test_a_shipped_export_holds_a_finished_run_and_its_measurements(name: str) -
     assert run["status"] == "finished" and len(got.steps) == run["settings"]["steps"]
     if got.group_file is not None:  # a trained group is measured by playing it (python -m sag run, compare)
         from runtime.registry import resolve
-        from sag.config import load_group_file
+        from sag.group.config import load_group_file
 
         group = load_group_file(got.group_file)
         assert set(got.adapter_keys) <= set(group.models())  # every agent's model, a view member's too

@@ -16,7 +16,7 @@ from clinical.questions import QuestionItem
 from common.cli_args import writable_folder
 from common.errors import ConfigError
 from runtime.registry import resolve
-from sag.training import build_single_items
+from sag.training.single_agent import build_single_items
 from tests.cli_inprocess import run_main
 from tests.store_rows import store_rows
 from tests.training.tiny import cue_items, tiny_base

@@ -7,9 +7,9 @@ from typing import Any
 
 import duckdb
 
-from sag.config import preset
+from sag.group.config import preset
 from sag.evaluation.runner import run_group_eval
-from sag.evaluation.store_export import write_store_export
+from sag.runs.store_export import write_store_export
 from sag.evaluation.suite import SuiteSpec
 from sag.store.tables import SagStore
 from tests.sag.fakes import ScriptedTurns

@@ -9,7 +9,7 @@ from typing import Any, Sequence
 import pytest
 
 from runtime.turns import TurnRequest, TurnResult
-from sag.config import preset
+from sag.group.config import preset
 from sag.evaluation.export import build_export
 from sag.evaluation.export_check import check_export
 from sag.evaluation.runner import run_group_eval

@@ -9,7 +9,7 @@ from typing import Any
 from common.store_merge import MergeReport
 from common.store_merge import merge_store as merge_with
 from sag.cli import main as sag_main
-from sag.config import preset
+from sag.group.config import preset
 from sag.evaluation.export import build_export
 from sag.evaluation.runner import run_group_eval
 from sag.evaluation.suite import SuiteSpec

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from runtime.backends import BackendError
-from sag.config import preset
+from sag.group.config import preset
 from sag.evaluation.runner import run_group_eval
 from sag.evaluation.suite import SuiteSpec
 from sag.store.tables import SagStore

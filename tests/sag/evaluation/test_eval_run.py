@@ -8,7 +8,7 @@ from typing import Any, Callable
 import pytest
 
 from runtime.turns import TurnRequest
-from sag.config import preset
+from sag.group.config import preset
 from sag.evaluation.export import build_export, latest_eval_id, load_export, write_export
 from sag.evaluation.runner import run_group_eval
 from sag.evaluation.scores import score_evaluation

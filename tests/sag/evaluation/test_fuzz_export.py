@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 
 from common.errors import ProjectError
 from sag.cli import main
-from sag.config import preset
+from sag.group.config import preset
 from sag.evaluation.shipped import import_shipped_store
 from sag.evaluation.tables import BENCH_COLUMNS, render_report
 from sag.store.eval_tables import evaluations, record_part

@@ -8,7 +8,7 @@ import pytest
 from sag.evaluation.export import load_export
 from sag.evaluation.scores import score_evaluation
 from sag.evaluation.shipped import companion_store
-from sag.evaluation.store_export import import_store_export
+from sag.runs.store_export import import_store_export
 from sag.evaluation.tables import render_report
 from sag.store.tables import SagStore
 

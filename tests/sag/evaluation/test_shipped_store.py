@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from common.errors import InputError
-from sag.config import preset
+from sag.group.config import preset
 from sag.evaluation.export import build_export, latest_eval_id
 from sag.evaluation.runner import run_group_eval
 from sag.evaluation.shipped import companion_store, import_shipped_store

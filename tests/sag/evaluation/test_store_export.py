@@ -11,11 +11,11 @@ import pandas as pd
 import pytest
 
 from common.errors import InputError
-from sag.config import preset
+from sag.group.config import preset
 from sag.evaluation.export import latest_eval_id
 from sag.evaluation.runner import run_group_eval
 from sag.evaluation.shipped import companion_store, import_shipped_store
-from sag.evaluation.store_export import CALL_LOG, import_store_export, write_store_export
+from sag.runs.store_export import CALL_LOG, import_store_export, write_store_export
 from sag.evaluation.suite import SuiteSpec
 from sag.store.tables import SagStore
 from tests.sag.fakes import ScriptedTurns

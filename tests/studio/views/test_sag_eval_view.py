@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from common.errors import InputError
-from sag.config import preset
+from sag.group.config import preset
 from studio.views.sag_eval_view import (NO_EVAL_HINT, accuracy_frame, check_scored, consistency_points,
                                         items_behind, metric_frames, parts_of, pct, robustness_points, roc_points,
                                         seed_report, size_backbone_points, source_choices, summary_line)

@@ -188,7 +188,7 @@ def test_launch_settings_are_checked() -> None:
 
 
 def test_the_most_frequent_answer_keeps_the_run_apart_from_the_letter() -> None:
-    from sag.compare import RunComparison
+    from sag.runs.compare import RunComparison
 
     table = pd.DataFrame({"answer A": ["A", "A", "B"], "answer B": ["A", "C", "C"]})
     caption = RunComparison(table, 0.5, 0.5).caption

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from common.errors import ConfigError
-from sag.config import preset
+from sag.group.config import preset
 from studio.views.sag_launch import launch_spec, with_adapter
 
 
@@ -46,7 +46,7 @@ def _runs(rows: list[dict]) -> "pd.DataFrame":
 def test_the_picker_offers_single_adapters_and_whole_trained_groups(tmp_path) -> None:
     import json
 
-    from sag.trained_adapters import adapter_choices
+    from sag.training.trained_adapters import adapter_choices
 
     backbones = [f"smollm2-135m+lora:file:{tmp_path}/adapter-{r}.gguf" for r in ("reasoning", "knowledge", "safety")]
     group = preset("sag-6").with_changes(backbones=(*backbones, backbones[0])).to_dict()
