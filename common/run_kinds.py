@@ -19,7 +19,7 @@ here what everything after "a run happened" needs to know of it:
   still reads.
 
 The kinds register themselves where they are defined (:mod:`dcem.store.run_kinds`:
-``synthetic`` and ``clinical``; :mod:`sag.store.run_kind`: ``sag``; :mod:`training.run_kind`:
+``synthetic`` and ``clinical``; :mod:`sag.runs.run_kind`: ``sag``; :mod:`training.run_kind`:
 ``training``); :func:`studio.run_kinds.load_kinds` imports them all.  ``common`` imports no
 kind.  Adding a kind is one :func:`register` call beside its own tables
 (``docs/architecture.md``, "Adding a kind of run").

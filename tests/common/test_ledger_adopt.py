@@ -22,8 +22,8 @@ from dcem.store.database import Store
 from dcem.store.grid import cell_key
 from sag.group.failures import FailedItem
 from sag.store.tables import SagStore
-from tests.sag.test_old_sag_store import RUNS as SAG_RUNS
-from tests.sag.test_old_sag_store import SPECS as SAG_SPECS
+from tests.sag.store.test_old_sag_store import RUNS as SAG_RUNS
+from tests.sag.store.test_old_sag_store import SPECS as SAG_SPECS
 from training.store import StepRow, TrainingStore
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -33,7 +33,7 @@ from sag.runs.run import run_items
 from sag.store.tables import SagStore
 from tests.dcem.fuzz_support import DEFAULT, LARGE, run_budget
 
-from .fakes import ScriptedTurns, agent_of, constant, round_of
+from ..fakes import ScriptedTurns, agent_of, constant, round_of
 
 ITEMS = load_benchmark("medqa")[:12]
 GROUPS = ["single", "sag-6-majority", "sag-6", "sag-6-no_judge", "sag-6-no_safety", "sag-6-no_reasoning"]

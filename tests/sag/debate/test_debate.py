@@ -12,7 +12,7 @@ from sag.debate.answer import answer_item
 from sag.retrieval import retrievers
 from sag.group.transcript import REFUSE
 
-from .fakes import ScriptedTurns, constant, round_of
+from ..fakes import ScriptedTurns, constant, round_of
 
 ITEM = load_benchmark("medqa")[0]
 

@@ -13,7 +13,7 @@ from sag.group.config import preset
 from sag.runs.run import SagRunSpec, run_sag
 from sag.store.tables import SagStore
 
-from .fakes import ScriptedTurns, constant
+from ..fakes import ScriptedTurns, constant
 from .test_failed_items import FailOn
 
 pytestmark = pytest.mark.slow
@@ -90,7 +90,7 @@ def test_smollm2_rows_through_ray_equal_the_in_process_rows(tmp_path: Path, ray_
 
 def test_an_item_whose_worker_dies_is_answered_again_and_written_once(tmp_path: Path,
                                                                      ray_executor: RayExecutor) -> None:
-    from .ray_fakes import DieOnce
+    from ..ray_fakes import DieOnce
 
     cfg = preset("sag-6").with_changes(t_max=1)
     spec = SagRunSpec("medqa", cfg, n_items=4, seed=6)

@@ -11,7 +11,7 @@ from sag.debate.answer import Calibration, answer_item, calibrate, check_fixed_o
 from sag.debate.mediated import calibrate_panel, fit_mediator, mediator_config, reporters_of
 from sag.group.transcript import ESCALATE
 
-from .fakes import ScriptedTurns, constant
+from ..fakes import ScriptedTurns, constant
 
 ITEMS = load_benchmark("medqa")
 CFG = preset("sag-6-dcem")

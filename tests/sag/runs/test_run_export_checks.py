@@ -15,9 +15,9 @@ import pytest
 from common.export_schema import file_sha256
 from sag.runs.run_export import SCHEMAS, read_run_export
 
-from .cli_fakes import one_error_line, run_cli
+from ..cli_fakes import one_error_line, run_cli
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "sag_runs_export_before_units"
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "sag_runs_export_before_units"
 
 
 @pytest.fixture()

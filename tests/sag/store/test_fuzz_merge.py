@@ -33,7 +33,7 @@ from sag.store.merge_checks import sag_store_checks
 from sag.store.tables import SagStore
 from tests.dcem.fuzz_support import COUNTS, DEFAULT, LARGE
 
-from .merge_stores import SAG_TABLES, build_part, dump, store_problems
+from ..merge_stores import SAG_TABLES, build_part, dump, store_problems
 
 SURFACE = "merge"
 _VALUES = {

@@ -16,8 +16,8 @@ from sag.runs.store_export import FORMAT as STORE_FORMAT
 from sag.runs.run_export import FORMAT, TABLES, read_run_export, write_run_export
 from sag.store.tables import SagStore
 
-from .cli_fakes import one_error_line, run_cli
-from .group_runs import GROUP_RUN_ITEMS, build_group_runs
+from ..cli_fakes import one_error_line, run_cli
+from ..group_runs import GROUP_RUN_ITEMS, build_group_runs
 
 
 @pytest.fixture(scope="module")
@@ -157,7 +157,7 @@ def test_an_unfinished_run_exports_what_it_answered(tmp_path: Path) -> None:
     from sag.group.config import preset
     from sag.runs.run import SagRunSpec, run_sag
 
-    from .fakes import ScriptedTurns, constant
+    from ..fakes import ScriptedTurns, constant
 
     path = tmp_path / "partial.duckdb"
     spec = SagRunSpec("medqa", preset("single"), n_items=4, seed=0)

@@ -15,7 +15,7 @@ from sag.runs.report import format_table, summarise, wilson_interval
 from sag.runs.run import SagRunSpec, run_sag
 from sag.store.tables import MESSAGE_COLUMNS, SagStore
 
-from .fakes import ScriptedTurns, constant
+from ..fakes import ScriptedTurns, constant
 
 
 def _runners(cfg, runner):  # type: ignore[no-untyped-def]

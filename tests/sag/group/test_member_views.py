@@ -14,7 +14,7 @@ from sag.group.member_views import check_view_items, member_reading, twin_items,
 from sag.group.prompts import describe
 from sag.group.transcript import GroupMessage
 
-GROUP_FILE = Path(__file__).resolve().parents[2] / "data" / "groups" / "ddx-views.json"
+GROUP_FILE = Path(__file__).resolve().parents[3] / "data" / "groups" / "ddx-views.json"
 
 
 def _group(**changes: object) -> GroupConfig:

@@ -9,7 +9,7 @@ import pytest
 from runtime.registry import resolve_adapter
 from sag.group.config import load_group_file
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 FILES = sorted((ROOT / "data" / "groups").glob("*.json"))
 
 

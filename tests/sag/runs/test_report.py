@@ -17,7 +17,7 @@ from sag.runs.report import sag_run_report_text
 from sag.runs.run import SagRunSpec, run_sag
 from sag.store.tables import SagStore
 
-from .fakes import ScriptedTurns, constant
+from ..fakes import ScriptedTurns, constant
 from .test_failed_items import FailOn
 
 

@@ -17,7 +17,7 @@ from sag.runs.old_runs_load import load_old_runs_export
 from sag.runs.run_export import read_run_export
 from sag.store.tables import SagStore
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 OLDER = ROOT / "tests/fixtures/sag_runs_export_before_units"
 
 

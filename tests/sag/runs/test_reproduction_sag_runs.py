@@ -15,9 +15,9 @@ import pytest
 from dcem.analysis.reproduction import reproduction_block
 from sag.runs.run_export import read_run_export
 
-from .cli_fakes import run_cli
+from ..cli_fakes import run_cli
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SHIPPED = ROOT / "data" / "results" / "sag_runs"
 _BLOCK = re.compile(r"<!-- (sag-compare [^>]*?):begin -->")
 

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 from tests.dcem.fuzz_support import DEFAULT, LARGE
 
-from .cli_fakes import one_error_line, run_cli, scripted_models, shared_store
-from .fakes import constant
-from .fuzz_inputs import (
+from ..cli_fakes import one_error_line, run_cli, scripted_models, shared_store
+from ..fakes import constant
+from ..fuzz_inputs import (
     HOSTILE,
     ids,
     item_dicts,

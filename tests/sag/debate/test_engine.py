@@ -13,7 +13,7 @@ from sag.group.failures import ItemFailed
 from sag.debate.answer import answer_item
 from sag.store.tables import SagStore
 
-from .fakes import ScriptedTurns, constant
+from ..fakes import ScriptedTurns, constant
 
 ITEM = load_benchmark("medqa")[3]
 

@@ -23,9 +23,9 @@ from sag.runs.run import SagRunSpec, run_sag
 from sag.runs.run_export import read_run_export
 from sag.store.tables import SagStore
 
-from .fakes import ScriptedTurns, constant
+from ..fakes import ScriptedTurns, constant
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = ROOT / "tests" / "fixtures"
 SPECS = (SagRunSpec("medqa", preset("sag-6").with_changes(t_max=2), n_items=3, seed=4),
          SagRunSpec("medqa", preset("sag-6-dcem").with_changes(t_max=2, n_cal=6), n_items=3, seed=4))

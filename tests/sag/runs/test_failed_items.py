@@ -19,7 +19,7 @@ from sag.runs.report import format_table, summarise
 from sag.runs.run import STOP_AFTER_FAILURES, SagRunSpec, run_items, run_sag
 from sag.store.tables import SagStore
 
-from .fakes import ScriptedTurns, constant
+from ..fakes import ScriptedTurns, constant
 
 
 class FailOn(ScriptedTurns):

@@ -18,8 +18,8 @@ from sag.runs.run import run_items
 from sag.store.tables import SagStore
 from tests.store_rows import store_rows
 
-from .cli_fakes import run_cli, scripted_models
-from .fakes import ScriptedTurns, constant
+from ..cli_fakes import run_cli, scripted_models
+from ..fakes import ScriptedTurns, constant
 
 ITEMS = load_benchmark("medqa")[:2]
 

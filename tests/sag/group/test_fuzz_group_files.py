@@ -20,9 +20,9 @@ from dcem.core.panel import MAX_LOSS
 from sag.group.config import GroupConfig
 from tests.dcem.fuzz_support import DEFAULT, LARGE
 
-from .cli_fakes import one_error_line, run_cli, scripted_models, shared_store
-from .fakes import constant
-from .fuzz_inputs import HOSTILE, group_files, no_raw_controls, reference_group, run_surface
+from ..cli_fakes import one_error_line, run_cli, scripted_models, shared_store
+from ..fakes import constant
+from ..fuzz_inputs import HOSTILE, group_files, no_raw_controls, reference_group, run_surface
 
 SURFACE = "group JSON files"
 ITEM = json.dumps({"id": "q1", "question": "Burning chest pain?", "options": ["Reflux", "Embolism"], "answer": "A"})

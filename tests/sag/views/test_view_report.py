@@ -15,7 +15,7 @@ from sag.store.tables import SagStore
 from sag.views.measures import vote_letters
 from sag.views.report import build_report, report_markdown, view_runs, view_specs
 
-from .fakes import ScriptedTurns
+from ..fakes import ScriptedTurns
 
 CFG = GroupConfig(name="v", counts=(3, 0, 1, 1), views=("complaint", "history", "pain-character"), alternatives=1,
                   t_max=1, rationale_tokens=8)

@@ -17,7 +17,7 @@ from sag.cli import main
 from sag.store.merge_checks import sag_store_checks
 from sag.store.tables import SagStore
 
-from .merge_stores import build_part, dump, store_problems
+from ..merge_stores import build_part, dump, store_problems
 
 _ONE_OUTCOME = "(SELECT min(rowid) FROM sag_outcomes)"
 _ONE_CALL = "(SELECT call_id FROM llm_calls ORDER BY call_id LIMIT 1)"

@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 from sag.store.tables import SagStore
 from tests.dcem.fuzz_support import DEFAULT, LARGE
 
-from .cli_fakes import one_error_line, run_cli, scripted_models, shared_store
-from .fakes import constant
-from .fuzz_inputs import HOSTILE, item_files, no_raw_controls, reference_items, run_surface, shown
+from ..cli_fakes import one_error_line, run_cli, scripted_models, shared_store
+from ..fakes import constant
+from ..fuzz_inputs import HOSTILE, item_files, no_raw_controls, reference_items, run_surface, shown
 
 SURFACE = "JSONL item files"
 

@@ -12,8 +12,8 @@ import pytest
 from common.errors import InputError
 from sag.runs.versus import versus_markdown, versus_rows
 
-from .cli_fakes import one_error_line, run_cli
-from .group_runs import GROUP_RUN_ITEMS, build_group_runs
+from ..cli_fakes import one_error_line, run_cli
+from ..group_runs import GROUP_RUN_ITEMS, build_group_runs
 
 
 def _outcomes(answers: str, truth: str, *, benchmark: str = "b", refused: str = "") -> pd.DataFrame:

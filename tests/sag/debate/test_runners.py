@@ -9,7 +9,7 @@ import pytest
 from runtime.fleet_turns import ConcurrentTurns
 from runtime.testing import ScriptedBackend
 from runtime.turns import SequentialTurns
-from sag import runners
+from sag.debate import runners
 from tests.runtime.fleet_fakes import fake_fleet
 
 
