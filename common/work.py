@@ -178,12 +178,13 @@ def failure_of(exc: BaseException) -> Failure:
 
 
 class InProcess:
-    """Computes the units one after another in this process; the job opens on the first unit
-    (``here``, the driver's store, is handed to ``job.open``), unless an opened ``worker`` is given."""
+    """Computes the units one after another in this process.  The worker is ``worker`` (opened
+    already, when the caller built its models before storing anything), else ``opener(job)``
+    on the first unit (the kind opens its job where it runs: on its own store, say), else
+    ``job.open()``.  The runner never holds a store: only the kind hands its store to its job."""
 
-    def __init__(self, here: Any = None, *, worker: Worker | None = None) -> None:
-        self.here = here
-        self.worker = worker  # opened already, when the caller built its models before storing anything
+    def __init__(self, *, worker: Worker | None = None, opener: Callable[[Job], Worker] | None = None) -> None:
+        self.worker, self.opener = worker, opener
 
     def run(self, job: Job, units: Sequence[Unit], tick: Callable[[Unit], None],
             cancel: Cancel | None) -> Iterator[tuple[Unit, Any]]:
@@ -191,7 +192,8 @@ class InProcess:
             if cancel is not None and cancel():
                 return
             if self.worker is None:
-                self.worker = job.open(self.here)  # an error here (a model that will not load) stops the run
+                # an error here (a model that will not load) stops the run
+                self.worker = self.opener(job) if self.opener is not None else job.open()
             try:
                 result: Any = self.worker.compute_unit(unit.payload, lambda unit=unit: tick(unit))
             except Exception as exc:  # noqa: BLE001 - a unit that raises is recorded, not fatal

@@ -115,8 +115,9 @@ def run_clinical(store: Store, spec: ClinicalSpec, *, backends: Sequence[Member]
     job = ClinicalJob(spec, n_gpu_layers, n_threads, tuple(backends) if backends is not None else None,
                       logged_calls(store, run_ids=[plan.run_id]) if remote else None)
     if executor is None and _is_new(store, plan.run_id):  # a model that will not load: the run is not stored
-        executor = InProcess(store, worker=job.open(store))
-    return run_grid(store, plan, job, executor=executor or InProcess(store), sink=_ClinicalSink(store, plan.run_id),
+        executor = InProcess(worker=job.open(store))
+    executor = executor or InProcess(opener=lambda j: j.open(store))
+    return run_grid(store, plan, job, executor=executor, sink=_ClinicalSink(store, plan.run_id),
                     progress=progress, cancel=cancel)
 
 

@@ -124,8 +124,8 @@ def run_grid(store: Store, plan: GridPlan, job: Job | ComputeCell, *, executor: 
     # written when the run is stored with other settings; the ledger keeps the run's life
     store.ensure_run(plan.run_id, kind=plan.kind, spec=dict(plan.spec), config=plan.config, seeds=list(plan.seeds))
     return run_units(sink or CellSink(store, plan.run_id), cell_units(plan), job, run_id=plan.run_id,
-                     executor=executor or InProcess(store), progress=progress, cancel=cancel, ledger=ledger,
-                     kind=plan.kind, spec=ledger_spec(plan))
+                     executor=executor or InProcess(opener=lambda j: j.open(store)), progress=progress, cancel=cancel,
+                     ledger=ledger, kind=plan.kind, spec=ledger_spec(plan))
 
 
 def ledger_spec(plan: GridPlan) -> dict[str, Any]:

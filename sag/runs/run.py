@@ -210,7 +210,7 @@ def run_items(store: SagStore, run_id: str, *, benchmark: str, cfg: GroupConfig,
     job = ItemJob(run_id, cfg, calibration_cfg or cfg, runners=runners, retrievers=retrievers)
     remote = executor is not None and not isinstance(executor, InProcess)
     if todo and not remote:  # models and indexes are built before anything is stored
-        executor = InProcess(store, worker=job.open(store))
+        executor = InProcess(worker=job.open(store))
     store.ensure_run(run_id, benchmark=benchmark, cfg=cfg, items=evaluation, seed=seed)  # the run's items, for the pages
     sink, cal = ItemSink(store, run_id), None
     if todo and remote:
