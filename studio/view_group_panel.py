@@ -17,8 +17,8 @@ __all__ = ["view_group_panel"]
 def view_group_panel(db: SagStore | None) -> None:
     st.write("Three small models each read one part of a DDXPlus-8 case (where the pain is and where it "
              "spreads, the history, what the pain is like); a judge who reads none of it weighs what they say. "
-             "Each row answers the same 200 held-out cases: a member alone, the members' majority vote, D-CEM's pool of the members, the "
-             "group after its debate, and whole-case references.")
+             "Each row answers the same 200 held-out cases: a member alone, the members' majority vote, "
+             "D-CEM's pool of the members, the group after its debate, and whole-case references.")
     if db is None:
         return
     report, why = featured_report(db)
