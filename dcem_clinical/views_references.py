@@ -4,7 +4,8 @@ measured against (``docs/group_views.md``).
 On the 200 TEST cases of DDXPlus-8 HELD-OUT (:mod:`clinical.group_folds`), the answers of
 
 - the statistical member on the whole case (naive Bayes over the evidence codes,
-  ``nb-evidence``) fit on the 495 TRAIN cases;
+  ``nb-evidence``) fit on the 495 TRAIN cases, and the same member fit and asked on each
+  view alone (what a view holds, for a member that reads it well);
 - the trained diagnostician (``smollm2-135m+lora:ddxplus8-grpo``, trained on whole TRAIN
   cases) answering the whole case as a panel member does (scored, neutral role);
 - the same diagnostician reading each view a member of the view group reads;
@@ -25,8 +26,9 @@ LETTERS = "ABCDEFGH"
 DIAGNOSTICIAN = "smollm2-135m+lora:ddxplus8-grpo"
 
 
-def nb_answers() -> dict[str, str]:
-    """The whole-case naive Bayes member fit on TRAIN, answering the TEST cases."""
+def nb_answers(view: str = "all") -> dict[str, str]:
+    """The naive Bayes member fit on TRAIN, answering the TEST cases; both read ``view`` of
+    each case (the whole case by default)."""
     from clinical.datasets import load_dataset
     from clinical.group_folds import group_folds
     from clinical.training_split import training_split
@@ -36,9 +38,9 @@ def nb_answers() -> dict[str, str]:
     cases = {c.source_id: c for c in load_dataset("ddxplus8").cases}
     train = [cases[i] for i in training_split("ddxplus8").train_ids]
     test = [cases[i] for i in group_folds().test]
-    fitted = fit_stat_model("nb-evidence", [c.source_id for c in train], case_documents("nb-evidence", train),
+    fitted = fit_stat_model("nb-evidence", [c.source_id for c in train], case_documents("nb-evidence", train, view),
                             [c.label for c in train], 8, np.random.default_rng(0))
-    probs = fitted.predict(case_documents("nb-evidence", test))
+    probs = fitted.predict(case_documents("nb-evidence", test, view))
     return {c.source_id: LETTERS[int(k)] for c, k in zip(test, probs.argmax(axis=1))}
 
 
@@ -69,9 +71,10 @@ def _cmd(args: argparse.Namespace) -> int:
         raise ConfigError("out", f"{out} is a folder; give a file name")
     answers = {"naive Bayes on the whole case (fit on TRAIN)": nb_answers(),
                "the diagnostician on the whole case": diagnostician_answers("all", args.threads)}
-    for view in args.views.split(","):
-        if view.strip():
-            answers[f"the diagnostician reading {view.strip()} only"] = diagnostician_answers(view.strip(), args.threads)
+    for view in (v.strip() for v in args.views.split(",")):
+        if view:
+            answers[f"naive Bayes reading {view} only (fit on TRAIN)"] = nb_answers(view)
+            answers[f"the diagnostician reading {view} only"] = diagnostician_answers(view, args.threads)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(answers, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     print(f"wrote {len(answers)} reference answer sets for {len(next(iter(answers.values())))} cases to {out}")
@@ -82,7 +85,7 @@ def add_views_references_command(sub: argparse._SubParsersAction) -> None:  # ty
     p = sub.add_parser("views-references", help="whole-case reference answers for a view group's measurement")
     p.add_argument("--out", required=True, help="JSON file to write")
     p.add_argument("--views", default="pain-location,history,pain-character",
-                   help="views the diagnostician also reads alone (comma list; empty for none)")
+                   help="views naive Bayes and the diagnostician also read alone (comma list; empty for none)")
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("-v", "--verbose", action="store_true")
     p.set_defaults(func=_cmd)
