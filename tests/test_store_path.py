@@ -6,6 +6,8 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+from dcem.analysis.reproduction import reproduction_block
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -20,7 +22,7 @@ def _measure() -> str:
 def test_the_documented_store_paths_are_measured_and_none_goes_back_up() -> None:
     measured = _measure()
     text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
-    block = text.split("<!-- store-path:begin -->", 1)[1].split("<!-- store-path:end -->", 1)[0]
+    block = reproduction_block(text, "store-path")
     assert block.strip().strip("`").strip() == measured.strip()
     heads = [line for line in measured.splitlines() if not line.startswith("  ")]
     assert len(heads) == 3 and all(line.endswith("0 times back up") for line in heads)

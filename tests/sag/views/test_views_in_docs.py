@@ -5,18 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from dcem.analysis.reproduction import reproduction_block
 from sag.store.tables import SagStore
 from sag.views.featured import FEATURED_EXPORT, ensure_featured, featured_report
 from sag.views.report import ViewReport, report_markdown
 
 ROOT = Path(__file__).resolve().parents[3]
-
-
-def _block(name: str) -> str:
-    text = (ROOT / "REPRODUCTION.md").read_text(encoding="utf-8")
-    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
-    assert begin in text and end in text, f"REPRODUCTION.md lacks the block {name}"
-    return text.split(begin, 1)[1].split(end, 1)[0].strip("\n")
 
 
 def test_reproduction_prints_the_shipped_view_group_measurement(tmp_path: Path) -> None:
@@ -27,4 +21,5 @@ def test_reproduction_prints_the_shipped_view_group_measurement(tmp_path: Path) 
     assert isinstance(report, ViewReport), why
     # every run of the measurement is in the export: 200 TEST cases, their twins, the single answer
     assert report.rows[0].n == 200 and report.cdr and "single seconds per item" in report.cost
-    assert _block("sag-views") == report_markdown(report).strip("\n")
+    text = (ROOT / "REPRODUCTION.md").read_text(encoding="utf-8")
+    assert reproduction_block(text, "sag-views") == report_markdown(report).strip("\n")
