@@ -72,10 +72,15 @@ def test_a_killed_driver_loses_no_written_unit_and_the_same_command_resumes(tmp_
         time.sleep(0.1)
     kill_driver(driver)
     written = log.read_text().split()
-    assert 3 <= len(written) < 12
+    # The kill can land between a unit's commit and its log line, so what the store holds is read
+    # from the store: every logged unit is in it, and the rerun writes exactly the rest.
+    first = TableSink(store)
+    stored = first.done()
+    first.close()
+    assert set(written) <= stored and 3 <= len(stored) < 12
     subprocess.run([*cmd, "process"], cwd=PROJECT_ROOT, env=env, check=True, timeout=120)
     rerun = log.read_text().split()[len(written):]
-    assert sorted(written + rerun) == sorted(f"u{i}" for i in range(12))  # each unit written once in all
+    assert sorted(rerun) == sorted(f"u{i}" for i in range(12) if f"u{i}" not in stored)  # nothing twice
     sink = TableSink(store)
     assert sink.rows() == [(f"u{i}", i, i * i) for i in range(12)]
 
