@@ -38,6 +38,8 @@ def add_training_flags(p: argparse.ArgumentParser, *, steps: int = 200) -> None:
                    help="answers sampled per item (G of Eq. 4); 0 = the exact expectation over the options")
     p.add_argument("--eps", type=float_in(1e-6, 1.0), default=0.2, help="ratio clip range (Eq. 3)")
     p.add_argument("--beta", type=float_in(0.0, 100.0), default=0.04, help="weight of the KL to the base (Eq. 2)")
+    p.add_argument("--supervised", type=float_in(0.0, 100.0), default=0.0,
+                   help="weight of the right option's log-likelihood added to the GRPO loss (0: plain GRPO)")
     p.add_argument("--accuracy-weight", type=float_in(0.0, 100.0), default=1.0)
     p.add_argument("--safety-weight", type=float_in(0.0, 100.0), default=2.5,
                    help="weight of the refusal (+1) / compliance (-5) reward on harmful requests")
@@ -68,7 +70,8 @@ def settings_from(args: argparse.Namespace, method: str = "grpo") -> TrainSettin
                          grpo=GrpoSettings(eps=args.eps, beta=args.beta, group_size=args.group_size),
                          rewards=RewardWeights(accuracy=args.accuracy_weight, safety=args.safety_weight,
                                                  fairness=args.fairness_weight),
-                         sampling=getattr(args, "sampling", "uniform"))
+                         sampling=getattr(args, "sampling", "uniform"),
+                         supervised=getattr(args, "supervised", 0.0))
 
 
 def step_bar(total: int, quiet: bool) -> tuple[Any, Callable[[int, int, StepRow | None], None]]:

@@ -63,7 +63,8 @@ _TRAIN = Spec({"sampling": OneOf(SAMPLINGS), "method": OneOf(METHODS), "steps": 
                "checkpoint_every": _whole("checkpoint_every", 1, 1_000_000), "seed": _whole("seed", 0, 2**32 - 1),
                "threads": Field(_whole("threads", 1, 1024).rules, optional=True),
                "device": _DEVICE_NAME,
-               "max_prompt_tokens": _whole("max_prompt_tokens", *PROMPT_TOKENS)})
+               "max_prompt_tokens": _whole("max_prompt_tokens", *PROMPT_TOKENS),
+               "supervised": _number("supervised", 0.0, 100.0)})
 _CRITIC = Spec({"hidden": _whole("critic_hidden", 1, 65_536), "learning_rate": _number("critic_lr", 0.0, 1.0, open_low=True),
                 "epochs": _whole("critic_epochs", 1, 10_000), "warmup": _whole("critic_warmup", 0, 1_000_000)})
 
@@ -126,7 +127,14 @@ class TrainSettings:
 
     ``sampling``: how a step draws its batch: ``uniform`` over the items, or ``balanced``
     (each item's weight is one over the size of its right answer's class, so every class
-    is drawn equally often and a rare class, Myocarditis say, is learned too)."""
+    is drawn equally often and a rare class, Myocarditis say, is learned too).
+
+    ``supervised``: the weight of a log-likelihood term added to the GRPO loss, the mean
+    over the batch's items with a right option of -log pi(right option).  GRPO's exact
+    expectation, its advantages scaled by their spread, pulls the logit of a right option of
+    probability p by about sqrt(p (1 - p)), so an option the agent never gives barely moves
+    however often it is right; the log-likelihood pulls it by 1 - p.  0 (the default) is
+    plain GRPO."""
 
     method: str = "grpo"
     steps: int = 200
@@ -142,6 +150,7 @@ class TrainSettings:
     grpo: GrpoSettings = field(default_factory=GrpoSettings)
     rewards: RewardWeights = field(default_factory=RewardWeights)
     sampling: str = "uniform"
+    supervised: float = 0.0
 
     def __post_init__(self) -> None:
         _TRAIN.apply(self)
@@ -155,6 +164,8 @@ class TrainSettings:
         values = {k: v for k, v in self.to_dict().items() if k not in SPEED_ONLY + BUDGET}
         if values["sampling"] == "uniform":  # runs from before the setting existed keep their ids
             del values["sampling"]
+        if values["supervised"] == 0.0:
+            del values["supervised"]
         return values
 
     def digest(self, *parts: str) -> str:

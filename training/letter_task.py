@@ -19,7 +19,7 @@ import numpy as np
 from training.config import TrainSettings
 from training.store import StepRow
 
-__all__ = ["class_weights", "LetterItems", "LetterStep", "Greedy", "greedy_answers", "offered_policy", "UNOFFERED"]
+__all__ = ["class_weights", "supervised_nll", "LetterItems", "LetterStep", "Greedy", "greedy_answers", "offered_policy", "UNOFFERED"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,19 @@ def class_weights(right: np.ndarray) -> np.ndarray:
 UNOFFERED = -1e4
 """The log-score an option an item does not offer gets before the policy's softmax (its
 probability underflows to 0 while ratios and KL stay finite)."""
+
+
+def supervised_nll(logp: Any, right: np.ndarray) -> Any:
+    """Mean of -log pi(right option) over the rows of ``logp`` (B, K) that have a right
+    option (``right`` >= 0); 0 when none has (a refusal item's reward has no one right letter)."""
+    import torch
+
+    right = np.asarray(right)
+    keep = np.flatnonzero(right >= 0)
+    if keep.size == 0:
+        return logp.sum() * 0.0
+    rows = torch.as_tensor(keep)
+    return -logp[rows, torch.as_tensor(right[keep])].mean()
 
 
 def offered_policy(scorer: Callable[..., Any], items: LetterItems, rows: Sequence[int]) -> Any:
@@ -134,15 +147,16 @@ class LetterStep:
                 actions = torch.multinomial(old.exp(), s.grpo.group_size, replacement=True, generator=gen)
                 parts = sampled_loss(logp.gather(1, actions), old.gather(1, actions), ref.gather(1, actions),
                                      group_advantages(rewards.gather(1, actions)), eps=s.grpo.eps, beta=s.grpo.beta)
+            loss = parts.loss + s.supervised * supervised_nll(logp, self.items.right[rows]) if s.supervised else parts.loss
             self.optimizer.zero_grad()
-            parts.loss.backward()
+            loss.backward()
             self.optimizer.step()
         assert old is not None
         right = torch.as_tensor(self.items.right[rows])
         accuracy = float((old.argmax(dim=1) == right).float().mean())
         reward = float((old.exp() * rewards).sum(dim=1).mean())
         tokens = sum(len(self.items.tokens[i]) for i in rows)
-        return StepRow(step, float(parts.loss.detach()), reward, accuracy, parts.kl, parts.clipped_share, len(rows),
+        return StepRow(step, float(loss.detach()), reward, accuracy, parts.kl, parts.clipped_share, len(rows),
                        tokens, time.perf_counter() - start)
 
 

@@ -93,6 +93,9 @@ class GroupRun:
             raise ConfigError("group_size", "a group run needs at least two rollouts per item (--group-size)")
         if not self.items:
             raise ConfigError("benchmarks", "no training item")
+        if self.settings.supervised:
+            raise ConfigError("supervised", "a group run trains sampled debates, which have no log-likelihood "
+                                            "term; leave --supervised at 0")
 
     @property
     def run_id(self) -> str:

@@ -85,6 +85,9 @@ class DebateStage:
     def __post_init__(self) -> None:
         if not self.cfg.views:
             raise ConfigError("group", f"{self.cfg.name} gives its members no views")
+        if self.settings.supervised:
+            raise ConfigError("supervised", "the debate stage (CTDE) has no log-likelihood term; leave --supervised "
+                                            "at 0 (it applies to the members and judge stages)")
         for agent_id in _ids(self.cfg, AgentRole.REASONING):
             adapter_of(self.cfg, agent_id)
 
