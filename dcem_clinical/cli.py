@@ -46,11 +46,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from dcem.store.database import Store
     from dcem_clinical.run import ClinicalSpec, check_members, run_clinical
 
-    _check_cal_cases(args.dataset, args.cal_cases)
+    dataset = _dataset(args)
+    _check_cal_cases(dataset, args.cal_cases)
     agents = tuple(a.strip() for a in args.agents.split(","))
     if len(agents) == 1:
         agents = (agents[0], agents[0])
-    spec = ClinicalSpec(dataset=args.dataset, scenarios=_scenarios(args.scenario),
+    spec = ClinicalSpec(dataset=dataset, scenarios=_scenarios(args.scenario),
                         seeds=tuple(range(args.seed_start, args.seed_start + args.seeds)),
                         n_cal=args.cal_cases, n_test=args.cases, agents=agents,  # type: ignore[arg-type]
                         mode=args.mode, temperature=args.temperature, free_rounds=args.free_rounds,
@@ -59,6 +60,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
                         risk_target=risk_target_from_args(args),
                         base_config=MediatorConfig(prior="empirical", t_max=args.t_max))
     check_members(spec)  # model keys and adapters, before Ray starts or the store opens
+    if spec.case_file is not None:
+        from clinical.datasets import load_dataset
+        from dcem_clinical.case_lengths import check_case_lengths
+
+        check_case_lengths(load_dataset(dataset), spec.agents, spec.scenarios, spec.n_ctx)
     bar, progress = progress_bar(f"{spec.dataset}", "turn", quiet=args.quiet)
     threads = args.threads or (args.worker_threads if args.executor == "ray" else None)
     # Ray is joined (a cluster that does not answer refused) before the store is opened
@@ -75,13 +81,40 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return report_failed_units(summary, "cell")
 
 
+def _dataset(args: argparse.Namespace) -> str:
+    """The dataset name of ``--dataset``: a shipped dataset, or a case file read (and
+    checked) here, with ``--labels``, ``--high-risk``, ``--l-high`` and ``--loss``."""
+    from clinical.datasets import DATASETS
+
+    own = any(getattr(args, k) is not None for k in ("labels", "high_risk", "l_high", "loss"))
+    if args.dataset in DATASETS:
+        if own:
+            raise ConfigError("dataset", f"--labels, --high-risk, --l-high and --loss describe a case file; "
+                                         f"{args.dataset} has its own")
+        return str(args.dataset)
+    from pathlib import Path
+
+    from clinical.case_file import CaseFileOptions, read_case_file
+    from clinical.datasets import use_dataset
+
+    if not Path(args.dataset).is_file():
+        raise ConfigError("dataset", f"{args.dataset!r} is neither a shipped dataset ({', '.join(DATASETS)}) nor a "
+                                     "case file")
+    def names(text: str | None) -> tuple[str, ...] | None:
+        return None if text is None else tuple(x.strip() for x in text.split(","))
+
+    options = CaseFileOptions(labels=names(args.labels), high_risk=names(args.high_risk) or (),
+                              l_high=5.0 if args.l_high is None else args.l_high, loss_file=args.loss)
+    return use_dataset(read_case_file(args.dataset, options)).name
+
+
 def _check_cal_cases(dataset: str, n_cal: int | None) -> None:
     """``--cal-cases``: at least one CAL case of each of the dataset's classes (the split is
     class-stratified), or the agents' confusions and the thresholds are fitted on nothing;
     refused before any model starts."""
-    from clinical import ddxplus, medqa_tri
+    from clinical.datasets import load_dataset
 
-    classes = {"ddxplus8": len(ddxplus.LABELS), "medqa-tri": len(medqa_tri.LABELS)}[dataset]
+    classes = len(load_dataset(dataset).labels)
     if n_cal is not None and n_cal < classes:
         raise ConfigError("cal_cases", f"{dataset} has {classes} classes: give --cal-cases {classes} or more (one "
                                        f"CAL case of each class at least), got {n_cal}")
@@ -180,7 +213,15 @@ def _stat_options(p: argparse.ArgumentParser) -> None:
 def _run_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``run`` command and its options."""
     p = sub.add_parser("run", help="run a clinical experiment into the store")
-    p.add_argument("--dataset", choices=["ddxplus8", "medqa-tri"], default="ddxplus8")
+    p.add_argument("--dataset", default="ddxplus8",
+                   help="ddxplus8, medqa-tri, or your own case file (.jsonl or .csv: id, text, label[, views, split]; "
+                        "docs/own_cases.md)")
+    p.add_argument("--labels", default=None, help="a case file's labels A,B,... in this order (default: those that "
+                                                  "occur, sorted)")
+    p.add_argument("--high-risk", default=None, help="a case file's high-risk classes A,B (missing one costs --l-high)")
+    p.add_argument("--l-high", type=float_in(0.0, 1000.0), default=None,
+                   help="a case file's cost of missing a high-risk class (default 5; others cost 1)")
+    p.add_argument("--loss", default=None, help="a case file's whole loss matrix, a JSON file {labels, loss}")
     p.add_argument("--scenario", default="S1", help="S1, S2, S3a, S3b, a comma list, or all")
     p.add_argument("--seeds", type=int_in(1, 10_000), default=1, help="number of seeds (0 .. N-1 after --seed-start)")
     p.add_argument("--seed-start", type=int_in(0, 2**31 - 1), default=0)

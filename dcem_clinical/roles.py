@@ -17,7 +17,10 @@ A panel of N > 2 agents (:func:`scenario_roles` with ``n_agents``): S1 all neutr
 last agent anchored, the others neutral; S3a the dataset's areas (one per label, in
 label order) dealt round-robin, agent i sharp on areas i, i + N, ... and unsure about
 the rest, so the strengths are disjoint and together cover every label; S3b every agent
-anchored.  With two agents the roles are the two-agent ones above, word for word.
+anchored.
+
+A researcher's case file gets the same four scenarios in words built from its own labels
+(:mod:`dcem_clinical.case_file_roles`), never DDXPlus's.  With two agents the roles are the two-agent ones above, word for word.
 
 A statistical member has no prompt: :func:`scenario_leanings` gives the same roles as
 label indices (the anchor labels, or the areas a member is sharp on), which
@@ -26,13 +29,14 @@ label indices (the anchor labels, or the areas a member is sharp on), which
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 from dcem.core.vocabulary import SCENARIOS
 from common.errors import InputError
 from common.fields import Whole, check
 from dcem_clinical.prompts import ROLE_NEUTRAL
 
-__all__ = ["DATASETS", "scenario_roles", "round_robin_roles", "Leaning", "NEUTRAL", "ANCHOR", "AREAS",
+__all__ = ["DATASETS", "RoleWords", "role_words", "scenario_roles", "round_robin_roles", "Leaning", "NEUTRAL", "ANCHOR", "AREAS",
            "scenario_leanings"]
 
 DATASETS = ("ddxplus8", "medqa-tri")
@@ -69,13 +73,41 @@ _AREAS = {  # one plain-words area per label, in label order
 }
 
 
-def _listed(items: list[str]) -> str:
+@dataclass(frozen=True)
+class RoleWords:
+    """A dataset's role material: the anchor sentence and its labels, the two complementary
+    sentences and their label sets, and one plain-words area per label."""
+
+    anchor: str
+    anchor_labels: tuple[int, ...]
+    complement: tuple[str, str]
+    complement_labels: tuple[tuple[int, ...], tuple[int, ...]]
+    areas: tuple[str, ...]
+
+
+def role_words(dataset: str) -> RoleWords:
+    """The role material of a shipped dataset or of a case file in use
+    (:func:`dcem_clinical.case_file_roles.file_role_words`)."""
+    if dataset in DATASETS:
+        return RoleWords(_ANCHOR[dataset], _ANCHOR_LABELS[dataset], _COMPLEMENT[dataset],  # type: ignore[arg-type]
+                         _COMPLEMENT_LABELS[dataset], _AREAS[dataset])  # type: ignore[arg-type]
+    from clinical.datasets import is_file_dataset, known_dataset
+
+    found = known_dataset(dataset) if is_file_dataset(dataset) else None
+    if found is None:
+        raise InputError("dataset", f"unknown dataset {dataset!r} (known: {', '.join(DATASETS)} or a case file)")
+    from dcem_clinical.case_file_roles import file_role_words
+
+    return file_role_words(found)
+
+
+def _listed(items: Sequence[str]) -> str:
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def round_robin_roles(dataset: str, n_agents: int) -> tuple[str, ...]:
     """S3a for N > 2: the dataset's areas dealt round-robin, one strength set per agent."""
-    areas = _AREAS[dataset]
+    areas = role_words(dataset).areas
     roles = []
     for a in range(n_agents):
         mine = [x for i, x in enumerate(areas) if i % n_agents == a]
@@ -93,17 +125,16 @@ def scenario_roles(dataset: str, scenario: str, n_agents: int = 2) -> tuple[str,
     check("agents", n_agents, Whole(2, msg="a panel needs at least two agents, got {value!r}"), error=InputError)
     if n_agents > 2:
         return _many(dataset, scenario, n_agents)
-    if dataset not in DATASETS:
-        raise InputError("dataset", f"unknown dataset {dataset!r} (known: {', '.join(DATASETS)})")
+    words = role_words(dataset)
     if scenario not in SCENARIOS:
         raise InputError("scenario", f"unknown scenario {scenario!r} (known: {', '.join(SCENARIOS)})")
     if scenario == "S1":
         return ROLE_NEUTRAL, ROLE_NEUTRAL
     if scenario == "S2":
-        return ROLE_NEUTRAL, _ANCHOR[dataset]
+        return ROLE_NEUTRAL, words.anchor
     if scenario == "S3a":
-        return _COMPLEMENT[dataset]
-    return _ANCHOR[dataset], _ANCHOR[dataset]
+        return words.complement
+    return words.anchor, words.anchor
 
 
 def _many(dataset: str, scenario: str, n: int) -> tuple[str, ...]:
@@ -114,7 +145,7 @@ def _many(dataset: str, scenario: str, n: int) -> tuple[str, ...]:
         return (ROLE_NEUTRAL,) * (n - 1) + (roles[1],)
     if scenario == "S3a":
         return round_robin_roles(dataset, n)
-    return (_ANCHOR[dataset],) * n
+    return (role_words(dataset).anchor,) * n
 
 
 
@@ -138,7 +169,8 @@ class Leaning:
 def scenario_leanings(dataset: str, scenario: str, n_agents: int = 2) -> tuple[Leaning, ...]:
     """The roles of :func:`scenario_roles` as label indices, for members without a prompt."""
     scenario_roles(dataset, scenario, n_agents)  # checks every name
-    neutral, anchored = Leaning(), Leaning(ANCHOR, _ANCHOR_LABELS[dataset])
+    words = role_words(dataset)
+    neutral, anchored = Leaning(), Leaning(ANCHOR, words.anchor_labels)
     if scenario == "S1":
         return (neutral,) * n_agents
     if scenario == "S2":
@@ -146,7 +178,7 @@ def scenario_leanings(dataset: str, scenario: str, n_agents: int = 2) -> tuple[L
     if scenario == "S3b":
         return (anchored,) * n_agents
     if n_agents == 2:
-        return tuple(Leaning(AREAS, labels) for labels in _COMPLEMENT_LABELS[dataset])
-    k = len(_AREAS[dataset])
+        return tuple(Leaning(AREAS, labels) for labels in words.complement_labels)
+    k = len(words.areas)
     return tuple(Leaning(AREAS, tuple(i for i in range(k) if i % n_agents == a)) if a < k else neutral
                  for a in range(n_agents))

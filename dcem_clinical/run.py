@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from clinical.datasets import load_dataset
+from clinical.datasets import ClinicalDataset, load_dataset, use_dataset
 from common.db import StoreError
 from common.errors import ConfigError
 from common.work import Executor, InProcess, Unit, WorkSummary
@@ -29,7 +29,7 @@ from runtime.backends import Backend, BackendError
 from runtime.call_shipping import NewCalls, append_calls, logged_calls, memory_log
 from runtime.factory import check_load_options, check_model_keys, make_backend
 
-__all__ = ["ClinicalSpec", "ClinicalJob", "run_clinical", "check_members", "make_backend", "DEFAULT_AGENTS",
+__all__ = ["ClinicalSpec", "ClinicalJob", "run_clinical", "check_members", "check_case_file", "make_backend", "DEFAULT_AGENTS",
            "MAX_AGENTS", "SPLIT"]
 
 SPLIT = "paragraph"  # evaluation blocks of in-process models (module docstring)
@@ -50,6 +50,7 @@ class ClinicalJob:
     n_threads: int | None = None
     backends: tuple[Member, ...] | None = None
     calls: object = None  # a pandas frame of logged calls, for a remote worker
+    dataset: ClinicalDataset | None = None  # a case file's cases, for a worker in another process
 
     @property
     def key(self) -> str:
@@ -64,7 +65,7 @@ class _ClinicalWorker:
         self.job, self.remote = job, here is None
         self.store = here if here is not None else memory_log(job.calls, Store)  # type: ignore[arg-type]
         self.new = NewCalls(self.store) if self.remote else None
-        self.dataset = load_dataset(job.spec.dataset)
+        self.dataset = use_dataset(job.dataset) if job.dataset is not None else load_dataset(job.spec.dataset)
         # opened when the first cell needs the members: a model that cannot load stops the run
         self.loaded: list[Member] = (list(job.backends) if job.backends is not None else
                                      _build_backends(job.spec, n_gpu_layers=job.n_gpu_layers, n_threads=job.n_threads))
@@ -105,6 +106,8 @@ def run_clinical(store: Store, spec: ClinicalSpec, *, backends: Sequence[Member]
     if backends is None:
         check_members(spec)
     dataset = load_dataset(spec.dataset)
+    if spec.case_file is not None:
+        check_case_file(store, spec)
     n_cal, n_test = dataset.default_sizes
     per_cell = turns_per_cell(spec.n_cal or n_cal, spec.n_test or n_test, len(spec.agents),
                               spec.base_config.t_max, spec.free_rounds)
@@ -113,7 +116,8 @@ def run_clinical(store: Store, spec: ClinicalSpec, *, backends: Sequence[Member]
                     units_per_cell=per_cell, label=f"{spec.dataset} ")
     remote = executor is not None and not isinstance(executor, InProcess)
     job = ClinicalJob(spec, n_gpu_layers, n_threads, tuple(backends) if backends is not None else None,
-                      logged_calls(store, run_ids=[plan.run_id]) if remote else None)
+                      logged_calls(store, run_ids=[plan.run_id]) if remote else None,
+                      dataset if spec.case_file is not None else None)
     if executor is None and _is_new(store, plan.run_id):  # a model that will not load: the run is not stored
         executor = InProcess(worker=job.open(store))
     executor = executor or InProcess(opener=lambda j: j.open(store))
@@ -133,6 +137,25 @@ def check_members(spec: ClinicalSpec) -> None:
         if not str(exc).startswith("unknown model key"):
             raise
         raise BackendError(f"{exc}; statistical agents: {stat_key_help()}") from None
+
+
+def check_case_file(store: Store, spec: ClinicalSpec) -> None:
+    """Refuse to resume a run on a case file whose bytes changed since the run started
+    (the run id names the file, its labels and loss; the sha256 is compared here)."""
+    import json
+
+    ref = spec.case_file
+    assert ref is not None
+    runs = store.runs()
+    mine = runs[runs["run_id"] == spec.run_id()]
+    if mine.empty:
+        return
+    stored = (json.loads(str(mine["spec_json"].iloc[0])).get("case_file") or {}).get("sha256")
+    if stored != ref.sha256:
+        raise ConfigError("dataset", f"{ref.file} changed since run {spec.run_id()} started (sha256 "
+                                     f"{str(stored)[:12]} stored, {ref.sha256[:12]} now); nothing was written: put "
+                                     "the file back as it was, or give the changed file another name to start a "
+                                     "new run")
 
 
 def _is_new(store: Store, run_id: str) -> bool:

@@ -11,7 +11,7 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 
-from clinical.datasets import DATASETS
+from clinical.datasets import DATASETS, FILE_PREFIX, is_file_dataset, known_dataset
 from common.errors import ConfigError
 from common.fields import Field, Flag, Instance, Number, OneOf, Seq, Spec, Text, Whole
 from dcem.calibration.fitting import DELTA_RULES
@@ -25,7 +25,7 @@ from dcem_clinical.stat_agent import is_stat_key, stat_key_help, stat_member
 from dcem_clinical.stat_dialogue import StatDialogue
 from dcem_clinical.stat_views import split_view
 
-__all__ = ["ClinicalSpec", "DEFAULT_AGENTS", "MAX_AGENTS"]
+__all__ = ["ClinicalSpec", "CaseFileRef", "DEFAULT_AGENTS", "MAX_AGENTS"]
 
 DEFAULT_AGENTS = ("smollm2-135m", "gemma3-270m")
 MAX_AGENTS = 8
@@ -53,6 +53,33 @@ _SPEC = Spec({
     "stat_dialogue": Field((Instance(StatDialogue, msg="must be a StatDialogue or None, got {value!r}"),), optional=True),
     "delta_rule": OneOf(DELTA_RULES),
 })
+
+
+@dataclass(frozen=True)
+class CaseFileRef:
+    """What a run on a researcher's case file records of it: the file's name and sha256,
+    and the labels, high-risk classes and loss it was read with.  The run id hashes all but
+    the sha256, which is compared on a resume instead (a changed file is refused)."""
+
+    file: str
+    sha256: str
+    labels: tuple[str, ...]
+    high_risk: tuple[int, ...]
+    loss: tuple[tuple[float, ...], ...]
+    views: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, object]:
+        return {"file": self.file, "sha256": self.sha256, "labels": list(self.labels),
+                "high_risk": list(self.high_risk), "loss": [list(r) for r in self.loss], "views": list(self.views)}
+
+
+def _case_file_ref(dataset: str) -> CaseFileRef:
+    found = known_dataset(dataset)
+    if found is None:
+        raise ConfigError("dataset", f"the case file {dataset[len(FILE_PREFIX):]} is not loaded; give --dataset "
+                                     "with its path")
+    return CaseFileRef(dataset[len(FILE_PREFIX):], found.sha256, found.labels, found.high_risk,
+                       tuple(tuple(float(x) for x in row) for row in found.loss), found.views)
 
 
 @dataclass(frozen=True)
@@ -100,10 +127,14 @@ class ClinicalSpec:
     delta_rule: str = "fitted"
     risk_target: RiskTarget | None = None
     base_config: MediatorConfig = field(default_factory=lambda: MediatorConfig(prior="empirical", t_max=6))
+    case_file: CaseFileRef | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
-        if self.dataset not in DATASETS:
-            raise ConfigError("dataset", f"unknown dataset {self.dataset!r} (known: {', '.join(DATASETS)})")
+        if is_file_dataset(self.dataset):  # a researcher's case file, read in this process
+            object.__setattr__(self, "case_file", _case_file_ref(self.dataset))
+        elif self.dataset not in DATASETS:
+            raise ConfigError("dataset", f"unknown dataset {self.dataset!r} (known: {', '.join(DATASETS)} or a "
+                                         "case file)")
         if not self.scenarios or any(s not in SCENARIOS for s in self.scenarios):
             raise ConfigError("scenario", f"choose from {', '.join(SCENARIOS)}, got {list(self.scenarios)}")
         if len(set(self.scenarios)) != len(self.scenarios):
@@ -131,6 +162,10 @@ class ClinicalSpec:
     def to_dict(self) -> dict[str, object]:
         d = asdict(self)
         d["scenarios"], d["seeds"], d["agents"] = list(self.scenarios), list(self.seeds), list(self.agents)
+        if self.case_file is None:  # the shipped datasets: the run ids of earlier specs stay as they were
+            d.pop("case_file")
+        else:
+            d["case_file"] = self.case_file.to_dict()
         d["base_config"] = self.base_config.to_dict()
         if not self.few_shot_k:  # off: the run ids of earlier specs stay as they were
             d.pop("few_shot_k")
@@ -146,7 +181,10 @@ class ClinicalSpec:
         return d
 
     def run_id(self) -> str:
-        blob = json.dumps(self.to_dict(), sort_keys=True).encode()
+        d = self.to_dict()
+        if isinstance(d.get("case_file"), dict):  # a changed file is refused on resume, not a new run
+            d["case_file"] = {k: v for k, v in d["case_file"].items() if k != "sha256"}
+        blob = json.dumps(d, sort_keys=True).encode()
         return "llm-" + hashlib.sha256(blob).hexdigest()[:12]
 
     @property

@@ -27,7 +27,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from clinical.datasets import ClinicalCase, ClinicalDataset
+from clinical.datasets import ClinicalCase, ClinicalDataset, is_file_dataset
 from common.db import Database
 from common.errors import ConfigError, InputError
 from dcem_clinical.agent import AgentReport
@@ -51,8 +51,9 @@ def stat_key_help() -> str:
     """The statistical member keys, for error messages and help text."""
     kinds = ", ".join(f"stat:{k} ({' or '.join(d)})" for k, d in STAT_KINDS.items())
     views = "; ".join(f"{d} {', '.join(v)}" for d, v in VIEWS.items())
-    return (f"stat (the dataset's default: {', '.join(f'{d} {k}' for d, k in DEFAULT_KIND.items())}), {kinds}; "
-            f"add @VIEW to read part of a case ({views})")
+    return (f"stat (the dataset's default: {', '.join(f'{d} {k}' for d, k in DEFAULT_KIND.items())}, a case file "
+            f"tfidf-lr), {kinds}, stat:tfidf-lr (a case file); add @VIEW to read part of a case ({views}; a case "
+            "file: its own views)")
 
 
 def is_stat_key(key: str) -> bool:
@@ -79,7 +80,7 @@ def stat_member(key: str, dataset: str) -> StatMember:
     kind = DEFAULT_KIND.get(dataset, "tfidf-lr") if key == STAT_BACKEND else key.partition(":")[2].strip()
     if kind not in STAT_KINDS:
         raise ConfigError("agents", f"unknown statistical agent {key!r}; valid: {stat_key_help()}")
-    if dataset not in STAT_KINDS[kind]:
+    if dataset not in STAT_KINDS[kind] and not (kind == "tfidf-lr" and is_file_dataset(dataset)):
         raise ConfigError("agents", f"{key!r} cannot read {dataset} cases; valid: {stat_key_help()}")
     if kind == "tfidf-lr" and dataset == "ddxplus8" and view != ALL:
         raise ConfigError("agents", f"{key}@{view}: the text model reads the whole DDXPlus case; give a view to an "

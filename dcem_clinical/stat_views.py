@@ -36,7 +36,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from clinical.ddxplus_phrasing import value_text
 from clinical.ddxplus_views import DDXPLUS_VIEWS, evidence_view, is_antecedent, ontology, view_vignette
-from clinical.datasets import ClinicalCase
+from clinical.datasets import FILE_PREFIX, ClinicalCase, is_file_dataset, known_dataset
 from common.errors import ConfigError
 
 __all__ = ["ALL", "VIEWS", "check_view", "view_text", "evidence_view", "is_antecedent", "feature_words",
@@ -54,10 +54,18 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
 def check_view(dataset: str, view: str) -> str:
-    """``view`` when ``dataset`` has it; ConfigError naming the valid views otherwise."""
-    views = VIEWS.get(dataset, (ALL,))
+    """``view`` when ``dataset`` has it; ConfigError naming the valid views otherwise.  A
+    case file's view must be on every case (a member reads it on each)."""
+    found = known_dataset(dataset) if is_file_dataset(dataset) else None
+    views = (ALL, *found.views) if found is not None else VIEWS.get(dataset, (ALL,))
     if view not in views:
         raise ConfigError("agents", f"unknown view {view!r} for {dataset} cases; valid: {', '.join(views)}")
+    if found is not None and view != ALL:
+        lacking = [c.source_id for c in found.cases if c.view(view) is None]
+        if lacking:
+            raise ConfigError("agents", f"view {view!r} is missing from {len(lacking)} of the {len(found.cases)} "
+                                        f"cases of {dataset[len(FILE_PREFIX):]} (first: id {lacking[0]!r}); a member "
+                                        "reads its view on every case")
     return view
 
 
@@ -92,9 +100,15 @@ _TEXT_VIEWS: Mapping[str, Callable[[str, str], str]] = {
 
 
 def view_text(view: str, case: ClinicalCase) -> str:
-    """The words of a case text that ``view`` reads (MedQA-Tri views; ``all`` = the text)."""
+    """The words of a case text that ``view`` reads (MedQA-Tri views, a case file's own;
+    ``all`` = the text)."""
     if view == ALL:
         return case.text
+    if case.views:
+        own = case.view(view)
+        if own is None:
+            raise ConfigError("agents", f"case {case.source_id!r} has no view {view!r}")
+        return own
     stem, _, answer = case.text.partition(ANSWER_MARK)
     return _TEXT_VIEWS[view](stem, answer.strip())
 
@@ -122,7 +136,7 @@ def case_view_text(dataset: str, view: str, case: ClinicalCase) -> str:
     holds it), MedQA-Tri's part of the vignette; the case text itself for ``all``."""
     if view == ALL:
         return case.text
-    if dataset != "ddxplus8":
+    if dataset != "ddxplus8":  # MedQA-Tri's part of the vignette, or a case file's own view
         return view_text(view, case)
     source = ddxplus_cases()[case.source_id]
     return view_vignette(view, source.age, source.sex, source.evidences, source.initial_evidence)

@@ -17,7 +17,8 @@ from tests.dcem_clinical.clinical_fakes import oracle_backend
 
 
 @pytest.mark.parametrize("args, needle", [
-    (["--dataset", "nope"], "invalid choice"),
+    (["--dataset", "nope"], "dataset: 'nope' is neither a shipped dataset (ddxplus8, medqa-tri) nor a case file"),
+    (["--labels", "A,B"], "--labels, --high-risk, --l-high and --loss describe a case file; ddxplus8 has its own"),
     (["--scenario", "S7"], "scenario"),
     (["--cases", "0"], "--cases"),
     (["--agents", "file:/no/such/model.gguf"], "model.gguf"),
