@@ -37,7 +37,7 @@ from common.errors import InputError
 from common.loss import three_level_loss
 
 __all__ = ["CaseFileOptions", "read_case_file", "parse_case_file", "read_loss_file", "MAX_BYTES", "MAX_CASES",
-           "MAX_TEXT", "MAX_LABELS", "MAX_VIEWS", "MAX_ID", "SPLITS", "MIN_PER_CLASS"]
+           "MAX_TEXT", "MAX_LABELS", "MAX_LOSS", "MAX_VIEWS", "MAX_ID", "SPLITS", "MIN_PER_CLASS"]
 
 MAX_BYTES = 50_000_000
 MAX_CASES = 20_000
@@ -45,6 +45,8 @@ MAX_TEXT = 32_000
 MAX_LABELS = 50
 MAX_VIEWS = 16
 MAX_ID = 200
+MAX_LOSS = 1000.0
+"""The largest entry a loss file may give (the three-level loss's l_high has the same bound)."""
 SPLITS = ("cal", "test", "train")
 MIN_PER_CLASS = 2
 """Cases of each class a drawn split needs: one for CAL, one for TEST."""
@@ -225,8 +227,6 @@ def _check_counts(cases: Sequence[ClinicalCase], labels: Sequence[str], name: st
 def read_loss_file(path: str | Path, labels: Sequence[str]) -> np.ndarray:
     """A full loss matrix ``L[d, y]`` from JSON: ``{"labels": [...], "loss": [[...], ...]}``
     (its labels reordered to ``labels``) or the bare K x K list in label order."""
-    from dcem.core.panel import validate_loss
-
     path = Path(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -247,13 +247,17 @@ def read_loss_file(path: str | Path, labels: Sequence[str]) -> np.ndarray:
         matrix = matrix[np.ix_(order, order)]
     else:
         matrix = np.asarray(_loss_rows(data, path.name), dtype=float)
-    try:
-        loss = validate_loss(matrix, len(labels))
-    except InputError as exc:
-        raise InputError("loss", f"{path.name}: {str(exc).split(': ', 1)[-1]}") from None
-    if np.any(np.diag(loss) != 0):
+    k = len(labels)
+    if matrix.shape != (k, k):
+        raise InputError("loss", f"{path.name}: expected a {k} x {k} matrix, got shape {matrix.shape}")
+    bad = np.argwhere(~np.isfinite(matrix) | (matrix < 0) | (matrix > MAX_LOSS))
+    if bad.size:
+        d, y = bad[0]
+        raise InputError("loss", f"{path.name}: entry [{d}][{y}] is {matrix[d, y]:g}; losses must be from 0 to "
+                                 f"{MAX_LOSS:g}")
+    if np.any(np.diag(matrix) != 0):
         raise InputError("loss", f"{path.name}: a right answer must cost 0 (the diagonal)")
-    return loss
+    return matrix
 
 
 def _loss_rows(value: object, name: str) -> list[list[float]]:
@@ -261,6 +265,8 @@ def _loss_rows(value: object, name: str) -> list[list[float]]:
             or not all(isinstance(r, list) and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in r)
                        for r in value)):
         raise InputError("loss", f"{name}: loss must be a list of rows of numbers")
+    if len({len(r) for r in value}) != 1:  # type: ignore[union-attr]
+        raise InputError("loss", f"{name}: the loss matrix's rows differ in length")
     return value  # type: ignore[return-value]
 
 

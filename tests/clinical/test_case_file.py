@@ -104,10 +104,13 @@ def test_a_loss_file_gives_the_whole_matrix_in_the_labels_order(tmp_path: Path) 
 @pytest.mark.parametrize("content, words", [
     ({"labels": ["Flu", "Cold"], "loss": [[0, 1, 1], [1, 0, 1], [1, 1, 0]]}, "expected a 2 x 2 matrix"),
     ({"labels": ["Flu", "Croup"], "loss": [[0, 1], [1, 0]]}, "labels must list the case file's classes (Cold, Flu)"),
-    ([[0, -1], [1, 0]], "entry [0][1] is -1; losses must be >= 0"),
+    ([[0, -1], [1, 0]], "entry [0][1] is -1; losses must be from 0 to 1000"),
     ([[1, 1], [1, 0]], "a right answer must cost 0"),
+    ([[0, 1e6], [1, 0]], "entry [0][1] is 1e+06; losses must be from 0 to 1000"),
     ([[0, "a"], [1, 0]], "loss must be a list of rows of numbers"),
     ("not a matrix", "loss must be a list of rows of numbers"),
+    ([[0, 1], [1]], "rows differ in length"),
+    ({"labels": ["Flu", "Cold"], "loss": [[0, 1], [1, 0, 2]]}, "rows differ in length"),
 ])
 def test_a_bad_loss_file_is_refused(tmp_path: Path, content: Any, words: str) -> None:
     path = tmp_path / "loss.json"
