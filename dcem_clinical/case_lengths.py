@@ -27,6 +27,10 @@ ANSWER_TOKENS = 160
 """Room kept for the chat template's markers and the reply (a JSON answer over the labels)."""
 
 
+_CUE = "pain that moves to the right side with fever, worse on walking, and a raised count in the blood; "
+"""Words of the length of the longest cue an agent may give (its tokens as a real cue's)."""
+
+
 @dataclass(frozen=True)
 class TooLong:
     member: str
@@ -47,7 +51,7 @@ def prompt_frame(dataset: ClinicalDataset, scenarios: Sequence[str], n_agents: i
     roles = [r for s in scenarios for r in scenario_roles(dataset.name, s, n_agents)]
     role = max(roles, key=len)
     labels = dataset.labels
-    cue = "x" * MAX_CUE_CHARS
+    cue = (_CUE * (MAX_CUE_CHARS // len(_CUE) + 1))[:MAX_CUE_CHARS]
     note = steer_note(max(labels, key=len), max(labels, key=len), [cue] * MAX_CUES)
     return system_prompt("Agent A", role, n_agents=n_agents) + "\n" + case_prompt(labels, "", note,
                                                                                   answer_format="json")
@@ -64,14 +68,22 @@ def _llama_counter(model_key: str) -> Callable[[str], int]:
 
     from runtime.registry import resolve
 
-    vocab = Llama(model_path=str(resolve(model_key)), vocab_only=True, verbose=False)
+    path = str(resolve(model_key))
+    try:  # llama.cpp prints a context warning even when asked to be quiet
+        from llama_cpp._utils import suppress_stdout_stderr
+    except ImportError:  # pragma: no cover - another llama-cpp-python layout
+        from contextlib import nullcontext as suppress_stdout_stderr  # type: ignore[assignment]
+    with suppress_stdout_stderr(disable=False):  # type: ignore[call-arg]
+        vocab = Llama(model_path=path, vocab_only=True, verbose=False)
     return lambda text: len(vocab.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
 
 def check_case_lengths(dataset: ClinicalDataset, agents: Sequence[str], scenarios: Sequence[str], n_ctx: int,
-                       counter: Callable[[str], Callable[[str], int]] = _llama_counter) -> None:
+                       counter: Callable[[str], Callable[[str], int]] | None = None) -> None:
     """Refuse (ConfigError, field ``case_file``) a case too long for a local LLM member's
-    context; ``counter(model key)`` gives that model's token count of a text."""
+    context; ``counter(model key)`` gives that model's token count of a text (default: its
+    llama.cpp vocabulary)."""
+    counter = counter or _llama_counter
     frame = prompt_frame(dataset, scenarios, len(agents))
     counters: dict[str, Callable[[str], int]] = {}
     for key in agents:

@@ -178,7 +178,25 @@ _SPEC_FIELDS: dict[str, _Check] = {
     "ablation": lambda f, v, n: f.flag(v, n),
     "stat_dialogue": lambda f, v, n: _plain_settings(f, v, n, _STAT_DIALOGUE_KEYS),
     "risk_target": lambda f, v, n: _risk_target(f, v, n),
+    "case_file": lambda f, v, n: _case_file(f, v, n),
 }
+_CASE_FILE_KEYS = ("file", "sha256", "labels", "high_risk", "loss", "views")
+
+
+def _case_file(f: Any, value: Any, name: str) -> None:
+    """A run on a researcher's case file: its name and sha256, labels, high-risk classes
+    (label indices), K x K loss of finite numbers >= 0, and views."""
+    f.keys(value, name, _CASE_FILE_KEYS, _CASE_FILE_KEYS)
+    f.text(value["file"], f"{name}.file")
+    f.sha(value["sha256"], f"{name}.sha256")
+    labels = f.strings(value["labels"], f"{name}.labels")
+    k = len(labels)
+    f.check(f"{name}.high_risk", value["high_risk"], Seq(Whole(0, k - 1), types=(list,), msg=(
+        f"must be a list of label indices 0..{k - 1}, got {{got}}")))
+    f.check(f"{name}.loss", value["loss"], Seq(Seq(Number(0.0, finite=True), min_len=k, max_len=k, types=(list,)),
+                                               min_len=k, max_len=k, types=(list,)),
+            msg=f"must be a {k} x {k} list of numbers >= 0, got {{got}}")
+    f.check(f"{name}.views", value["views"], Seq(Text(), types=(list,), msg="must be a list of view names, got {got}"))
 _STAT_DIALOGUE_KEYS = ("anchor", "kappa", "compliance", "residual", "cues", "calibrate")
 _RISK_TARGET_KEYS = ("risk", "alpha", "delta", "fwer", "lambdas")
 

@@ -62,7 +62,11 @@ def _export_report(args: argparse.Namespace) -> int:
         return 0
     metrics = export.metrics.drop(columns="run_id")
     frames = tuple((r, metrics[export.metrics["run_id"] == r].reset_index(drop=True)) for r in export.run_ids)
-    return _print_tables(args, ClinicalRuns(frames, {r: export.run(r)["spec"] for r in export.run_ids}))
+    outcomes = {r: export.outcomes[export.outcomes["run_id"] == r].reset_index(drop=True) for r in export.run_ids}
+    labels = {r: tuple(export.cells[export.cells["run_id"] == r]["labels"].iloc[0]) for r in export.run_ids
+              if (export.cells["run_id"] == r).any()}
+    return _print_tables(args, ClinicalRuns(frames, {r: export.run(r)["spec"] for r in export.run_ids},
+                                            {r: o for r, o in outcomes.items() if r in labels}, labels))
 
 
 def _print_tables(args: argparse.Namespace, runs: ClinicalRuns) -> int:

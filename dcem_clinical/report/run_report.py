@@ -10,14 +10,15 @@ runs read from the store or from a run export.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
 from dcem.analysis.charged_risk import DEFAULT_COST, check_escalation_cost
 from dcem.store.database import Store, StoreError
-from dcem.store.run_reads import run_kind, run_spec_text
+from dcem.store.run_reads import cell_labels, run_kind, run_spec_text
+from dcem_clinical.report.beside_chance import beside_chance_text
 from dcem_clinical.report.tables import clinical_dict, clinical_text
 
 __all__ = ["ClinicalRuns", "read_clinical_runs", "clinical_runs_text", "clinical_runs_dict", "clinical_report_text"]
@@ -29,6 +30,10 @@ class ClinicalRuns:
 
     frames: tuple[tuple[str, pd.DataFrame], ...]
     specs: Mapping[str, Mapping[str, Any]]
+    outcomes: Mapping[str, pd.DataFrame] = field(default_factory=dict)
+    labels: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Each run's TEST outcomes and label names, for :mod:`dcem_clinical.report.beside_chance`
+    (empty: those tables are left out)."""
 
     def metrics(self) -> pd.DataFrame:
         """Every run's metric rows, each with its run's ``dataset``."""
@@ -49,7 +54,9 @@ def read_clinical_runs(store: Store, run_ids: Sequence[str]) -> ClinicalRuns:
             raise StoreError(f"run {run_id} is a {kind} run, not a clinical one: python -m dcem_clinical report "
                              "reports clinical runs")
         specs[run_id] = json.loads(run_spec_text(store, run_id) or "{}")
-    return ClinicalRuns(tuple((run_id, store.metrics(run_id)) for run_id in run_ids), specs)
+    labels = {r: tuple(next(iter(cell_labels(store, r).values()), [])) for r in run_ids}
+    return ClinicalRuns(tuple((run_id, store.metrics(run_id)) for run_id in run_ids), specs,
+                        {r: store.outcomes(r) for r in run_ids if labels[r]}, {r: v for r, v in labels.items() if v})
 
 
 def clinical_runs_text(runs: ClinicalRuns, *, escalation_cost: float = DEFAULT_COST) -> str:
@@ -61,6 +68,8 @@ def clinical_runs_text(runs: ClinicalRuns, *, escalation_cost: float = DEFAULT_C
         lines.append(f"Run {run_id}: {spec.get('dataset')} {','.join(spec.get('scenarios', []))}, "
                      f"agents {' + '.join(spec.get('agents', []))}, seeds {spec.get('seeds')}")
     lines += ["mean ± std over seeds\n", clinical_text(runs.metrics(), escalation_cost=cost)]
+    if runs.outcomes:
+        lines.append(beside_chance_text(runs.outcomes, runs.labels))
     return "".join(line + "\n" for line in lines)
 
 
