@@ -18,6 +18,9 @@ from dcem_clinical.roles import scenario_leanings, scenario_roles
 from dcem_clinical.run import ClinicalSpec, run_clinical
 from dcem_clinical.stat_agent import stat_member
 from dcem_clinical.stat_views import case_view_text
+from dcem.analysis.run_replay import load_run_replay
+from dcem.analysis.whatif import rescore
+from studio.views.walkthrough_view import load_walk_case, round_view
 from tests.dcem_clinical.clinical_fakes import oracle_backend
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "data" / "examples" / "abdominal_pain_cases.jsonl"
@@ -58,6 +61,13 @@ def test_a_run_on_a_case_file_stores_its_cases_labels_loss_and_sha256_and_resume
         assert len(texts) == 15 and all(t in {c.text for c in by_id.values()} for t in texts)
         again = run_clinical(store, spec, backends=members)
         assert again.resumed and again.computed == 0
+        # the walkthrough and the what-if read the run from the store alone
+        first = str(outcomes["case_id"].iloc[0])
+        walk = load_walk_case(store, summary.run_id, first, "dcem", llm=True)
+        assert walk.trace.labels == ds.labels and walk.text == texts[0] and walk.loss is not None
+        assert round_view(walk, 1, method="dcem", cases=outcomes).metrics
+        whatif = rescore(load_run_replay(store, summary.run_id), loss=ds.loss * 2)
+        assert len(whatif.outcomes) == 15 and set(whatif.outcomes["truth_label"]) <= set(ds.labels)
 
 
 def test_a_changed_file_under_the_same_name_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
