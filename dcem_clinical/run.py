@@ -29,7 +29,7 @@ from runtime.backends import Backend, BackendError
 from runtime.call_shipping import NewCalls, append_calls, logged_calls, memory_log
 from runtime.factory import check_load_options, check_model_keys, make_backend
 
-__all__ = ["ClinicalSpec", "ClinicalJob", "run_clinical", "check_members", "check_case_file", "make_backend", "DEFAULT_AGENTS",
+__all__ = ["ClinicalSpec", "ClinicalJob", "run_clinical", "check_members", "check_case_file", "turns_in_cell", "make_backend", "DEFAULT_AGENTS",
            "MAX_AGENTS", "SPLIT"]
 
 SPLIT = "paragraph"  # evaluation blocks of in-process models (module docstring)
@@ -107,6 +107,9 @@ def run_clinical(store: Store, spec: ClinicalSpec, *, backends: Sequence[Member]
         check_members(spec)
     dataset = load_dataset(spec.dataset)
     if spec.case_file is not None:
+        if dataset.sha256 != spec.case_file.sha256:  # another file of that name was read since the spec was made
+            raise ConfigError("dataset", f"the case file {spec.case_file.file} in use is not the one this run was set "
+                                         "up with (its sha256 differs); read it again")
         check_case_file(store, spec)
     n_cal, n_test = dataset.default_sizes
     per_cell = turns_per_cell(spec.n_cal or n_cal, spec.n_test or n_test, len(spec.agents),
@@ -137,6 +140,14 @@ def check_members(spec: ClinicalSpec) -> None:
         if not str(exc).startswith("unknown model key"):
             raise
         raise BackendError(f"{exc}; statistical agents: {stat_key_help()}") from None
+
+
+def turns_in_cell(spec: ClinicalSpec) -> int:
+    """The progress bar's agent turns per cell of ``spec`` (:func:`turns_per_cell` with the
+    dataset's CAL/TEST sizes when the spec leaves them to it)."""
+    n_cal, n_test = load_dataset(spec.dataset).default_sizes
+    return turns_per_cell(spec.n_cal or n_cal, spec.n_test or n_test, len(spec.agents), spec.base_config.t_max,
+                          spec.free_rounds)
 
 
 def check_case_file(store: Store, spec: ClinicalSpec) -> None:

@@ -76,8 +76,8 @@ class CaseFileRef:
 def _case_file_ref(dataset: str) -> CaseFileRef:
     found = known_dataset(dataset)
     if found is None:
-        raise ConfigError("dataset", f"the case file {dataset[len(FILE_PREFIX):]} is not loaded; give --dataset "
-                                     "with its path")
+        raise ConfigError("dataset", f"the case file {dataset[len(FILE_PREFIX):]} is not loaded: give it again "
+                                     "(--dataset PATH, or upload it on the Experiments page)")
     return CaseFileRef(dataset[len(FILE_PREFIX):], found.sha256, found.labels, found.high_risk,
                        tuple(tuple(float(x) for x in row) for row in found.loss), found.views)
 

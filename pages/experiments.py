@@ -1,4 +1,5 @@
-"""Experiments: launch synthetic runs, compare methods and runs, download results."""
+"""Experiments: launch synthetic and clinical runs (on your own case file too), compare methods and runs,
+download results."""
 import streamlit as st
 
 from studio.views.launch_form import SCENARIOS, COMPLIANCE, COMPLIANCE_NAMES, WORLD_NAMES, WORLDS
@@ -12,6 +13,7 @@ from studio.executor_choice import executor_choice
 from studio.experiment_launch import (launch_spec, queue_launch, run_pending, settle_launch, show_cell_count,
                                       show_last_launch, threshold_choice)
 from studio.experiment_tables import changed_view, deltas_view
+from studio.clinical_launch_panel import clinical_launch_section
 from studio.escalation_cost import escalation_cost_setting
 from studio.tables import MISSING
 from studio.widgets import disclaimer, pick_run, store
@@ -54,6 +56,11 @@ with st.expander("Launch a synthetic experiment", expanded=False):
     launch_slot = st.container()
     if run_pressed and spec is not None:
         queue_launch(spec, where)
+with st.expander("Launch a clinical experiment (DDXPlus-8, MedQA-Tri or your own case file)", expanded=False):
+    st.caption("A panel of local models or statistical members on clinical cases, CAL/TEST per seed, with D-CEM "
+               "and the baselines. Research and teaching only: no result is a diagnosis or treatment advice, and "
+               "an escalated case goes to a human.")
+    clinical_launch_section(db)
 show_last_launch()
 
 run_id = pick_run(db, key="exp_view_run")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import replace
+from typing import Any
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -24,13 +25,15 @@ from common.resume import ResumeRefused
 from dcem.calibration.risk_control import RiskTarget
 from dcem.store.database import Store
 from dcem.synthetic import spec as synthetic_spec
+from dcem_clinical.spec import ClinicalSpec
+from runtime.backends import BackendError
 from studio.executor_choice import executor_for
 from studio.risk_inputs import RiskKeys, risk_target_inputs
 from studio.views import session_keys as keys
 from studio.widgets import set_current_run
 from studio.views.session_keys import EXP_LAUNCH as LAUNCH, EXP_ACTIVE as ACTIVE, EXP_PENDING as PENDING
 
-__all__ = ["LAUNCH", "PENDING", "launch", "launch_spec", "show_last_launch", "show_cell_count", "queue_launch",
+__all__ = ["LAUNCH", "PENDING", "launch", "clinical_progress", "launch_spec", "show_last_launch", "show_cell_count", "queue_launch",
            "run_pending", "settle_launch"]
 
 # Streamlit's own header Stop ends the script without a rerun, which would leave the page
@@ -67,7 +70,7 @@ def _record(progress: LaunchProgress) -> None:
         set_current_run(progress.run_id)
 
 
-def queue_launch(spec: synthetic_spec.SyntheticSpec, executor: str = "process") -> None:
+def queue_launch(spec: synthetic_spec.SyntheticSpec | ClinicalSpec, executor: str = "process") -> None:
     """Run was pressed: the launch starts once the whole page is drawn (:func:`run_pending`);
     ``executor``: where its cells run (:mod:`studio.executor_choice`)."""
     st.session_state[PENDING] = (spec, executor)
@@ -77,18 +80,58 @@ def run_pending(db: Store, slot: DeltaGenerator) -> None:
     """The launch Run asked for, in ``slot`` (the rest of the page stays on screen while it
     runs); when it ends, the page is drawn again on the new run with the outcome."""
     pending = st.session_state.pop(PENDING, None)
-    if not isinstance(pending, tuple) or not isinstance(pending[0], synthetic_spec.SyntheticSpec):
+    if not isinstance(pending, tuple) or not isinstance(pending[0], (synthetic_spec.SyntheticSpec, ClinicalSpec)):
         return
     with slot:
         launch(db, pending[0], executor=pending[1])
     st.rerun()
 
 
-def launch(db: Store, spec: synthetic_spec.SyntheticSpec, *, executor: str = "process") -> None:
+def _cells(spec: synthetic_spec.SyntheticSpec | ClinicalSpec) -> int:
+    return len(spec.scenarios) * len(spec.seeds)
+
+
+def _run(db: Store, spec: synthetic_spec.SyntheticSpec | ClinicalSpec, progress: Any, cancel: Any, where: Any) -> Any:
+    """The run itself: synthetic cells report cells; a clinical run reports agent turns,
+    which :func:`clinical_progress` turns into cells for the record."""
+    if isinstance(spec, synthetic_spec.SyntheticSpec):
+        return synthetic_spec.run_synthetic(db, spec, progress=progress, cancel=cancel, executor=where)
+    from dcem_clinical.run import run_clinical
+
+    return run_clinical(db, spec, progress=clinical_progress(spec, progress), cancel=cancel, executor=where)
+
+
+def clinical_progress(spec: ClinicalSpec, progress: Any) -> Any:
+    """A clinical run's progress (agent turns done, turns in all) as the launch's (cells
+    done, cells in all, label): a cell counts once its turns are all done."""
+    from dcem_clinical.run import turns_in_cell
+
+    per_cell = turns_in_cell(spec)
+
+    def turns(done: int, total: int, label: str) -> None:
+        cells = max(1, round(total / per_cell))
+        progress(min(done // per_cell, cells), cells, f"{done:,} of {total:,} agent turns")
+
+    return turns
+
+
+def _check_clinical(spec: ClinicalSpec) -> None:
+    """What the command line checks before a clinical run starts: the members' models and
+    adapters, and (a case file) every case against each LLM member's context."""
+    from clinical.datasets import load_dataset
+    from dcem_clinical.case_lengths import check_case_lengths
+    from dcem_clinical.run import check_members
+
+    check_members(spec)
+    if spec.case_file is not None:
+        check_case_lengths(load_dataset(spec.dataset), spec.agents, spec.scenarios, spec.n_ctx)
+
+
+def launch(db: Store, spec: synthetic_spec.SyntheticSpec | ClinicalSpec, *, executor: str = "process") -> None:
     """Run ``spec`` into ``db`` with a progress bar and a Stop button, recording its
     progress in the session after every cell."""
     run_id = spec.run_id()
-    running = st.session_state[ACTIVE] = _Running(LaunchProgress(run_id, 0, len(spec.scenarios) * len(spec.seeds)))
+    running = st.session_state[ACTIVE] = _Running(LaunchProgress(run_id, 0, _cells(spec)))
     _record(running.progress)
     st.markdown(_ONE_STOP, unsafe_allow_html=True)
     bar = st.progress(0.0, text="starting")
@@ -98,16 +141,21 @@ def launch(db: Store, spec: synthetic_spec.SyntheticSpec, *, executor: str = "pr
 
     def progress(done: int, total: int, label: str) -> None:
         start.append(done)
-        running.progress = LaunchProgress(run_id, done, total, start[0])
+        running.progress = LaunchProgress(run_id, done, total, min(start[0], done))
         _record(running.progress)
-        bar.progress(done / total, text=f"{done} of {total} cells ({label})")  # Stop raises here
+        bar.progress(min(done / total, 1.0), text=f"{done} of {total} cells ({label})")  # Stop raises here
 
     try:
+        if isinstance(spec, ClinicalSpec):
+            _check_clinical(spec)
         with executor_for(executor) as where:
-            summary = synthetic_spec.run_synthetic(db, spec, progress=progress, cancel=running.stop.is_set,
-                                                   executor=where)
+            summary = _run(db, spec, progress, running.stop.is_set, where)
     except ResumeRefused as exc:  # the store holds this run id with other settings: nothing was written
         running.progress = replace(running.progress, refused=str(exc))
+        _record(running.progress)
+        return
+    except (ProjectError, BackendError) as exc:  # a member that will not load, a case too long ...
+        running.progress = replace(running.progress, failed=str(exc))
         _record(running.progress)
         return
     finally:

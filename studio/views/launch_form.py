@@ -106,6 +106,7 @@ class LaunchProgress:
     already: int = 0
     finished: bool = False
     refused: str | None = None  # why the store refused the launch (a run of that id with other settings)
+    failed: str | None = None  # the error that ended the launch (checks before it, or a cell that raised)
 
     def __post_init__(self) -> None:
         if not 0 <= self.already <= self.done <= self.total:
@@ -119,9 +120,12 @@ class LaunchProgress:
 
 def launch_message(progress: LaunchProgress) -> tuple[str, str]:
     """("success", text) for a launch that finished; ("warning", text) for one interrupted;
-    ("error", text) for one the store refused."""
+    ("error", text) for one the store refused or an error ended."""
     if progress.refused is not None:
         return "error", f"Not launched: {progress.refused}"
+    if progress.failed is not None:
+        return "error", (f"Stopped by an error after {progress.done} of {_plural(progress.total, 'cell')}: "
+                         f"{progress.failed} (every finished cell stays stored)")
     if not progress.finished:
         return "warning", (f"Stopped after {progress.done} of {_plural(progress.total, 'cell')} — "
                            "run again to resume.")

@@ -57,6 +57,9 @@ def test_a_launch_that_did_not_finish_reads_as_stopped() -> None:
     assert launch_message(running) == ("warning", "Stopped after 2 of 6 cells — run again to resume.")
     done = running.completed(computed=4, skipped=2, total=6)
     assert launch_message(done) == ("success", "Run syn-1: 4 cells computed, 2 already stored.")
+    failed = LaunchProgress("llm-1", 1, 4, failed="case_file: 1 case is longer than smollm2-135m can read")
+    assert launch_message(failed) == ("error", "Stopped by an error after 1 of 4 cells: case_file: 1 case is longer "
+                                               "than smollm2-135m can read (every finished cell stays stored)")
 
 
 def test_progress_that_cannot_happen_is_refused() -> None:
