@@ -90,15 +90,23 @@ def _decode(data: bytes, name: str) -> str:
                                  "save the file as UTF-8") from None
 
 
+def _no_constant(token: str) -> Any:
+    raise ValueError(f"{token} is not a JSON value")
+
+
 def _jsonl_rows(text: str, name: str) -> list[_Row]:
     rows = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = json.loads(line, parse_constant=_no_constant)
         except json.JSONDecodeError as exc:
             raise InputError(_FIELD, f"{name} line {number} is not JSON ({exc.msg} at column {exc.colno})") from None
+        except RecursionError:
+            raise InputError(_FIELD, f"{name} line {number} nests too deeply to be a case") from None
+        except ValueError as exc:  # NaN or Infinity, which JSON does not have
+            raise InputError(_FIELD, f"{name} line {number} is not JSON ({exc})") from None
         if not isinstance(value, dict):
             raise InputError(_FIELD, f"{name} line {number} is a JSON {type(value).__name__}, not an object "
                                      "with id, text and label")
@@ -149,8 +157,8 @@ def _csv_rows(text: str, name: str) -> list[_Row]:
 
 def _text(row: _Row, key: str, name: str, limit: int) -> str:
     value = row.fields.get(key)
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and key != "text":
-        value = str(value)
+    if isinstance(value, int) and not isinstance(value, bool) and key != "text":
+        value = str(value)  # a numbered id or label
     if not isinstance(value, str) or not value.strip():
         what = "missing" if value is None else "empty" if isinstance(value, str) else f"a {type(value).__name__}"
         raise InputError(_FIELD, f"{name} line {row.line}: {key} is {what}; every case needs id, text and label "
@@ -158,6 +166,9 @@ def _text(row: _Row, key: str, name: str, limit: int) -> str:
     if len(value) > limit:
         raise InputError(_FIELD, f"{name} line {row.line}: {key} has {len(value):,} characters, over the "
                                  f"{limit:,} limit")
+    if key != "text" and not value.strip().isprintable():
+        raise InputError(_FIELD, f"{name} line {row.line}: {key} holds a control character; ids and labels are "
+                                 "printable text")
     return value.strip() if key != "text" else value
 
 

@@ -150,8 +150,8 @@ def load_dataset(name: str) -> ClinicalDataset:
     if is_file_dataset(name):
         found = _IN_USE.get(name)
         if found is None:
-            raise InputError("dataset", f"the case file {name[len(FILE_PREFIX):]} is not loaded; give "
-                                        "--dataset with its path")
+            raise InputError("dataset", f"the case file {name[len(FILE_PREFIX):]} is not loaded: give it again "
+                                        "(--dataset PATH, or upload it on the Experiments page)")
         return found
     if name == "ddxplus8":
         cases = tuple(ClinicalCase(c.case_id, c.label, c.text) for c in ddxplus.load_ddxplus8())

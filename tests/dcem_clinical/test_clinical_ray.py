@@ -69,3 +69,23 @@ def test_clinical_cells_through_ray_equal_the_in_process_cells(tmp_path: Path) -
     assert _turns(tmp_path / "ray.duckdb") == _turns(tmp_path / "here.duckdb")
     assert _replies(tmp_path / "ray.duckdb") == _replies(tmp_path / "here.duckdb")
 
+
+
+def test_a_case_file_run_on_ray_equals_the_in_process_run(tmp_path: Path) -> None:
+    """The workers get the file's cases with the job (their process never read the file)."""
+    from clinical.case_file import CaseFileOptions, read_case_file
+    from clinical.datasets import use_dataset
+
+    example = Path(__file__).resolve().parents[2] / "data" / "examples" / "abdominal_pain_cases.jsonl"
+    ds = use_dataset(read_case_file(example, CaseFileOptions(high_risk=("Appendicitis",))))
+    spec = ClinicalSpec(dataset=ds.name, scenarios=("S1", "S3a"), seeds=(0,), n_cal=20, n_test=10,
+                        agents=("stat:tfidf-lr@history", "stat:tfidf-lr@exam"),
+                        base_config=MediatorConfig(prior="empirical", t_max=3), free_rounds=2)
+    with Store(tmp_path / "here.duckdb") as store:
+        run_clinical(store, spec)
+    with Store(tmp_path / "ray.duckdb") as store, RayExecutor(workers=2) as ray:
+        there = run_clinical(store, spec, executor=ray)
+    assert there.complete and there.computed == 2
+    here_rows, ray_rows = _rows(tmp_path / "here.duckdb"), _rows(tmp_path / "ray.duckdb")
+    for table in ("cells", "cases", "outcomes", "metrics", "case_texts"):
+        assert ray_rows[table] == here_rows[table], table
