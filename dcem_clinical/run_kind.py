@@ -13,6 +13,15 @@ from runtime.merge_checks import call_log_checks
 __all__ = ["CLINICAL"]
 
 
+def _open(path: Path) -> Store:
+    """The store with the D-CEM tables and the call log (a clinical run's calls go with it)."""
+    from runtime.call_log import CallLog
+
+    store = Store(path)
+    CallLog(store)  # creates or upgrades llm_calls
+    return store
+
+
 def _report(path: Path, run_id: str) -> str:
     from dcem_clinical.report.run_report import clinical_report_text
 
@@ -22,5 +31,5 @@ def _report(path: Path, run_id: str) -> str:
 
 CLINICAL = register(RunKind(
     "clinical", "D-CEM over a panel of clinical agents on a dataset's cases", "Overview",
-    (*DCEM_TABLES, "llm_calls"), Store, lambda: (*DCEM_CHECKS, *call_log_checks(("runs", "sag_runs"))), _report,
+    (*DCEM_TABLES, "llm_calls"), _open, lambda: (*DCEM_CHECKS, *call_log_checks(("runs", "sag_runs"))), _report,
     describe=describe_grid, imports={"dcem-run-export/1": load_dcem_export}))

@@ -155,3 +155,26 @@ def test_merge_brings_a_part_stores_runs_of_any_kind(tmp_path: Path, capsys: pyt
         assert sorted((r["status"], r["done"]) for r in runs) == [("finished", 2), ("finished", 5)]  # type: ignore[union-attr]
         assert main(["runs", "merge", str(part), "--db", str(target)]) == 0
         assert _json(capsys, "runs", "list", "--db", str(target), "--json") == runs
+
+
+def test_a_clinical_run_with_its_call_log_imports_into_a_fresh_store(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """The call log's table is made with the clinical kind's tables (a fresh store has none)."""
+    from dcem_clinical.cli import main as clinical_main
+
+    db, out, fresh = tmp_path / "a.duckdb", tmp_path / "export", tmp_path / "fresh.duckdb"
+    assert clinical_main(["run", "--dataset", "ddxplus8", "--agents", "stat,stat:lr-evidence", "--cal-cases", "16",
+                          "--cases", "8", "--t-max", "2", "--free-rounds", "1", "--quiet", "--db", str(db)]) == 0
+    run_id = _json(capsys, "runs", "list", "--db", str(db), "--json")[0]["run_id"]  # type: ignore[index]
+    assert main(["runs", "export", run_id, "--out", str(out), "--db", str(db), "--command", "a test"]) == 0
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert any(f["table"] == "llm_calls" and f["rows"] > 0 for f in manifest["files"])
+    capsys.readouterr()
+    assert main(["runs", "import", str(out), "--db", str(fresh)]) == 0
+    assert "llm_calls:" in capsys.readouterr().out
+    assert main(["runs", "report", run_id, "--db", str(db)]) == 0
+    before = capsys.readouterr().out
+    assert main(["runs", "report", run_id, "--db", str(fresh)]) == 0
+    assert capsys.readouterr().out == before
+    assert main(["runs", "report", "--from-export", str(out)]) == 0
+    assert capsys.readouterr().out == before
