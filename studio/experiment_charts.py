@@ -51,5 +51,6 @@ def round_curve_figure(curves: pd.DataFrame, column: str, title: str) -> go.Figu
     fig.update_layout(height=360, title={"text": title, **_TITLE}, margin=_MARGIN, legend=LEGEND_ABOVE,
                       xaxis={"title": "round", "dtick": 1},
                       yaxis={"title": "pooled accuracy (% of cases)" if share else "energy",
-                             "tickformat": ".0%" if share else None})
+                             "tickformat": ".0%" if share else None,
+                             "range": [0.0, 1.02] if share else None})  # a share: never an axis past 100 %
     return fig

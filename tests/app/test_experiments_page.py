@@ -107,6 +107,9 @@ def test_charts_title_their_axes_and_keep_legends_above() -> None:
     curve = round_curve_figure(curves, "energy", "D-CEM energy per round")
     assert curve.layout.yaxis.title.text == "energy" and curve.layout.xaxis.title.text == "round"
     assert curve.layout.legend.y > 1 and curve.layout.legend.yanchor == "bottom"  # clear of the round title
+    assert curve.layout.yaxis.range is None  # energy: the data's range
+    shares = pd.DataFrame({"scenario": ["S1"] * 2, "round": [1, 2], "accuracy": [0.8, 0.8], "accuracy_std": [0.0] * 2})
+    assert tuple(round_curve_figure(shares, "accuracy", "t").layout.yaxis.range) == (0.0, 1.02)  # never past 100 %
 
 
 def test_the_cell_count_follows_the_fields(run_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
