@@ -3,7 +3,7 @@ import streamlit as st
 
 from studio.views.metric_tables import clinical_views, comparison_view, risk_note
 from studio.views.metric_tables import describe_run, runs_overview
-from studio.views.overview_view import INTRO, run_intro
+from studio.views.overview_view import INTRO, beside_chance_view, run_intro
 from studio.widgets import ProjectError
 from studio.escalation_cost import escalation_cost_setting
 from studio.first_visit import offer_demo, page_link, show_terms, start_steps
@@ -47,6 +47,12 @@ if run_id is not None:
             show_metric_table(comparison_view(metrics, spread=spread, escalation_cost=cost), key="overview_comparison",
                               spread=spread, escalation_cost=cost)
             st.caption(risk_note(metrics, cost))
+        beside = beside_chance_view(db, run_id)
+        if beside is not None:
+            st.markdown("**Accuracy beside chance, the most frequent class and each class's recall**")
+            st.dataframe(beside.table, hide_index=True, key="overview_beside")
+            st.caption(beside.caption)
+            st.dataframe(beside.recall, hide_index=True, key="overview_recall")
         st.subheader("Stored runs")
         st.dataframe(runs, hide_index=True, key="overview_runs", column_config=runs_table_config(),
                      placeholder=MISSING)

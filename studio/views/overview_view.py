@@ -14,7 +14,7 @@ from dcem.core.vocabulary import SCENARIOS
 from dcem.store.database import Store
 from dcem.store.demo import FEATURED_RUN, demo_run_exports
 
-__all__ = ["INTRO", "SCENARIO_LINES", "DEMO_SHOWS", "RunIntro", "run_intro", "scenario_lines", "demo_note",
+__all__ = ["BesideChance", "beside_chance_view", "INTRO", "SCENARIO_LINES", "DEMO_SHOWS", "RunIntro", "run_intro", "scenario_lines", "demo_note",
            "run_heading"]
 
 INTRO = ("D-CEM mediates a panel of diagnostic agents: each round it lets them continue, challenges one agent on a "
@@ -97,3 +97,29 @@ def run_intro(store: Store, run_id: str, stored: Sequence[str]) -> RunIntro:
     scenarios = [str(s) for s in named] if isinstance(named, (list, tuple)) else list(SCENARIOS)
     return RunIntro(kind, str(spec.get("dataset", "?")), run_heading(run_id, kind, spec),
                     demo_note(run_id, stored), scenario_lines(scenarios))
+
+
+@dataclass(frozen=True)
+class BesideChance:
+    """A run's TEST accuracy per method beside chance and the most frequent class, with its
+    top answer and lowest recall, and the recall of every class (pooled over seeds)."""
+
+    caption: str
+    table: Any
+    recall: Any
+
+
+def beside_chance_view(store: Store, run_id: str) -> BesideChance | None:
+    """:mod:`dcem_clinical.report.beside_chance` for a stored run; None without outcomes."""
+    from dcem.store.run_reads import cell_labels
+    from dcem_clinical.report.beside_chance import beside_chance, recall_by_class
+
+    labels = next(iter(cell_labels(store, run_id).values()), None)
+    outcomes = store.outcomes(run_id)
+    if not labels or outcomes.empty:
+        return None
+    k = len(labels)
+    caption = (f"Chance is 1/{k} = {1 / k:.3f}. \"Most frequent class\" is the share of the cases whose truth is the "
+               "most frequent class: what answering that class every time scores. A figure pooled over seeds names "
+               "its worst seed.")
+    return BesideChance(caption, beside_chance(outcomes, labels), recall_by_class(outcomes, labels).reset_index())

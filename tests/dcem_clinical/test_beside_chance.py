@@ -38,3 +38,27 @@ def test_recall_per_class_pools_the_seeds_and_counts_each_class_once() -> None:
     assert table.loc[("S1", "Flu"), "cases"] == 4 and table.loc[("S1", "Croup"), "cases"] == 2
     text = beside_chance_text({"r1": _outcomes()}, {"r1": LABELS})
     assert "Beside chance (r1)" in text and "1/K = 0.333" in text and "Recall per class" in text
+
+
+def test_the_overview_shows_a_stored_runs_accuracy_beside_chance(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from clinical.case_file import read_case_file
+    from clinical.datasets import use_dataset
+    from dcem.core.config import MediatorConfig
+    from dcem.store.database import Store
+    from dcem_clinical.run import ClinicalSpec, run_clinical
+    from pathlib import Path
+    from studio.views.overview_view import beside_chance_view
+
+    example = Path(__file__).resolve().parents[2] / "data" / "examples" / "abdominal_pain_cases.jsonl"
+    ds = use_dataset(read_case_file(example))
+    spec = ClinicalSpec(dataset=ds.name, seeds=(0, 1), n_cal=20, n_test=10, agents=("stat", "stat@exam"),
+                        base_config=MediatorConfig(prior="empirical", t_max=2), free_rounds=1)
+    with Store(tmp_path / "s.duckdb") as store:
+        run_id = run_clinical(store, spec).run_id
+        view = beside_chance_view(store, run_id)
+        assert beside_chance_view(store, "nope") is None
+    assert view is not None and "Chance is 1/5 = 0.200" in view.caption
+    assert set(view.table["method"]) == {"Single best", "Free discussion", "Fixed log pool", "D-CEM",
+                                         "D-CEM w/o escalation"}
+    assert (view.table["cases"] == 20).all() and view.table["worst seed"].str.contains(r"\(seed [01]\)").all()
+    assert set(view.recall["label"]) == set(ds.labels)

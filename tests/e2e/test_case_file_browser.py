@@ -1,7 +1,8 @@
 """End to end in Chromium: the Experiments page's clinical launch on an uploaded case file.
 A malformed file is refused with the command line's message and Run stays disabled; the
 example file with two statistical members reading its two views runs, says how many cells
-it computed (the count the store holds), and its cases open in the walkthrough."""
+it computed (the count the store holds), its cases open in the walkthrough, and the
+Overview, Loss and thresholds and Escalation review pages show the run with its labels."""
 from __future__ import annotations
 
 import re
@@ -74,4 +75,15 @@ def test_an_uploaded_case_file_is_checked_runs_and_opens_in_the_walkthrough(chro
     main = page.locator('[data-testid="stMain"]').inner_text()
     assert "Traceback" not in main and any(label in main for label in ("Appendicitis", "Renal_colic", "Gastroenteritis"))
     shot(page, "walkthrough-case-file")
+
+    for path, words in (("", "Chance is 1/5 = 0.200"), ("whatif", "Metrics over 15 cases"), ("review", "Escalated")):
+        page.goto(f"{url}/{path}")  # a new session: the store's one run is the one shown
+        page.get_by_text("Research and teaching tool", exact=False).first.wait_for(timeout=60_000)
+        app_idle(page)
+        shot(page, f"{path or 'overview'}-case-file")
+        box = page.locator('[data-testid="stSelectbox"]', has_text="Run").first
+        assert run_id in str(box.locator("input").first.get_attribute("value")), path
+        main = page.locator('[data-testid="stMain"]')
+        main.get_by_text(words, exact=False).first.wait_for(timeout=60_000)
+        assert "Traceback" not in main.inner_text() and page.get_by_test_id("stException").count() == 0, path
     page.close()
