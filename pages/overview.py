@@ -50,9 +50,9 @@ if run_id is not None:
         beside = beside_chance_view(db, run_id)
         if beside is not None:
             st.markdown("**Accuracy beside chance, the most frequent class and each class's recall**")
-            st.dataframe(beside.table, hide_index=True, key="overview_beside")
+            st.dataframe(beside.table, hide_index=True, key="overview_beside", placeholder=MISSING)
             st.caption(beside.caption)
-            st.dataframe(beside.recall, hide_index=True, key="overview_recall")
+            st.dataframe(beside.recall, hide_index=True, key="overview_recall", placeholder=MISSING)
         st.subheader("Stored runs")
         st.dataframe(runs, hide_index=True, key="overview_runs", column_config=runs_table_config(),
                      placeholder=MISSING)

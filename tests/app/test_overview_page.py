@@ -95,7 +95,8 @@ def test_the_method_comparison_is_a_table_with_words_tooltips_and_percentages(
     at = _app(monkeypatch, run_db)
     assert not at.exception and not at.text  # no fixed-width text tables any more
     assert any("ui-run" in s.value for s in at.subheader)
-    assert len(at.dataframe) == 2  # the method comparison, the stored runs
+    assert len(at.dataframe) == 4  # the method comparison, accuracy beside chance, recall per class, the stored runs
+    assert {"chance", "most frequent class", "lowest recall"} <= set(at.dataframe[1].value.columns)
     shown, columns = at.dataframe[0].value, json.loads(at.dataframe[0].proto.columns)
     with Store(run_db, read_only=True) as store:
         metrics = store.metrics("ui-run")
@@ -127,7 +128,9 @@ def test_a_clinical_run_shows_the_clinical_tables(monkeypatch: pytest.MonkeyPatc
     at = _app(monkeypatch, db)
     at.selectbox(key="overview_run").select(run_id).run()
     assert not at.exception
-    assert len(at.dataframe) == 5  # the four clinical tables, the stored runs
+    assert len(at.dataframe) == 7  # the four clinical tables, beside chance, recall per class, the stored runs
+    assert {"chance", "most frequent class", "top answer"} <= set(at.dataframe[4].value.columns)
+    assert "cases" in at.dataframe[5].value.columns
     # tables named by what they show, not by the paper's numbers (issue 51, item 13)
     titles = [m.value for m in at.markdown if m.value.startswith("**") and m.value.endswith("**")]
     assert [f"**{t}**" for t in CLINICAL_TITLES] == [t for t in titles if t.strip("*") in CLINICAL_TITLES]
