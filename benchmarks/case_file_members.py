@@ -2,7 +2,7 @@
 in one process, and what D-CEM does there beside the baselines.
 
 Run with ``.venv/bin/python benchmarks/case_file_members.py [--kinds stat,views,llm,llm-view]
-[--threads 2] [--json PATH]``.
+[--threads 2] [--json benchmarks/results/case_file_members.jsonl]``.
 
 The file is the first 200 cases of ``data/examples/abdominal_pain_cases.jsonl`` (five
 classes; Appendicitis and Ectopic_pregnancy high-risk, l_high 5), so each seed draws
@@ -118,11 +118,12 @@ def main() -> None:
         for row in r["beside_chance"]:
             print(f"| {row['method']} | {row['accuracy']} | {row['chance']} | {row['most frequent class']} | "
                   f"{row['top answer']} | {row['lowest recall']} |")
-    line = json.dumps({"cases": len(ds.cases), "n_cal": n_cal, "n_test": n_test, "threads": args.threads,
+    line = json.dumps({"benchmark": "case_file_members", "cases": len(ds.cases), "n_cal": n_cal, "n_test": n_test, "threads": args.threads,
                        "results": results})
     print("\n" + line)
-    if args.json:
-        Path(args.json).write_text(line + "\n", encoding="utf-8")
+    if args.json:  # one JSON line per run, appended (benchmarks/results/*.jsonl)
+        with open(args.json, "a", encoding="utf-8") as fh:
+            fh.write(line + "\n")
 
 
 if __name__ == "__main__":
