@@ -122,3 +122,14 @@ def test_a_real_smollm2_member_beside_a_statistical_one_on_a_case_file(tmp_path:
                                   [run_id]).fetchone()[0]
         outcomes = store.outcomes(run_id, "dcem")
     assert turns > 0 and len(outcomes) == 5
+
+
+def test_learn_then_test_thresholds_on_a_case_file(tmp_path: Path) -> None:
+    db = tmp_path / "s.duckdb"
+    got = run_main("dcem_clinical", ["run", "--dataset", str(EXAMPLE), *HIGH, "--agents", "stat@history,stat@exam",
+                                     "--fit", "ltt", "--alpha", "0.2", *SMALL, "--db", str(db)])
+    assert got.returncode == 0, got.stderr
+    with Store(db, read_only=True) as store:
+        spec = json.loads(store.runs()["spec_json"].iloc[0])
+        assert spec["risk_target"]["alpha"] == 0.2 and spec["case_file"]["file"] == "abdominal_pain_cases.jsonl"
+        assert len(store.outcomes(str(store.runs()["run_id"].iloc[0]), "dcem")) == 15
