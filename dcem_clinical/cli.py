@@ -210,9 +210,8 @@ def _stat_options(p: argparse.ArgumentParser) -> None:
                    help="share of the reference contrast a challenged statistical member adopts (xi)")
 
 
-def _run_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add the ``run`` command and its options."""
-    p = sub.add_parser("run", help="run a clinical experiment into the store")
+def _dataset_options(p: argparse.ArgumentParser) -> None:
+    """``run``'s dataset: a shipped one or a case file, with the case file's labels and loss."""
     p.add_argument("--dataset", default="ddxplus8",
                    help="ddxplus8, medqa-tri, or your own case file (.jsonl or .csv: id, text, label[, views, split]; "
                         "docs/own_cases.md)")
@@ -222,6 +221,12 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     p.add_argument("--l-high", type=float_in(0.0, 1000.0), default=None,
                    help="a case file's cost of missing a high-risk class (default 5; others cost 1)")
     p.add_argument("--loss", default=None, help="a case file's whole loss matrix, a JSON file {labels, loss}")
+
+
+def _run_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the ``run`` command and its options."""
+    p = sub.add_parser("run", help="run a clinical experiment into the store")
+    _dataset_options(p)
     p.add_argument("--scenario", default="S1", help="S1, S2, S3a, S3b, a comma list, or all")
     p.add_argument("--seeds", type=int_in(1, 10_000), default=1, help="number of seeds (0 .. N-1 after --seed-start)")
     p.add_argument("--seed-start", type=int_in(0, 2**31 - 1), default=0)

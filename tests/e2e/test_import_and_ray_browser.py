@@ -47,7 +47,8 @@ def test_the_sidebar_imports_an_export_and_experiments_run_on_ray(chromium, empt
     seeds.fill("2")
     seeds.press("Enter")
     page.get_by_text("8 cells: 4 scenarios × 2 seeds", exact=False).wait_for(timeout=30_000)
-    click(page, page.get_by_text(re.compile("Ray: 2 local workers")))
+    synthetic = page.get_by_test_id("stExpander").filter(has_text="Launch a synthetic experiment")
+    click(page, synthetic.get_by_text(re.compile("Ray: 2 local workers")))  # the clinical launch has one too
     click(page, page.get_by_role("button", name="Run", exact=True))
     done = page.get_by_text(re.compile(r"Run syn-\w+: 8 cells computed, 0 already stored"))
     done.wait_for(timeout=240_000)
