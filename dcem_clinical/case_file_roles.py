@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import Counter
 
 from clinical.datasets import ClinicalDataset
-from dcem_clinical.roles import RoleWords
+from dcem_clinical.roles import RoleWords, _listed
 
 __all__ = ["file_role_words", "label_words"]
 
@@ -25,10 +25,6 @@ __all__ = ["file_role_words", "label_words"]
 def label_words(label: str) -> str:
     """A label as it reads in a sentence (``Kawasaki_disease`` -> ``Kawasaki disease``)."""
     return " ".join(label.replace("_", " ").split())
-
-
-def _listed(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def file_role_words(dataset: ClinicalDataset) -> RoleWords:
