@@ -5,7 +5,8 @@
 informative-panel exports (:data:`PANEL_EXPORTS`: the mixed panel and the LLM pair with
 few-shot), the views grid (:data:`VIEWS_EXPORT`: two statistical members that each read
 part of a case, both datasets) and the panel of three (:data:`TRIO_EXPORT`: those members
-and the trained diagnostician, DDXPlus-8), all written by ``python -m dcem export`` /
+and the trained diagnostician, DDXPlus-8) and a case file of one's own (:data:`OWN_CASES_EXPORT`:
+the example abdominal-pain file, SmolLM2 beside a statistical member), all written by ``python -m dcem export`` /
 ``python -m dcem_clinical export``.  :func:`ensure_demo` imports them into a store that
 holds no runs, so the dashboard opens on ready content; a store with runs is never touched.
 
@@ -23,7 +24,7 @@ from common.db import PROJECT_ROOT
 from dcem.store.database import Store
 from dcem.store.run_import import import_run_export, stored_run_ids
 
-__all__ = ["DEMO_EXPORTS", "FEATURED_RUN", "PANEL_EXPORTS", "TRIO_EXPORT", "VIEWS_EXPORT", "demo_run_exports",
+__all__ = ["DEMO_EXPORTS", "FEATURED_RUN", "OWN_CASES_EXPORT", "PANEL_EXPORTS", "TRIO_EXPORT", "VIEWS_EXPORT", "demo_run_exports",
            "demo_run_ids", "ensure_demo", "opening_run"]
 
 _RESULTS = PROJECT_ROOT / "data" / "results"
@@ -33,8 +34,10 @@ PANEL_EXPORTS: tuple[Path, ...] = (_RESULTS / "dcem_clinical_mixed", _RESULTS / 
 VIEWS_EXPORT = _RESULTS / "dcem_clinical_views"
 # those two members and the trained DDXPlus-8 diagnostician on the symptoms (REPRODUCTION.md, "A panel of three")
 TRIO_EXPORT = _RESULTS / "dcem_clinical_trio"
+# a researcher's own case file (REPRODUCTION.md, "Your own cases"): SmolLM2 and a statistical member
+OWN_CASES_EXPORT = _RESULTS / "own_cases_abdominal"
 DEMO_EXPORTS: tuple[Path, ...] = (_RESULTS / "dcem_synthetic", _RESULTS / "dcem_clinical", *PANEL_EXPORTS,
-                                  VIEWS_EXPORT, TRIO_EXPORT)
+                                  VIEWS_EXPORT, TRIO_EXPORT, OWN_CASES_EXPORT)
 FEATURED_RUN = "llm-ab12b25c83e1"  # VIEWS_EXPORT's DDXPlus-8 run: complaint + history members, S1-S3b
 
 

@@ -46,6 +46,8 @@ DEMO_SHOWS: dict[str, str] = {
                            "challenges and escalates cases side by side",
     "dcem_clinical_trio": "those two members and the trained DDXPlus-8 diagnostician (SmolLM2-135M with a LoRA "
                           "adapter) reading the symptoms",
+    "own_cases_abdominal": "a researcher's own case file (docs/own_cases.md): 275 invented abdominal-pain cases in "
+                           "five classes, SmolLM2-135M beside a statistical member, one seed",
 }
 
 

@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "data" / "results"
 # (shipped clinical export, its REPRODUCTION block of paired intervals)
 PAIRED = [(RESULTS / "dcem_clinical_views", "dcem-clinical-views-paired"),
-          (RESULTS / "dcem_clinical_trio", "dcem-clinical-trio-paired")]
+          (RESULTS / "dcem_clinical_trio", "dcem-clinical-trio-paired"),
+          (RESULTS / "own_cases_abdominal", "dcem-clinical-own-cases-paired")]
 
 
 def _outcomes() -> pd.DataFrame:
