@@ -49,8 +49,8 @@ def test_demo_imports_every_shipped_export(demo: tuple[Store, list[str]]) -> Non
     demo_store, imported = demo
     expected = [r for d in DEMO_EXPORTS for r in load_run_export(d).run_ids]
     assert PANELS and imported == expected
-    assert len(expected) == 3 + 2 + 2 + 2 + 2 + 1 and stored_run_ids(demo_store) == set(expected)  # 3 worlds
-    assert len(PANELS) == 4  # mixed, pair, views, trio
+    assert len(expected) == 3 + 2 + 2 + 2 + 2 + 1 + 1 and stored_run_ids(demo_store) == set(expected)  # 3 worlds; own cases 1
+    assert len(PANELS) == 5  # mixed, pair, views, trio, own cases
 
 
 @pytest.mark.parametrize("directory", DEMO_EXPORTS, ids=[d.name for d in DEMO_EXPORTS])
