@@ -39,15 +39,27 @@ log = logging.getLogger(__name__)
 DEBATE_KIND = "sag-view-debate"
 JUDGE_KIND = "sag-view-judge"
 _FILE_KEY = "+lora:file:"
+_NAME_KEY = "+lora:"
 
 
 def adapter_of(cfg: GroupConfig, agent_id: str) -> Path:
-    """The GGUF adapter file an agent of ``cfg`` runs with (``BASE+lora:file:PATH``)."""
+    """The GGUF adapter file an agent of ``cfg`` runs with: ``BASE+lora:file:PATH``, or a
+    shipped adapter ``BASE+lora:NAME`` (``data/adapters/NAME.gguf``), so that a stage can
+    start from a committed earlier stage."""
+    from runtime.adapters import shipped_adapters, shipped_adapters_dir
+
     model = dict(cfg.agent_models).get(agent_id, "")
-    if _FILE_KEY not in model:
-        raise ConfigError("group", f"{cfg.name}: agent {agent_id} has no adapter file (agent_models gives "
-                                   f"{model or 'nothing'}); train the stage before first")
-    return Path(model.split(_FILE_KEY, 1)[1])
+    if _FILE_KEY in model:
+        return Path(model.split(_FILE_KEY, 1)[1])
+    if _NAME_KEY in model:
+        name = model.split(_NAME_KEY, 1)[1]
+        path = shipped_adapters_dir() / f"{name}.gguf"
+        if not path.is_file():
+            raise ConfigError("group", f"{cfg.name}: agent {agent_id}'s adapter {name!r} is not in data/adapters/ "
+                                       f"(shipped: {', '.join(shipped_adapters()) or 'none'})")
+        return path
+    raise ConfigError("group", f"{cfg.name}: agent {agent_id} has no adapter file (agent_models gives "
+                               f"{model or 'nothing'}); train the stage before first")
 
 
 def write_group_file(cfg: GroupConfig, path: Path) -> Path:
