@@ -102,6 +102,18 @@ GUIDES: tuple[AdapterGuide, ...] = (
                                                                "stage never trained on), before and after training, "
                                                                "recall per diagnosis"),))
       for agent, reads, view in _VIEWS),
+    *(AdapterGuide(
+        f"ddx-views2-{agent.lower()}", (f"ddx-views2-{agent.lower()}",),
+        f"Member {agent} of the view group's second training, alone on its view ({view}: {reads}), trained with "
+        "GRPO and the log-likelihood term (`--supervised 1`) so that no diagnosis is left out: picks one of the "
+        "eight DDXPlus-8 diagnoses. The start of the second debate stage (`data/groups/ddx-views2-members.json`); "
+        "the shipped group still runs the first training's members.",
+        VIEW_TURN, f"Member {agent}'s first turn in the view group (`data/groups/ddx-views.json`): {reads} ({view}) "
+                   f"of a DDXPlus-8 case as {_VIEW_INPUT}",
+        ((f"data/results/training/ddx-views2-{agent.lower()}", "the 198 cases of the debate fold (TRAIN cases this "
+                                                                "stage never trained on), before and after training, "
+                                                                "recall per diagnosis"),))
+      for agent, reads, view in _VIEWS),
     AdapterGuide(
         "ddx-views-debate", ("ddx-views-debate-R1", "ddx-views-debate-R2", "ddx-views-debate-R3"),
         "The view group's three members after the debate stage (CTDE): each reads its own view and answers, then "

@@ -79,6 +79,12 @@ def _check(export: TrainingExport) -> None:
                                    f"{missing[0]!r}, whose answers the export holds")
 
 
+def _supervised(settings: dict[str, Any]) -> str:
+    """The log-likelihood term's weight beside GRPO's, when a run had one (``--supervised W``)."""
+    weight = float(settings.get("supervised", 0.0) or 0.0)
+    return f", log-likelihood weight {weight:g}" if weight else ""
+
+
 def export_markdown(export: TrainingExport) -> str:
     _check(export)
     run, s = export.run, export.run["settings"]
@@ -89,7 +95,8 @@ def export_markdown(export: TrainingExport) -> str:
              f"{run['data_name']} ({run['n_train']} items), {s['steps']} steps of {s['batch_size']} items, "
              f"learning rate {s['learning_rate']:g}, {s['updates_per_batch']} update(s) per batch, "
              f"{_sampling(export, grpo['group_size'])}"
-             f", clip {grpo['eps']:g}, KL weight {grpo['beta']:g}, LoRA r={lora['r']} alpha={lora['alpha']:g} on "
+             f", clip {grpo['eps']:g}, KL weight {grpo['beta']:g}{_supervised(s)}, LoRA r={lora['r']} "
+             f"alpha={lora['alpha']:g} on "
              f"{layers}; {seconds / 60:.0f} minutes of optimiser steps.", "",
              "| held-out set | items | chance | best single letter | accuracy before [95 % CI] | "
              "most frequent answer before | accuracy after [95 % CI] | most frequent answer after | "

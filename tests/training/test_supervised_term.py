@@ -65,3 +65,11 @@ def test_with_the_term_the_tiny_model_learns_the_cue_and_the_step_records_the_wh
     after = greedy_answers(model, held).accuracy
     assert before < 0.5 and after > 0.8, (before, after)
     assert all(r.loss > 0 for r in rows[:5])  # the log-likelihood term (> 0) is in the recorded loss
+
+
+def test_a_records_report_names_the_log_likelihood_weight_only_when_the_run_had_one() -> None:
+    from training.report import export_markdown
+    from training.shipped import read_shipped
+
+    assert ", log-likelihood weight 1, LoRA" in export_markdown(read_shipped("ddx-views2-r1")).splitlines()[0]
+    assert "log-likelihood" not in export_markdown(read_shipped("ddx-views-r1"))

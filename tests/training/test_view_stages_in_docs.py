@@ -17,15 +17,25 @@ _ROW = re.compile(r"^\| (R\d) \(([a-z-]+)\) \| (\d\.\d{3}) \((\d+) of (\d+)\) \|
 LETTERS = "ABCDEFGH"
 
 
-def _rows() -> dict[str, tuple[str, ...]]:
-    return {m.group(1): m.groups() for m in _ROW.finditer((ROOT / "docs/group_views.md").read_text(encoding="utf-8"))}
+SECOND = "### Stage 1 again, with the log-likelihood term"
+"""The heading of docs/group_views.md's table of the second training's members (ddx-views2-r1 ...)."""
 
 
+def _rows(prefix: str) -> dict[str, tuple[str, ...]]:
+    """The stage-1 table of the first training (``ddx-views``: the rows before :data:`SECOND`)
+    or of the second (``ddx-views2``: the rows after it)."""
+    text = (ROOT / "docs/group_views.md").read_text(encoding="utf-8")
+    assert SECOND in text, f"docs/group_views.md has no section {SECOND!r}"
+    before, after = text.split(SECOND, 1)
+    return {m.group(1): m.groups() for m in _ROW.finditer(before if prefix == "ddx-views" else after)}
+
+
+@pytest.mark.parametrize("prefix", ["ddx-views", "ddx-views2"])
 @pytest.mark.parametrize("agent", ["R1", "R2", "R3"])
-def test_the_stage_one_table_is_the_record(agent: str) -> None:
-    row = _rows().get(agent)
-    assert row is not None, f"docs/group_views.md has no stage-1 row for {agent}"
-    export = read_shipped(f"ddx-views-{agent.lower()}")
+def test_the_stage_one_table_is_the_record(prefix: str, agent: str) -> None:
+    row = _rows(prefix).get(agent)
+    assert row is not None, f"docs/group_views.md has no stage-1 row for {agent} of {prefix}"
+    export = read_shipped(f"{prefix}-{agent.lower()}")
     assert export.run["data_name"].endswith(f":{agent}@{row[1]}")  # the member read the view the row names
     answers = export.answers[(export.answers["step"] == export.answers["step"].max())
                              & (export.answers["split"] == "debate-fold")]
