@@ -5,9 +5,9 @@
 informative-panel exports (:data:`PANEL_EXPORTS`: the mixed panel and the LLM pair with
 few-shot), the views grid (:data:`VIEWS_EXPORT`: two statistical members that each read
 part of a case, both datasets) and the panel of three (:data:`TRIO_EXPORT`: those members
-and the trained diagnostician, DDXPlus-8) and a case file of one's own (:data:`OWN_CASES_EXPORT`:
-the example abdominal-pain file, SmolLM2 beside a statistical member), all written by ``python -m dcem export`` /
-``python -m dcem_clinical export``.  :func:`ensure_demo` imports them into a store that
+and the trained diagnostician, DDXPlus-8) and a case file of one's own
+(:data:`OWN_CASES_EXPORT`: the example abdominal-pain file, SmolLM2 beside a statistical
+member), all written by ``python -m dcem export`` / ``python -m dcem_clinical export``.  :func:`ensure_demo` imports them into a store that
 holds no runs, so the dashboard opens on ready content; a store with runs is never touched.
 
 A first visit opens on :data:`FEATURED_RUN`, the views grid's DDXPlus-8 run, where D-CEM
@@ -24,8 +24,8 @@ from common.db import PROJECT_ROOT
 from dcem.store.database import Store
 from dcem.store.run_import import import_run_export, stored_run_ids
 
-__all__ = ["DEMO_EXPORTS", "FEATURED_RUN", "OWN_CASES_EXPORT", "PANEL_EXPORTS", "TRIO_EXPORT", "VIEWS_EXPORT", "demo_run_exports",
-           "demo_run_ids", "ensure_demo", "opening_run"]
+__all__ = ["DEMO_EXPORTS", "FEATURED_RUN", "OWN_CASES_EXPORT", "PANEL_EXPORTS", "TRIO_EXPORT", "VIEWS_EXPORT",
+           "demo_run_exports", "demo_run_ids", "ensure_demo", "opening_run"]
 
 _RESULTS = PROJECT_ROOT / "data" / "results"
 # a statistical agent fit on CAL beside SmolLM2, both datasets (REPRODUCTION.md, "Informative panels")
