@@ -8,6 +8,10 @@ second llama.cpp context with several sequences (llama-cpp-python's low-level AP
    prefix of the requests, cut down to whole :data:`~runtime.llama_backend.BLOCK`\\ s, is
    held in sequence 0.  What sequence 0 kept from the previous ``run`` (a group's next
    round extends the same transcript) is reused as far as it agrees, in whole blocks.
+   Sequences a run leaves free keep earlier prefixes ("parked"): when one of them holds
+   more of the new prefix, sequence 0 becomes its copy.  A member with an adapter runs
+   alone, so its round-0 and round-1 prompts alternate in one context; parked, each
+   kind reuses the system prompt and instructions of the previous case's same kind.
 2. Sequence 0 is copied to one sequence per request; each request's remaining tokens
    are evaluated in the same fixed blocks as :mod:`runtime.llama_backend` (aligned to
    multiples of BLOCK from position 0, the last prompt token alone), the requests'
@@ -45,6 +49,8 @@ import numpy as np
 from common.errors import ConfigError
 from runtime.backends import BackendError
 from runtime.llama_backend import BLOCK, LlamaCppBackend
+from runtime.llama_raw_batch import RawBatch, free_context
+from runtime.parked_prefixes import ParkedPrefixes, common_prefix
 from runtime.turns import TurnRequest, TurnResult, error_result, option_logprobs, sample_token
 
 __all__ = ["BatchedLlamaTurns", "block_spans", "common_prefix"]
@@ -71,16 +77,6 @@ def block_spans(start: int, n: int) -> list[tuple[int, int]]:
     return spans
 
 
-def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    """Length of the longest common prefix of two token lists."""
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 @dataclass
 class _Turn:
     """One request in flight in a sequence."""
@@ -97,40 +93,6 @@ class _Turn:
     done: bool = False
 
 
-class _Batch:
-    """A ``llama_batch`` filled from Python, one sequence id per token."""
-
-    def __init__(self, capacity: int) -> None:
-        import llama_cpp
-
-        self.raw = llama_cpp.llama_batch_init(capacity, 0, 1)
-        self.capacity, self.n = capacity, 0
-
-    def clear(self) -> None:
-        self.n = 0
-        self.raw.n_tokens = 0
-
-    def add(self, token: int, pos: int, seq: int, logits: bool) -> int:
-        """Append a token; returns its index in the batch (for ``llama_get_logits_ith``)."""
-        if self.n >= self.capacity:
-            raise BackendError(f"batch of {self.capacity} tokens is full")
-        i, raw = self.n, self.raw
-        raw.token[i], raw.pos[i], raw.n_seq_id[i] = token, pos, 1
-        raw.seq_id[i][0] = seq
-        raw.logits[i] = 1 if logits else 0
-        self.n += 1
-        raw.n_tokens = self.n
-        return i
-
-
-def _free(ctx: Any, batch: Any, llm: Any) -> None:
-    """Free the context and the batch (``llm`` is passed to keep the weights alive)."""
-    import llama_cpp
-
-    llama_cpp.llama_batch_free(batch)
-    llama_cpp.llama_free(ctx)
-
-
 class BatchedLlamaTurns:
     """Batched turns on a loaded llama.cpp model (implements :class:`~runtime.turns.TurnRunner`).
 
@@ -141,6 +103,9 @@ class BatchedLlamaTurns:
         ``n_seq_max - 1`` requests run together; more are processed in chunks.
     n_threads : CPU threads, default the backend's.
     share_prefix : False evaluates each request alone from an empty cache (reference).
+    park : keep earlier prefixes in the sequences a run leaves free (see ``_park``), so
+        that prompts of two kinds that alternate each reuse their own; False keeps only
+        sequence 0's.
 
     ``duration_s`` of a result is the wall time from the start of ``run`` until that
     request's rationale was complete.  Raises :class:`BackendError` when the context
@@ -150,7 +115,7 @@ class BatchedLlamaTurns:
     name = "llama.cpp/batched"
 
     def __init__(self, backend: LlamaCppBackend, *, n_ctx: int | None = None, n_seq_max: int = 8,
-                 n_threads: int | None = None, share_prefix: bool = True) -> None:
+                 n_threads: int | None = None, share_prefix: bool = True, park: bool = True) -> None:
         import llama_cpp
 
         if not 2 <= n_seq_max <= int(llama_cpp.llama_max_parallel_sequences()):
@@ -161,16 +126,17 @@ class BatchedLlamaTurns:
             raise ConfigError("n_ctx", f"must be >= {BLOCK}, got {per_seq}")
         self.backend, self.llm = backend, backend.llm
         self.model_id, self.model_sha256 = backend.model_id, backend.model_sha256
-        self.share_prefix, self.n_seq_max = share_prefix, n_seq_max
+        self.share_prefix, self.n_seq_max, self.park = share_prefix, n_seq_max, park
         self._ctx = self._new_context(per_seq, n_threads or getattr(self.llm, "n_threads", None) or 1)
         self._mem = llama_cpp.llama_get_memory(self._ctx)
         self.n_ctx = int(llama_cpp.llama_n_ctx_seq(self._ctx))
-        self._batch = _Batch(BLOCK * (n_seq_max - 1))
+        self._batch = RawBatch(BLOCK * (n_seq_max - 1))
         self._vocab = llama_cpp.llama_model_get_vocab(self.llm.model)
         self._n_vocab = int(self.llm.n_vocab())
-        self._finalizer = weakref.finalize(self, _free, self._ctx, self._batch.raw, self.llm)
+        self._finalizer = weakref.finalize(self, free_context, self._ctx, self._batch.raw, self.llm)
         self._lock = threading.Lock()
         self._kept: list[int] = []  # tokens whose KV sequence 0 holds
+        self._parked = ParkedPrefixes(BLOCK)  # earlier prefixes in the sequences runs leave free
         self.last_prefix_kept = 0  # shared-prefix tokens the last run took from the previous one
         self.last_prefix_evaluated = 0  # shared-prefix tokens the last run evaluated
         log.info("batched llama.cpp context: %d sequences of %d tokens", n_seq_max, self.n_ctx)
@@ -221,9 +187,11 @@ class BatchedLlamaTurns:
             results: list[TurnResult | None] = [None] * len(requests)
             turns = self._prepare(requests, results)
             prefix = self._prefix(turns)
-            self.last_prefix_kept = common_prefix(self._kept, prefix) // BLOCK * BLOCK
+            groups = self._groups(turns)
+            spare = self._spare(groups[0]) if groups else []
+            self.last_prefix_kept = self._parked.source(self._kept, prefix, spare)[1]
             self.last_prefix_evaluated = 0
-            for group in self._groups(turns):
+            for group in groups:
                 try:
                     if not self.share_prefix:
                         self._reset()
@@ -274,6 +242,7 @@ class BatchedLlamaTurns:
 
         llama_cpp.llama_memory_clear(self._mem, True)
         self._kept = []
+        self._parked.clear()
 
     def _result(self, turn: _Turn, start: float) -> TurnResult:
         text = self.llm.detokenize(turn.generated).decode("utf-8", errors="ignore")
@@ -284,19 +253,43 @@ class BatchedLlamaTurns:
     # ------------------------------------------------------------- llama.cpp work
     def _play(self, group: list[_Turn], prefix: list[int]) -> list[_Turn]:
         """Prefix, copies, prompts, rationales for one group of at most n_seq_max-1 turns."""
-        self._extend_prefix(prefix)
+        self._extend_prefix(prefix, self._spare(group))
         self._start_sequences(group)
+        self._parked.forget(range(1, len(group) + 1))  # the group's copies overwrote them
         self._eval_prompts(group)
         self._generate(group)
         return group
 
-    def _extend_prefix(self, prefix: list[int]) -> None:
-        """Make sequence 0 hold ``prefix``, reusing the whole blocks it already shares."""
+    def _spare(self, group: list[_Turn]) -> list[int]:
+        """The sequences ``group`` leaves free: they keep earlier prefixes (parked)."""
+        return list(range(len(group) + 1, self.n_seq_max)) if self.share_prefix and self.park else []
+
+    def _park(self, spare: list[int], source: int, keep: int) -> None:
+        """Copy sequence 0 into a free sequence before it is trimmed or replaced (see
+        :meth:`~runtime.parked_prefixes.ParkedPrefixes.target`)."""
         import llama_cpp
 
-        keep = common_prefix(self._kept, prefix) // BLOCK * BLOCK
-        if keep == len(prefix):
+        target = self._parked.target(self._kept, keep, source, spare)
+        if target is None:
+            return
+        llama_cpp.llama_memory_seq_rm(self._mem, target, -1, -1)
+        llama_cpp.llama_memory_seq_cp(self._mem, 0, target, -1, -1)  # whole stream (non-unified KV)
+        self._parked.park(target, self._kept)
+
+    def _extend_prefix(self, prefix: list[int], spare: list[int]) -> None:
+        """Make sequence 0 hold ``prefix``, reusing the whole blocks it, or a parked
+        sequence, already shares."""
+        import llama_cpp
+
+        source, keep = self._parked.source(self._kept, prefix, spare)
+        if source == 0 and keep == len(prefix):
             return  # sequence 0 already holds it (and possibly more, kept for later)
+        self._park(spare, source, keep)
+        if source != 0:  # a parked sequence holds more of it: sequence 0 becomes its copy
+            llama_cpp.llama_memory_seq_rm(self._mem, 0, -1, -1)
+            llama_cpp.llama_memory_seq_cp(self._mem, source, 0, -1, -1)
+            self._kept = list(self._parked.held(source))
+            self._parked.touch(source)
         if not llama_cpp.llama_memory_seq_rm(self._mem, self._seq(0), keep, -1):
             raise BackendError(f"cannot trim sequence 0 to {keep} tokens")
         self._kept = self._kept[:keep]
@@ -307,7 +300,7 @@ class BatchedLlamaTurns:
             self._decode()
         self._kept = list(prefix)
         self.last_prefix_evaluated += len(prefix) - keep
-        log.debug("shared prefix: %d tokens kept, %d evaluated", keep, len(prefix) - keep)
+        log.debug("shared prefix: %d tokens kept (sequence %d), %d evaluated", keep, source, len(prefix) - keep)
 
     def _start_sequences(self, group: list[_Turn]) -> None:
         """Give each turn its own sequence, a copy of sequence 0 up to its reusable part."""

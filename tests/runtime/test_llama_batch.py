@@ -141,3 +141,50 @@ def test_block_spans_and_common_prefix() -> None:
     with pytest.raises(ValueError):
         block_spans(5, 5)
     assert common_prefix([1, 2, 3], [1, 2, 4, 5]) == 2 and common_prefix([], [1]) == 0
+
+
+def _case(k: int, transcript: str, role: str) -> tuple[Message, ...]:
+    """Prompts of two kinds (``role``) about case ``k``: the kinds share only the system
+    prompt, the cases share the instructions that come before the case."""
+    return (Message(Role.SYSTEM, "You are one agent of a clinical panel. Answer with one letter, then why."),
+            Message(Role.USER, f"Your role. {role}\n" + CASE.replace("47", str(30 + k)) + transcript))
+
+
+def test_parked_prefixes_let_alternating_prompt_kinds_reuse_their_own(backend: LlamaCppBackend) -> None:
+    """One request per run (as for a member with an adapter) whose prompts alternate
+    between two kinds across cases: with parking, each kind reuses the previous case's
+    prompt of its kind, so more is kept and less evaluated; the numbers do not change."""
+    kinds = (ROLES[0], ROLES[1])
+    plan = [TurnRequest(_case(k, ROUND1 if kind == 0 else ROUND2, kinds[kind]), OPTIONS, max_tokens=6, seed=k)
+            for k in range(3) for kind in (0, 1)]
+    with BatchedLlamaTurns(backend, n_ctx=1024, n_seq_max=4, n_threads=1) as parked, \
+            BatchedLlamaTurns(backend, n_ctx=1024, n_seq_max=4, n_threads=1, park=False) as plain, \
+            BatchedLlamaTurns(backend, n_ctx=1024, n_seq_max=4, n_threads=1, share_prefix=False) as alone:
+        got, base, kept, kept_plain = [], [], [], []
+        for request in plan:
+            got += parked.run([request])
+            kept.append(parked.last_prefix_kept)
+            base += plain.run([request])
+            kept_plain.append(plain.last_prefix_kept)
+        reference = alone.run(plan)
+    _same(got, base)
+    _same(got, reference)
+    # from the second case on, each prompt finds its own kind's earlier prefix
+    assert all(k > p for k, p in zip(kept[2:], kept_plain[2:])), (kept, kept_plain)
+    assert kept[:2] == kept_plain[:2]
+    assert len(parked._parked) == 2
+
+
+def test_parking_never_uses_the_sequences_a_run_needs(backend: LlamaCppBackend) -> None:
+    """A run of three requests uses sequences 1-3: what was parked there is forgotten,
+    and the next single request still gets the numbers of a request alone."""
+    one = [TurnRequest(_case(0, ROUND1, ROLES[0]), OPTIONS, max_tokens=4)]
+    other = [TurnRequest(_case(1, ROUND2, ROLES[1]), OPTIONS, max_tokens=4)]
+    with BatchedLlamaTurns(backend, n_ctx=1024, n_seq_max=4, n_threads=1) as runner, \
+            BatchedLlamaTurns(backend, n_ctx=1024, n_seq_max=4, n_threads=1, share_prefix=False) as alone:
+        runner.run(one)
+        runner.run(other)
+        assert runner._parked  # the first prompt was parked in a free sequence
+        runner.run(_requests(ROUND1, n=3))
+        assert not runner._parked
+        _same(runner.run(one), alone.run(one))
