@@ -37,5 +37,8 @@ def add_train_command(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     from training.cli import add_training_flags
 
     p = sub.add_parser("train", help="train a DDXPlus-8 diagnostician (LoRA, GRPO) on the training split")
+    p.add_argument("--sampling", choices=("uniform", "balanced"), default="uniform",
+                   help="how a step draws its batch: uniform over the cases, or balanced (every diagnosis "
+                        "equally often, so rare ones such as Myocarditis are seen as often as common ones)")
     add_training_flags(p)
     p.set_defaults(func=_cmd_train)
