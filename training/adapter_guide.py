@@ -60,6 +60,18 @@ GUIDES: tuple[AdapterGuide, ...] = (
          ("data/results/dcem_clinical_trio", "the trio panel's third member, reading the symptoms view "
                                              "(S1-S3b, 5 seeds, 100 CAL / 100 TEST cases per cell)"))),
     AdapterGuide(
+        "ddxplus8-grpo-balanced", ("ddxplus8-grpo-balanced",),
+        "The DDXPlus-8 diagnostician trained again with every diagnosis drawn equally often and the right "
+        "letter's log-likelihood beside GRPO: it diagnoses Myocarditis, which the first one never did. The view "
+        "group's whole-case reference.",
+        DDXPLUS_CASE,
+        "A DDXPlus-8 case rendered from DDXPlus's evidence list, as for ddxplus8-grpo; trained on the same 495 "
+        "cases, never on prose.",
+        (("data/results/training/ddxplus8-grpo-balanced", "200 HELD-OUT DDXPlus-8 cases, before and after "
+                                                          "training, every diagnosis's recall"),
+         ("data/results/sag_views_references.json", "the view group's reference on the whole case and on each "
+                                                    "view (200 TEST cases)"))),
+    AdapterGuide(
         "sag-single-grpo", ("sag-single-grpo",),
         "The single SAG agent: answers a multiple-choice question with one option letter. On MedQA, MedMCQA and "
         "PubMedQA it learned to answer A to everything.",
@@ -122,6 +134,15 @@ GUIDES: tuple[AdapterGuide, ...] = (
                    f"group file): its view of a DDXPlus-8 case as {_VIEW_INPUT}",
         (("data/results/training/ddx-views-debate", "the 130 CAL cases: each member's answer after reading the "
                                                     "others, before and after the debate stage"),)),
+    AdapterGuide(
+        "ddx-views2-debate", ("ddx-views2-debate-R1", "ddx-views2-debate-R2", "ddx-views2-debate-R3"),
+        "The view group's three members after the second training's debate stage (CTDE, from `ddx-views2-r1`, "
+        "`-r2`, `-r3`): each reads its own view and answers, then reads the others' answers and answers again.",
+        VIEW_TURN, "Each member's turns in the view group (this export's group file): its view of a DDXPlus-8 "
+                   f"case as {_VIEW_INPUT}",
+        (("data/results/training/ddx-views2-debate", "the 130 CAL cases: each member's answer after reading the "
+                                                     "others, before and after the debate stage, recall per "
+                                                     "diagnosis"),)),
     AdapterGuide(
         "ddx-views-judge", ("ddx-views-judge",),
         "The view group's judge (J1): reads the debate, not the case (each member's view name, its answers in "

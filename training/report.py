@@ -79,6 +79,11 @@ def _check(export: TrainingExport) -> None:
                                    f"{missing[0]!r}, whose answers the export holds")
 
 
+def _balanced(settings: dict[str, Any]) -> str:
+    """How a step drew its batch, when not uniformly (``--sampling balanced``)."""
+    return " with every diagnosis drawn equally often" if settings.get("sampling") == "balanced" else ""
+
+
 def _supervised(settings: dict[str, Any]) -> str:
     """The log-likelihood term's weight beside GRPO's, when a run had one (``--supervised W``)."""
     weight = float(settings.get("supervised", 0.0) or 0.0)
@@ -92,7 +97,8 @@ def export_markdown(export: TrainingExport) -> str:
     layers = f"the top {lora['layers']} layers" if lora.get("layers") else "every layer"
     seconds = float(export.steps["seconds"].sum())
     lines = [f"{_what(export)}: {run['kind']} trained with {run['method'].upper()} on "
-             f"{run['data_name']} ({run['n_train']} items), {s['steps']} steps of {s['batch_size']} items, "
+             f"{run['data_name']} ({run['n_train']} items), {s['steps']} steps of {s['batch_size']} items"
+             f"{_balanced(s)}, "
              f"learning rate {s['learning_rate']:g}, {s['updates_per_batch']} update(s) per batch, "
              f"{_sampling(export, grpo['group_size'])}"
              f", clip {grpo['eps']:g}, KL weight {grpo['beta']:g}{_supervised(s)}, LoRA r={lora['r']} "

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from clinical.datasets import load_dataset
 from clinical.group_folds import group_folds
-from dcem_clinical.views_references import LETTERS, nb_answers
+from dcem_clinical.views_references import DIAGNOSTICIAN, LETTERS, diagnostician_name, nb_answers
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "data" / "results" / "sag_views_references.json"
@@ -29,4 +29,6 @@ def test_the_shipped_references_hold_naive_bayes_on_each_view() -> None:
     assert shipped["naive Bayes on the whole case (fit on TRAIN)"] == nb_answers()
     for view in ("pain-location", "history", "pain-character"):
         assert shipped[f"naive Bayes reading {view} only (fit on TRAIN)"] == nb_answers(view)
-        assert f"the diagnostician reading {view} only" in shipped
+        assert f"{diagnostician_name(DIAGNOSTICIAN)} reading {view} only" in shipped
+    assert diagnostician_name(DIAGNOSTICIAN) == "the diagnostician (ddxplus8-grpo-balanced)"
+    assert f"{diagnostician_name(DIAGNOSTICIAN)} on the whole case" in shipped

@@ -75,3 +75,15 @@ def _agree(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, items:
     assert recorded["same_letter"] >= same_at_least
     assert abs(got["same_letter"] - recorded["same_letter"]) <= 1  # letters within a hair of a tie may flip
     assert got["mean_abs_diff"] == pytest.approx(recorded["mean_abs_diff"], abs=0.01)
+
+
+def test_the_models_page_example_as_reproduction_states_it() -> None:
+    """REPRODUCTION.md: on the Models page's built-in example (a textbook myocardial
+    infarction in prose) the first diagnostician answers URTI, the balanced one NSTEMI_STEMI."""
+    from studio.views.model_lab_view import EXAMPLE_CASE, EXAMPLE_LABEL, load_model_uncached, run_test_prompt
+
+    said = {}
+    for name in ("ddxplus8-grpo", "ddxplus8-grpo-balanced"):
+        loaded = load_model_uncached(f"smollm2-135m+lora:{name}", 0)
+        said[name] = run_test_prompt(loaded, EXAMPLE_CASE, asked=loaded.loaded_at).label
+    assert said == {"ddxplus8-grpo": "URTI", "ddxplus8-grpo-balanced": EXAMPLE_LABEL}

@@ -24,27 +24,32 @@ def _text(name: str) -> str:
     return " ".join((ROOT / name).read_text(encoding="utf-8").split())  # the prose with its line breaks as spaces
 
 
-def test_reproductions_agreement_sentence_is_the_record() -> None:
-    text = _text("REPRODUCTION.md")
+@pytest.mark.parametrize("name", ["ddxplus8-grpo", "ddxplus8-grpo-balanced"])
+def test_reproductions_agreement_sentence_is_the_record(name: str) -> None:
+    """The paragraph that names the diagnostician's agreement command states its record."""
+    raw = (ROOT / "REPRODUCTION.md").read_text(encoding="utf-8")
+    paragraphs = [" ".join(p.split()) for p in raw.split("\n\n")]
+    text = next((p for p in paragraphs if f"--name {name} --items 12 50" in p), "")
     found = re.search(r"on the first (\d+) held-out cases it gives torch's letter on (every one|\d+ of them), and "
                       r"both score (\d+) of the \1 right; the option log-probabilities differ by (\d\.\d+) on average",
                       text)
-    assert found, "the agreement sentence is gone from REPRODUCTION.md"
+    assert found, f"the agreement sentence of {name} is gone from REPRODUCTION.md"
     items = int(found.group(1))
-    rec = recorded_agreement(RECORD, "ddxplus8-grpo", items)
+    rec = recorded_agreement(RECORD, name, items)
     assert rec is not None, f"no recorded measurement on {items} items"
     same = rec["items"] if found.group(2) == "every one" else int(found.group(2).split()[0])
     assert same == rec["same_letter"]
     assert int(found.group(3)) == rec["torch_right"] == rec["llama_cpp_right"]
     assert found.group(4) == f"{rec['mean_abs_diff']:.3f}"
-    small = recorded_agreement(RECORD, "ddxplus8-grpo", 12)
+    small = recorded_agreement(RECORD, name, 12)
     assert small is not None
     assert (f"on the first 12 cases: {small['same_letter']} of 12, {small['mean_abs_diff']:.4f}" in text)
 
 
 def test_the_record_holds_both_measurements_of_the_shipped_diagnostician() -> None:
     rows = read_agreement_record(RECORD)
-    assert sorted(r["items"] for r in rows if r["adapter"] == "ddxplus8-grpo") == [12, 50]
+    for name in ("ddxplus8-grpo", "ddxplus8-grpo-balanced"):
+        assert sorted(r["items"] for r in rows if r["adapter"] == name) == [12, 50]
     assert all(r["command"].startswith("python benchmarks/adapter_agreement.py") for r in rows)
 
 
