@@ -83,3 +83,16 @@ def test_the_judge_stage_sentence_is_the_record() -> None:
                 f"bootstrap interval [{low:+.3f}, {high:+.3f}], spans 0")
     text = " ".join((ROOT / "REPRODUCTION.md").read_text(encoding="utf-8").split())
     assert sentence in text, sentence
+
+
+def test_the_second_debate_stage_sentences_are_the_record() -> None:
+    """REPRODUCTION.md's account of the second debate stage: each member's round-1 accuracy
+    on CAL after the stage and before it, as the shipped record holds them."""
+    text = " ".join((ROOT / "REPRODUCTION.md").read_text(encoding="utf-8").split())
+    evals = read_shipped("ddx-views2-debate").evals
+    acc = {(s.split(":")[1], int(step)): n / m for s, step, n, m in
+           evals[["split", "step", "n_correct", "n_items"]].itertuples(index=False)}
+    last = int(evals["step"].max())
+    assert (f"R1 is right on {acc['R1', last]:.3f} of the CAL cases ({acc['R1', 0]:.3f} before the stage" in text)
+    assert f"R3 on {acc['R3', last]:.3f} ({acc['R3', 0]:.3f})" in text
+    assert f"R2 stays where it was ({acc['R2', 0]:.3f}, {acc['R2', last]:.3f};" in text
