@@ -96,3 +96,43 @@ def test_the_second_debate_stage_sentences_are_the_record() -> None:
     assert (f"R1 is right on {acc['R1', last]:.3f} of the CAL cases ({acc['R1', 0]:.3f} before the stage" in text)
     assert f"R3 on {acc['R3', last]:.3f} ({acc['R3', 0]:.3f})" in text
     assert f"R2 stays where it was ({acc['R2', 0]:.3f}, {acc['R2', last]:.3f};" in text
+
+
+_DEBATE2 = re.compile(r"^\| (R\d \([a-z-]+\)|their plurality) \| (\d\.\d{3}) \| (\d\.\d{3}) \((\d\.\d{3}) to "
+                      r"(\d\.\d{3})\) \| ([A-H]) on (\d+) % \| ([^|]*) \|$", re.MULTILINE)
+
+
+_NAMES = ("Anaphylaxis", "Pulmonary embolism", "NSTEMI/STEMI", "Myocarditis", "URTI", "Viral pharyngitis",
+          "GERD", "Bronchitis")
+"""The diagnoses behind the letters A to H, as the docs write them."""
+
+
+def test_the_second_debate_stage_table_is_the_record() -> None:
+    """docs/group_views.md's table of the second debate stage (ddx-views2-debate): round-1
+    accuracy on CAL before and after, its Wilson interval, the most frequent answer and the
+    lowest recall, for each member and their plurality."""
+    from common.intervals import wilson_interval
+
+    text = (ROOT / "docs/group_views.md").read_text(encoding="utf-8").split(SECOND, 1)[1]
+    rows = {m.group(1).split(" ")[0] if m.group(1).startswith("R") else "plurality": m.groups()
+            for m in _DEBATE2.finditer(text)}
+    assert set(rows) == {"R1", "R2", "R3", "plurality"}, sorted(rows)
+    export = read_shipped("ddx-views2-debate")
+    evals, answers = export.evals, export.answers
+    last = int(evals["step"].max())
+    for who, row in rows.items():
+        before = evals[(evals["step"] == 0) & (evals["split"] == f"cal:{who}")].iloc[0]
+        after = evals[(evals["step"] == last) & (evals["split"] == f"cal:{who}")].iloc[0]
+        low, high = wilson_interval(int(after["n_correct"]), int(after["n_items"]))
+        assert row[1:5] == (f"{before['n_correct'] / before['n_items']:.3f}",
+                            f"{after['n_correct'] / after['n_items']:.3f}", f"{low:.3f}", f"{high:.3f}"), who
+        assert (row[5], int(row[6])) == (after["top_letter"], round(100 * after["top_letter_share"])), who
+        if who == "plurality":
+            assert after["n_correct"] == after["n_items"] and row[7].strip() == "every class 1.00"
+            continue
+        a = answers[(answers["step"] == last) & (answers["split"] == f"cal:{who}")]
+        recall = {k: ((a["truth"] == k) & (a["answer"] == k)).sum() / (a["truth"] == k).sum()
+                  for k in sorted(a["truth"].unique())}
+        worst = min(recall, key=lambda k: recall[k])
+        name = _NAMES[LETTERS.index(worst)]
+        assert row[7].strip() == f"{name} {recall[worst]:.2f}", (who, name, recall[worst])
