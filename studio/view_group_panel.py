@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from sag.views.featured import featured_report
+from sag.views.featured import SHIPPED, shipped_report
 from sag.store.tables import SagStore
 from studio.literal import literal
 from studio.widgets import titled_table
@@ -21,14 +21,25 @@ def view_group_panel(db: SagStore | None) -> None:
              "D-CEM's pool of the members, the group after its debate, and whole-case references.")
     if db is None:
         return
-    report, why = featured_report(db)
+    names = [s.name for s in SHIPPED]
+    name = names[0] if len(names) == 1 else st.selectbox(
+        "View group", names, key="ev_views_group",
+        format_func=lambda n: f"{n} ({next(s.title for s in SHIPPED if s.name == n)})"
+                              + (", featured" if n == names[0] else ""))
+    shipment = next(s for s in SHIPPED if s.name == name)
+    st.markdown(f"**{shipment.name}**: {shipment.title}; group file `{shipment.group}`.")
+    report, why = shipped_report(db, shipment)
+    _group_rows(report, why, shipment.name)
+
+
+def _group_rows(report: object | None, why: str, key: str) -> None:
     if report is None:
         st.info(why)
         return
     from sag.views.report import report_frame
 
     titled_table("Accuracy, the difference to the group and recall per diagnosis", report_frame(report),
-                 key="ev_views", wide="answers", empty="No row could be measured.")
+                 key=f"ev_views_{key}", wide="answers", empty="No row could be measured.")
     letter, share = report.best_letter  # type: ignore[attr-defined]
     st.caption(f"Chance {report.chance:.3f}; always answering {letter}, the most frequent diagnosis, scores "  # type: ignore[attr-defined]
                f"{share:.3f}. Minus the group: this row's accuracy minus the group's on the same cases, with a "
@@ -36,7 +47,7 @@ def view_group_panel(db: SagStore | None) -> None:
     changes = pd.DataFrame([{"member": c.agent, "wrong to right": c.wrong_to_right, "right to wrong": c.right_to_wrong,
                              "wrong to another wrong": c.wrong_to_wrong, "unchanged": c.kept}
                             for c in report.changes])  # type: ignore[attr-defined]
-    titled_table("What the debate changed (round 0 to round 1)", changes, key="ev_views_changes",
+    titled_table("What the debate changed (round 0 to round 1)", changes, key=f"ev_views_changes_{key}",
                  empty="No member played two rounds.")
     for kind, (rate, n) in report.cdr.items():  # type: ignore[attr-defined]
         st.write(literal(f"Counterfactual divergence with the {kind} changed: {rate:.3f} over {n} twins (two "

@@ -28,6 +28,7 @@ from runtime.llama_backend import LlamaCppBackend, detect_gpu_layers
 from runtime.model_cache import cached_sha256
 from runtime.registry import available_models, model_info, resolve, resolve_model
 from training.adapter_guide import DDXPLUS_CASE, VIEW_TURN, AdapterGuide, guide_for_adapter
+from sag.views.featured import FEATURED
 
 __all__ = ["GPU_LAYERS_KEY", "MAX_CASE_CHARS", "TEST_N_CTX", "EXAMPLE_CASE", "EXAMPLE_LABEL", "TEST_LABELS",
            "model_file_name",
@@ -203,8 +204,8 @@ def input_note(key: str, text: str) -> str | None:
     if guide.input_kind == VIEW_TURN:
         return (f"{key} answers one member's turn in the view group: it learned from one view of a DDXPlus-8 case "
                 "rendered as that turn, never from a whole case or prose, so its answer to this test prompt says "
-                "little about what it learned. `python -m sag ask CASE --group data/groups/ddx-views-trained.json` "
-                "plays it as it was trained.")
+                f"little about what it learned. `python -m sag ask CASE --group {FEATURED.group}` plays it as it "
+                "was trained.")
     return (f"{key} was trained for another task. {guide.purpose} The test prompt asks it for one of eight "
             "DDXPlus diagnoses, so its answer here says little about what it learned.")
 

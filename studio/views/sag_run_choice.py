@@ -15,13 +15,17 @@ from typing import Callable
 
 import pandas as pd
 
+from sag.views.featured import FEATURED as _FEATURED_SHIPMENT
+
+FEATURED_GROUP_NAME = _FEATURED_SHIPMENT.name
+
 __all__ = ["FEATURED", "useful_order", "partner_run"]
 
 _PARTS = ("eval:accuracy", "eval:relevance", "eval:safety", "eval:fairness", "eval:robustness", "eval:consistency")
 MAIN_GROUP = "sag-6"
 
 
-FEATURED = ("ddxplus8", "ddx-views-trained")
+FEATURED = ("ddxplus8", FEATURED_GROUP_NAME)
 """The demo's featured run: the trained view group on the 200 TEST cases of DDXPlus-8
 (``docs/group_views.md``); a page opens on it before any other run not launched here."""
 
