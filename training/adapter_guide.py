@@ -152,6 +152,15 @@ GUIDES: tuple[AdapterGuide, ...] = (
                    "stage's members have played round 0 and round 1 of a DDXPlus-8 case",
         (("data/results/training/ddx-views-judge", "the 130 CAL cases: the judge's answer before and after its "
                                                    "stage, recall per diagnosis"),)),
+    AdapterGuide(
+        "ddx-views2-judge", ("ddx-views2-judge",),
+        "The second training's judge: reads the debate of the second training's members (`ddx-views2-debate-R1`, "
+        "`-R2`, `-R3`), not the case, and answers for the group with one of the eight DDXPlus-8 diagnoses or "
+        "REFUSE; trained with GRPO and the log-likelihood term (`--supervised 1`).",
+        VIEW_TURN, "The judge's turn in the view group (`data/groups/ddx-views2-trained.json`) after the second "
+                   "training's members have played round 0 and round 1 of a DDXPlus-8 case",
+        (("data/results/training/ddx-views2-judge", "the 130 CAL cases: the judge's answer before and after its "
+                                                    "stage, recall per diagnosis"),)),
 )
 
 
