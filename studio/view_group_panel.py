@@ -21,12 +21,12 @@ def view_group_panel(db: SagStore | None) -> None:
              "D-CEM's pool of the members, the group after its debate, and whole-case references.")
     if db is None:
         return
-    names = [s.name for s in SHIPPED]
-    name = names[0] if len(names) == 1 else st.selectbox(
-        "View group", names, key="ev_views_group",
-        format_func=lambda n: f"{n} ({next(s.title for s in SHIPPED if s.name == n)})"
-                              + (", featured" if n == names[0] else ""))
-    shipment = next(s for s in SHIPPED if s.name == name)
+    by_name = {s.name: s for s in SHIPPED}
+    featured = SHIPPED[0].name
+    name = featured if len(by_name) == 1 else st.selectbox(
+        "View group", list(by_name), key="ev_views_group",
+        format_func=lambda n: f"{n} ({by_name[n].title}{', featured' if n == featured else ''})")
+    shipment = by_name[name]
     st.markdown(f"**{shipment.name}**: {shipment.title}; group file `{shipment.group}`.")
     report, why = shipped_report(db, shipment)
     _group_rows(report, why, shipment.name)

@@ -15,9 +15,7 @@ from typing import Callable
 
 import pandas as pd
 
-from sag.views.featured import FEATURED as _FEATURED_SHIPMENT
-
-FEATURED_GROUP_NAME = _FEATURED_SHIPMENT.name
+from sag.views.featured import FEATURED as FEATURED_VIEW_GROUP
 
 __all__ = ["FEATURED", "useful_order", "partner_run"]
 
@@ -25,7 +23,7 @@ _PARTS = ("eval:accuracy", "eval:relevance", "eval:safety", "eval:fairness", "ev
 MAIN_GROUP = "sag-6"
 
 
-FEATURED = ("ddxplus8", FEATURED_GROUP_NAME)
+FEATURED = ("ddxplus8", FEATURED_VIEW_GROUP.name)
 """The demo's featured run: the trained view group on the 200 TEST cases of DDXPlus-8
 (``docs/group_views.md``); a page opens on it before any other run not launched here."""
 
