@@ -136,3 +136,28 @@ def test_the_second_debate_stage_table_is_the_record() -> None:
         worst = min(recall, key=lambda k: recall[k])
         name = _NAMES[LETTERS.index(worst)]
         assert row[7].strip() == f"{name} {recall[worst]:.2f}", (who, name, recall[worst])
+
+
+def test_the_second_judge_sentences_are_the_record() -> None:
+    """REPRODUCTION.md and docs/group_views.md on the second judge (ddx-views2-judge): its CAL
+    accuracy after, its most frequent answer before, and R1's round-1 count on the same cases."""
+    judge = read_shipped("ddx-views2-judge")
+    evals = judge.evals.set_index("step")
+    before, after = evals.loc[evals.index.min()], evals.loc[evals.index.max()]
+    debate = read_shipped("ddx-views2-debate").answers
+    j = judge.answers[judge.answers["step"] == judge.answers["step"].max()].set_index("item_id")
+    r1 = debate[(debate["step"] == debate["step"].max()) & (debate["split"] == "cal:R1")].set_index("item_id")
+    r1 = r1.reindex(j.index)
+    r1_right = int((r1["answer"] == r1["truth"]).sum())
+    differ = int((j["answer"] != r1["answer"]).sum())
+    share = f"{round(100 * before['top_letter_share'])} %"
+    right, n = int(after["n_correct"]), int(after["n_items"])
+    repro = " ".join((ROOT / "REPRODUCTION.md").read_text(encoding="utf-8").split())
+    assert (f"Before training the judge answers {before['top_letter']} (Myocarditis) on {share} of CAL cases; after "
+            f"{int(evals.index.max())} steps it is right on {right} of {n} ({right / n:.3f})") in repro
+    assert f"R1's round-1 answer is right on {r1_right} too (they differ on {'two' if differ == 2 else differ} cases" \
+           in repro
+    docs = " ".join((ROOT / "docs/group_views.md").read_text(encoding="utf-8").split())
+    assert (f"is right on {right} of the {n} CAL cases ({right / n:.3f}; "
+            f"{before['n_correct'] / before['n_items']:.3f} before, {before['top_letter']} on {share})") in docs
+    assert f"R1's round-1 answer is right on {r1_right} as well" in docs
