@@ -7,7 +7,10 @@ with its measured numbers and whether it is met: pure functions of a
 - the group's most frequent answer on at most 40 % of items; every diagnosis's recall above 0;
 - per member, more answer changes from wrong to right than from right to wrong;
 - the counterfactual divergence rate on twins, beside the rate of independent answers;
-- seconds per item at most 8x one single answer of the same model.
+- seconds per item at most 8x one single answer of the same model.  The stored runs' ratio is
+  reported only: the group and the single answers are played at different times, under
+  whatever else the machine ran, so the goal is decided by a ratio measured in one run
+  (``benchmarks/views_cost.py``, BENCHMARKS.md).
 """
 from __future__ import annotations
 
@@ -17,11 +20,13 @@ from typing import Any, Sequence
 from sag.views.measures import zero_recall_words
 
 __all__ = ["Goal", "view_goals", "goals_markdown", "GROUP_ROW", "VOTE_ROW", "MIN_ACCURACY", "MAX_TOP_SHARE",
-           "MAX_COST"]
+           "MAX_COST", "COST_GOAL"]
 
 GROUP_ROW = "the group (debate and judge)"
 VOTE_ROW = "majority vote of the members"
 MIN_ACCURACY, MAX_TOP_SHARE, MAX_COST = 0.6, 0.4, 8.0
+COST_GOAL = (f"at most {MAX_COST:g}x the seconds of one single answer (stored runs, played at different times: "
+             "the ratio measured in one run, BENCHMARKS.md, decides)")
 
 
 @dataclass(frozen=True)
@@ -79,9 +84,8 @@ def view_goals(report: Any, diagnoses: Sequence[str]) -> list[Goal]:
     cost = report.cost
     if "single seconds per item" in cost:
         ratio = cost["seconds per item"] / cost["single seconds per item"]
-        goals.append(Goal(f"at most {MAX_COST:g}x the seconds of one single answer",
-                          f"{ratio:.1f}x ({cost['seconds per item']:.2f} s against "
-                          f"{cost['single seconds per item']:.2f} s)", ratio <= MAX_COST))
+        goals.append(Goal(COST_GOAL, f"{ratio:.1f}x ({cost['seconds per item']:.2f} s against "
+                          f"{cost['single seconds per item']:.2f} s)", None))
     return goals
 
 

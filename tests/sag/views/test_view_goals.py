@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sag.views.goals import goals_markdown, view_goals
+from sag.views.goals import COST_GOAL, goals_markdown, view_goals
 from sag.views.measures import Changes, answer_row
 from sag.views.report import DIAGNOSES, ViewReport
 
@@ -41,7 +41,9 @@ def test_a_one_letter_group_misses_its_goals_and_says_which() -> None:
     goals = view_goals(_report(["A"] * 80, members, truth, (Changes("R1", 1, 3, 0, 76),), seconds=30.0), DIAGNOSES)
     missed = {g.goal for g in goals if g.met is False}
     assert "the group above its best member alone (paired 95 % interval above 0)" in missed
-    assert "the group at 0.6 or more" in missed and "at most 8x the seconds of one single answer" in missed
+    assert "the group at 0.6 or more" in missed
+    cost = next(g for g in goals if g.goal == COST_GOAL)  # stored runs played apart: reported, not decided
+    assert cost.met is None and cost.measured.startswith("15.0x (30.00 s against 2.00 s")
     assert "the most frequent answer on at most 40% of items" in missed
     recall = next(g for g in goals if g.goal == "every diagnosis's recall above 0")
     assert recall.met is False and recall.measured.startswith("never diagnoses Pulmonary embolism, NSTEMI")
