@@ -47,8 +47,9 @@ def _row(rows: Sequence[Any], name: str) -> Any:
 
 
 def _versus(group: Any, other: Any) -> tuple[float, float, float]:
-    """(group - other, its interval) from ``other``'s paired difference (other - group)."""
-    return -other.diff, -other.diff_high, -other.diff_low
+    """(group - other, its interval) from ``other``'s paired difference (other - group); a
+    bound of 0 stays 0, never printed as -0.000."""
+    return 0.0 - other.diff, 0.0 - other.diff_high, 0.0 - other.diff_low
 
 
 def _member_goals(report: Any, group: Any) -> list[Goal]:

@@ -50,3 +50,13 @@ def test_a_one_letter_group_misses_its_goals_and_says_which() -> None:
     assert any(g.met is False and g.measured == "1 against 3" for g in goals)
     text = goals_markdown(goals)
     assert text.count("**not met**") == len([g for g in goals if g.met is False]) and "| 15.0x" in text
+
+
+def test_a_group_one_case_below_the_vote_misses_that_goal_and_prints_no_negative_zero() -> None:
+    truth = [LETTERS[i % 8] for i in range(80)]
+    members = {"R1": list(truth), "R2": list(truth), "R3": ["A"] * 80}
+    group = ["B" if i == 0 else t for i, t in enumerate(truth)]  # wrong on one case the vote gets right
+    goals = view_goals(_report(group, members, truth, (Changes("R1", 0, 0, 0, 80),)), DIAGNOSES)
+    vote = next(g for g in goals if g.goal == "the group at least as good as the members' majority vote")
+    assert vote.met is False and vote.measured.startswith("-0.013 (") and "against the vote's 1.000" in vote.measured
+    assert "-0.000" not in vote.measured and "to +0.000)" in vote.measured  # the bound at 0 the bootstrap reaches
