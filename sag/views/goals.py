@@ -3,7 +3,9 @@ with its measured numbers and whether it is met: pure functions of a
 :class:`sag.views.report.ViewReport`.
 
 - the group above its best member alone (paired 95 % interval above 0) and at 0.6 or more;
-- the group at least as good as the members' majority vote (what debate adds over voting);
+- the group at least as good as the members' majority vote (what debate adds over voting),
+  and, reported, the group beside the vote of the members' answers after the debate (what
+  the judge adds);
 - the group's most frequent answer on at most 40 % of items; every diagnosis's recall above 0;
 - per member, more answer changes from wrong to right than from right to wrong;
 - the counterfactual divergence rate on twins, beside the rate of independent answers;
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from sag.views.measures import zero_recall_words
+from sag.views.report import AFTER_VOTE_ROW
 
 __all__ = ["Goal", "view_goals", "goals_markdown", "GROUP_ROW", "VOTE_ROW", "MIN_ACCURACY", "MAX_TOP_SHARE",
            "MAX_COST", "COST_GOAL"]
@@ -58,12 +61,19 @@ def _member_goals(report: Any, group: Any) -> list[Goal]:
     d, low, high = _versus(group, best)
     vote = _row(report.rows, VOTE_ROW)
     dv, vlow, vhigh = _versus(group, vote)
-    return [Goal("the group above its best member alone (paired 95 % interval above 0)",
+    goals = [Goal("the group above its best member alone (paired 95 % interval above 0)",
                  f"{group.accuracy:.3f} against {best.name} {best.accuracy:.3f}: {d:+.3f} ({low:+.3f} to {high:+.3f})",
                  low > 0),
             Goal(f"the group at {MIN_ACCURACY} or more", f"{group.accuracy:.3f}", group.accuracy >= MIN_ACCURACY),
             Goal("the group at least as good as the members' majority vote",
                  f"{dv:+.3f} ({vlow:+.3f} to {vhigh:+.3f}) against the vote's {vote.accuracy:.3f}", dv >= 0)]
+    after = [r for r in report.rows if r.name == AFTER_VOTE_ROW]
+    if after:
+        da, alow, ahigh = _versus(group, after[0])
+        goals.append(Goal("the group beside the members' majority vote after the debate (what the judge adds)",
+                          f"{da:+.3f} ({alow:+.3f} to {ahigh:+.3f}) against that vote's {after[0].accuracy:.3f}",
+                          None))
+    return goals
 
 
 def view_goals(report: Any, diagnoses: Sequence[str]) -> list[Goal]:

@@ -6,17 +6,19 @@ import numpy as np
 
 from sag.views.goals import COST_GOAL, goals_markdown, view_goals
 from sag.views.measures import Changes, answer_row
-from sag.views.report import DIAGNOSES, ViewReport
+from sag.views.report import AFTER_VOTE_ROW, DIAGNOSES, ViewReport
 
 LETTERS = list("ABCDEFGH")
 
 
 def _report(group: list[str], members: dict[str, list[str]], truth: list[str], changes: tuple[Changes, ...],
-            seconds: float = 10.0) -> ViewReport:
+            seconds: float = 10.0, after: list[str] | None = None) -> ViewReport:
     rng = np.random.default_rng(0)
     rows = [answer_row(f"{a} alone (v{a})", ans, truth, LETTERS, group=group, rng=rng) for a, ans in members.items()]
     vote = [max(set(col), key=col.count) for col in zip(*members.values())]
     rows.append(answer_row("majority vote of the members", vote, truth, LETTERS, group=group, rng=rng))
+    if after is not None:
+        rows.append(answer_row(AFTER_VOTE_ROW, after, truth, LETTERS, group=group, rng=rng))
     rows.append(answer_row("the group (debate and judge)", group, truth, LETTERS))
     return ViewReport(tuple(rows), 0.125, ("A", 0.2), changes, {"sex": (0.05, 40)}, 0.8,
                       {"seconds per item": seconds, "tokens per item": 900.0, "single seconds per item": 2.0,
@@ -60,3 +62,14 @@ def test_a_group_one_case_below_the_vote_misses_that_goal_and_prints_no_negative
     vote = next(g for g in goals if g.goal == "the group at least as good as the members' majority vote")
     assert vote.met is False and vote.measured.startswith("-0.013 (") and "against the vote's 1.000" in vote.measured
     assert "-0.000" not in vote.measured and "to +0.000)" in vote.measured  # the bound at 0 the bootstrap reaches
+
+
+def test_the_judge_beside_the_vote_after_the_debate_is_reported_without_a_verdict() -> None:
+    truth = [LETTERS[i % 8] for i in range(80)]
+    members = {"R1": list(truth), "R2": ["A"] * 80}
+    after = [LETTERS[(i + 1) % 8] if i < 8 else t for i, t in enumerate(truth)]  # the vote after the debate misses 8 the group gets
+    goals = view_goals(_report(list(truth), members, truth, (Changes("R1", 0, 0, 0, 80),), after=after), DIAGNOSES)
+    judge = next(g for g in goals if g.goal.startswith("the group beside the members' majority vote after the debate"))
+    assert judge.met is None and judge.measured.startswith("+0.100 (") and "against that vote's 0.900" in judge.measured
+    plain = view_goals(_report(list(truth), members, truth, (Changes("R1", 0, 0, 0, 80),)), DIAGNOSES)
+    assert not any("after the debate" in g.goal for g in plain)  # a report without that row states no such goal

@@ -13,7 +13,7 @@ from sag.group.config import GroupConfig
 from sag.runs.run import run_sag
 from sag.store.tables import SagStore
 from sag.views.measures import vote_letters
-from sag.views.report import build_report, report_markdown, view_runs, view_specs
+from sag.views.report import AFTER_VOTE_ROW, build_report, report_markdown, view_runs, view_specs
 
 from ..fakes import ScriptedTurns
 
@@ -71,6 +71,8 @@ def test_rows_count_what_the_members_and_the_group_said(store_path: Path) -> Non
     index = np.array([[LETTERS.index(x) for x in letters[a]] for a in ("R1", "R2", "R3")])
     vote = vote_letters(index, np.eye(8)[index], list(LETTERS))
     assert rows["majority vote of the members"].n_correct == sum(v == t for v, t in zip(vote, truth))
+    # after the debate every member took R2's letter, so their vote is R2's answer
+    assert rows[AFTER_VOTE_ROW].n_correct == sum(a == t for a, t in zip(letters["R2"], truth))
     assert rows["the group (debate and judge)"].n_correct == int(outcomes["correct"].sum())
     assert rows["always A"].top_answer == "A" and rows["always A"].top_share == 1.0
     moved = {c.agent: c for c in report.changes}
