@@ -18,7 +18,8 @@ def view_group_panel(db: SagStore | None) -> None:
     st.write("Three small models each read one part of a DDXPlus-8 case (where the pain is and where it "
              "spreads, the history, what the pain is like); a judge who reads none of it weighs what they say. "
              "Each row answers the same 200 held-out cases: a member alone, the members' majority vote, "
-             "D-CEM's pool of the members, the group after its debate, and whole-case references.")
+             "D-CEM's pool of the members, each member and their vote after the debate, the group (its judge's "
+             "answer), and whole-case references.")
     if db is None:
         return
     by_name = {s.name: s for s in SHIPPED}

@@ -44,6 +44,8 @@ class ViewShipment:
 
 
 SHIPPED: tuple[ViewShipment, ...] = (
+    ViewShipment("ddx-views2-trained", "the second training (GRPO with the log-likelihood term)",
+                 "data/groups/ddx-views2-trained.json", "data/results/sag_views2"),
     ViewShipment("ddx-views-trained", "the first training (GRPO alone)", "data/groups/ddx-views-trained.json",
                  "data/results/sag_views"),
 )
