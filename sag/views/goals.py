@@ -20,13 +20,11 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from sag.views.measures import zero_recall_words
-from sag.views.report import AFTER_VOTE_ROW
+from sag.views.report import AFTER_VOTE_ROW, GROUP_ROW, VOTE_ROW
 
 __all__ = ["Goal", "view_goals", "goals_markdown", "GROUP_ROW", "VOTE_ROW", "MIN_ACCURACY", "MAX_TOP_SHARE",
            "MAX_COST", "COST_GOAL"]
 
-GROUP_ROW = "the group (debate and judge)"
-VOTE_ROW = "majority vote of the members"
 MIN_ACCURACY, MAX_TOP_SHARE, MAX_COST = 0.6, 0.4, 8.0
 COST_GOAL = (f"at most {MAX_COST:g}x the seconds of one single answer (stored runs, played at different times: "
              "the ratio measured in one run, BENCHMARKS.md, decides)")

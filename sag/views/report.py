@@ -25,12 +25,14 @@ from sag.views.measures import (AnswerRow, Changes, answer_changes, answer_row, 
                                vote_letters)
 
 __all__ = ["ViewRuns", "ViewReport", "view_specs", "view_runs", "build_report", "report_markdown", "report_frame",
-           "DIAGNOSES", "AFTER_VOTE_ROW"]
+           "DIAGNOSES", "GROUP_ROW", "VOTE_ROW", "AFTER_VOTE_ROW"]
 
 DIAGNOSES = ("Anaphylaxis", "Pulmonary embolism", "NSTEMI / STEMI", "Myocarditis", "URTI", "Viral pharyngitis",
              "GERD", "Bronchitis")
 LETTERS = tuple("ABCDEFGH")
 N_TEST, N_CAL = 200, 130
+GROUP_ROW = "the group (debate and judge)"
+VOTE_ROW = "majority vote of the members"
 AFTER_VOTE_ROW = "majority vote of the members after the debate"
 """The plurality of the members' round-1 answers: beside the group, what the judge adds."""
 
@@ -158,17 +160,17 @@ def build_report(store: Any, cfg: GroupConfig, references: Mapping[str, Mapping[
     after, after_p = _round_answers(frame, agents, 1, items)
     rows = [answer_row(f"{agent} alone ({cfg.view_of(agent)})", [labels[i] for i in alone[a]], truth, labels,
                        group=group, rng=rng) for a, agent in enumerate(agents)]
-    rows.append(answer_row("majority vote of the members", vote_letters(alone, alone_p, labels), truth, labels,
+    rows.append(answer_row(VOTE_ROW, vote_letters(alone, alone_p, labels), truth, labels,
                            group=group, rng=rng))
     rows += _pool_row(store, runs, agents, alone, truth, group, rng)
     rows += [answer_row(f"{agent} after the debate", [labels[i] for i in after[a]], truth, labels, group=group,
                         rng=rng) for a, agent in enumerate(agents)]
-    rows.append(answer_row("the group (debate and judge)", group, truth, labels))
+    rows.append(answer_row(GROUP_ROW, group, truth, labels))
     rows += _stored_rows(store, runs, items, truth, group, rng)
     rows += [answer_row(name, [answers.get(i, "") for i in items], truth, labels, group=group, rng=rng)
              for name, answers in (references or {}).items()]
     # drawn last, so that adding this row left every other row's bootstrap interval as it was
-    at = next(k for k, r in enumerate(rows) if r.name == "the group (debate and judge)")
+    at = next(k for k, r in enumerate(rows) if r.name == GROUP_ROW)
     rows.insert(at, answer_row(AFTER_VOTE_ROW, vote_letters(after, after_p, labels), truth, labels, group=group,
                                rng=rng))
     changes = tuple(answer_changes(agent, [labels[i] for i in alone[a]], [labels[i] for i in after[a]], truth)
